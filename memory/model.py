@@ -2,17 +2,20 @@
 
 A memory is the article's record ``{id, content, tags, category, createdAt, accessedAt,
 accessCount}``; on disk it keeps those camelCase keys (``to_dict``/``from_dict``), in Python
-it is a frozen dataclass with snake_case fields. ``updatedAt`` is ours and optional, so a
+it is a frozen dataclass with snake_case fields. ``updatedAt`` and ``source`` (where the memory
+came from, such as ``telegram:42:1001``, which makes a redelivered message add nothing) are ours
+and optional, so a
 plain article-format file loads unchanged. Identity and persistence belong to the store.
 """
 
 from __future__ import annotations
 
+import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any
+from typing import Any, TypeGuard
 
 from memory.errors import MemoryInvalid
 
@@ -37,13 +40,30 @@ def format_time(moment: datetime) -> str:
     return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
 
 
+def format_time_ms(epoch_ms: int) -> str:
+    """An epoch in milliseconds as the article's time string."""
+    return format_time(datetime.fromtimestamp(epoch_ms / 1000, UTC))
+
+
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+def normalize_time(text: str) -> str:
+    """Any ISO-8601 time as the article's string (a string already in that form is kept)."""
+    if _CANONICAL_TIME.fullmatch(text):
+        return text
+    return format_time(parse_time(text))
+
+
 def parse_time(text: str) -> datetime:
     """Parse an ISO-8601 time (``Z`` or an offset; none means UTC) into an aware datetime."""
     try:
         moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except (ValueError, AttributeError) as e:
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    except (ValueError, AttributeError, OverflowError) as e:
         raise MemoryInvalid(f"not an ISO-8601 time: {text!r}", field="time") from e
-    return moment if moment.tzinfo else moment.replace(tzinfo=UTC)
 
 
 def parse_id(value: object) -> int:
@@ -64,7 +84,7 @@ def parse_id(value: object) -> int:
 def parse_limit(value: object, *, maximum: int = MAX_LIMIT) -> int:
     """A result limit: a positive whole number no larger than ``maximum``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.strip().isdigit():
+        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
             value = int(value.strip())
         else:
             raise MemoryInvalid(f"limit must be a whole number, not {value!r}", field="limit")
@@ -90,21 +110,61 @@ def clean_content(content: object) -> str:
     return content
 
 
+def _time_of_id(memory_id: object) -> str:
+    try:
+        return format_time_ms(parse_id(memory_id))
+    except (OverflowError, OSError, ValueError):
+        return format_time_ms(0)
+
+
+def _is_clean_content(content: object) -> TypeGuard[str]:
+    """Whether ``content`` is already stored content (a fast check, no errors)."""
+    return (
+        type(content) is str
+        and 0 < len(content) <= MAX_CONTENT_CHARS
+        and not content[0].isspace()
+        and not content[-1].isspace()
+        and "\x00" not in content
+    )
+
+
 def _clean_label(value: object, what: str, maximum: int) -> str:
     if not isinstance(value, str):
         raise MemoryInvalid(f"{what} must be text, not {value!r}", field=what)
     label = value.strip().lower()
-    if any(unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in label):
+    # isprintable() is a fast pass; it also refuses spaces such as U+3000, which are allowed.
+    if not label.isprintable() and any(
+        unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in label
+    ):
         raise MemoryInvalid(f"{what} {value!r} contains control characters", field=what)
     if len(label) > maximum:
         raise MemoryInvalid(f"{what} is longer than {maximum} characters", field=what)
     return label
 
 
+def _is_clean(label: object) -> TypeGuard[str]:
+    """Whether ``label`` is already a stored tag or category (a fast check, no errors)."""
+    return (
+        type(label) is str
+        and 0 < len(label) <= MAX_TAG_CHARS
+        and label.isprintable()
+        and label == label.strip().lower()
+    )
+
+
 def clean_tags(tags: Iterable[object] | str) -> tuple[str, ...]:
     """Tags as stored: stripped, lower-cased, without blanks or duplicates, in order."""
     if isinstance(tags, str):
         tags = tags.split(",")
+    elif (
+        type(tags) is list
+        and len(tags) <= MAX_TAGS
+        and all(_is_clean(t) for t in tags)
+        and len(set(tags)) == len(tags)
+    ):
+        return tuple(tags)  # the fast path for files the store wrote itself
+    elif not isinstance(tags, Iterable) or isinstance(tags, Mapping | bytes):
+        raise MemoryInvalid(f"tags must be a list of text, not {tags!r}", field="tags")
     seen: dict[str, None] = {}
     for tag in tags:
         label = _clean_label(tag, "tag", MAX_TAG_CHARS)
@@ -119,6 +179,8 @@ def clean_category(category: object) -> str:
     """A category as stored: lower-cased; blank or missing means ``general``."""
     if category is None:
         return DEFAULT_CATEGORY
+    if _is_clean(category) and len(category) <= MAX_CATEGORY_CHARS:
+        return category
     return _clean_label(category, "category", MAX_CATEGORY_CHARS) or DEFAULT_CATEGORY
 
 
@@ -134,9 +196,10 @@ class Memory:
     accessed_at: str = ""
     access_count: int = 0
     updated_at: str | None = None
+    source: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The article's on-disk record (camelCase keys); ``updatedAt`` only once set."""
+        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source`` when set."""
         record: dict[str, Any] = {
             "id": self.id,
             "content": self.content,
@@ -148,6 +211,8 @@ class Memory:
         }
         if self.updated_at is not None:
             record["updatedAt"] = self.updated_at
+        if self.source is not None:
+            record["source"] = self.source
         return record
 
     @classmethod
@@ -157,11 +222,13 @@ class Memory:
         Missing ``tags``, ``category``, ``accessedAt`` or ``accessCount`` take their defaults;
         a missing ``id`` or ``content`` is ``MemoryInvalid``.
         """
-        if not isinstance(record, Mapping):
+        if not isinstance(record, dict | Mapping):
             raise MemoryInvalid(f"a memory must be a JSON object, not {record!r}")
         if "id" not in record or "content" not in record:
             raise MemoryInvalid("a memory needs an id and a content")
-        created = record.get("createdAt") or now_iso()
+        # The article's ids are Date.now(): a missing time is taken from the id, the same on
+        # every load (a fresh "now" would change each time the file is read).
+        created = record.get("createdAt") or _time_of_id(record["id"])
         if not isinstance(created, str):
             raise MemoryInvalid(f"createdAt must be text, not {created!r}", field="createdAt")
         accessed = record.get("accessedAt") or created
@@ -169,15 +236,20 @@ class Memory:
         if isinstance(count, bool) or not isinstance(count, int) or count < 0:
             raise MemoryInvalid(f"accessCount must be a whole number, not {count!r}")
         updated = record.get("updatedAt")
+        source = record.get("source")
+        memory_id, content = record["id"], record["content"]
+        if type(memory_id) is not int or not 0 < memory_id < 2**63:
+            memory_id = parse_id(memory_id)
         return cls(
-            id=parse_id(record["id"]),
-            content=clean_content(record["content"]),
+            id=memory_id,
+            content=content if _is_clean_content(content) else clean_content(content),
             tags=clean_tags(record.get("tags") or ()),
             category=clean_category(record.get("category")),
-            created_at=format_time(parse_time(created)),
-            accessed_at=format_time(parse_time(str(accessed))),
+            created_at=normalize_time(created),
+            accessed_at=normalize_time(str(accessed)),
             access_count=count,
-            updated_at=format_time(parse_time(updated)) if isinstance(updated, str) else None,
+            updated_at=normalize_time(updated) if isinstance(updated, str) else None,
+            source=source if isinstance(source, str) and source else None,
         )
 
 

@@ -1,0 +1,395 @@
+"""One namespace: its memories in RAM, the article's operations, and the files behind them.
+
+Every operation holds the namespace's mutex (threads, asyncio tasks run in threads) and the
+folder's ``flock`` (other processes), then catches up with whatever other processes appended to
+the journal before acting (``memory.journal``). Reads in a folder that cannot be written still
+answer, without the lock; writes there raise ``MemorySaveFailed``.
+
+Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
+also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock.
+Rankers are fed on every put and delete (``memory.ranking``); access bookkeeping (a search's
+touch) changes counts without re-indexing.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from memory.bm25 import Bm25Ranker
+from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
+from memory.journal import Change, NamespaceFiles
+from memory.model import (
+    Hit,
+    Memory,
+    Stats,
+    clean_category,
+    clean_content,
+    clean_tags,
+    format_time_ms,
+    now_iso,
+    parse_id,
+    parse_limit,
+)
+from memory.ranking import Ranker, SeedRanker
+
+log = logging.getLogger(__name__)
+
+RANKERS = ("default", "seed")
+TOP_TAGS = 10
+MOST_ACCESSED = 5
+
+
+def _new_rankers() -> dict[str, Ranker]:
+    return {"default": Bm25Ranker(), "seed": SeedRanker()}
+
+
+class Namespace:
+    """One namespace's memories, with the article's operations. Thread-safe."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.name = name
+        self.path = folder
+        self._files = NamespaceFiles(folder)
+        self._mutex = threading.RLock()
+        self._memories: dict[int, Memory] = {}
+        self._sources: dict[str, int] = {}  # source -> id of the memory that came from it
+        self._rankers: dict[str, Ranker] = _new_rankers()
+        self._high_id = 0  # the highest id this namespace has seen, deleted ones included
+        self._quarantined: Path | None = None
+        self._dirty_since: float | None = None  # monotonic time of the oldest uncompacted change
+        self._last_used = time.monotonic()
+
+    # -- the article's operations ---------------------------------------------------------
+
+    def add(
+        self,
+        content: str,
+        tags: Iterable[str] | str = (),
+        category: str | None = None,
+        *,
+        source: str | None = None,
+    ) -> Memory:
+        """Store a new memory; it is on disk when this returns.
+
+        ``source`` names what the memory came from (``telegram:<chat>:<message>``); adding again
+        with a source already present returns that memory and writes nothing, so a message
+        delivered twice (a crash before its update was confirmed) is remembered once.
+        """
+        content, clean = clean_content(content), clean_tags(tags)
+        group = clean_category(category)
+        if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
+            raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
+        with self._locked(write=True):
+            if source is not None and source in self._sources:
+                return self._memories[self._sources[source]]
+            now_ms = time.time_ns() // 1_000_000
+            at = format_time_ms(now_ms)
+            memory_id = max(now_ms, self._high_id + 1)
+            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source)
+            self._commit([{"op": "put", "m": memory.to_dict()}])
+            self._put(memory)
+            return memory
+
+    def search(
+        self, query: str, limit: int = 10, *, ranker: str = "default", touch: bool = True
+    ) -> list[Hit]:
+        """The memories that best answer ``query``, best first.
+
+        Each hit's ``accessCount`` goes up by one and its ``accessedAt`` becomes now, as in
+        the article, unless ``touch`` is false (benchmarks, previews).
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise MemoryInvalid("the search query is empty", field="query")
+        limit = parse_limit(limit)
+        if ranker not in RANKERS:
+            raise MemoryInvalid(f"unknown ranker {ranker!r}; use one of {RANKERS}", field="ranker")
+        with self._locked(write=False) as writable:
+            ranked = self._rankers[ranker].rank(query, self._memories, limit)
+            found = [self._memories[mid] for mid, _ in ranked]
+            if touch and found:
+                found = self._touch(found, persist=writable)
+            return [Hit(memory, score) for memory, (_, score) in zip(found, ranked, strict=True)]
+
+    def memories(self, category: str | None = None) -> list[Memory]:
+        """All memories in stored order, or those of one category."""
+        with self._locked(write=False):
+            if category is None:
+                return list(self._memories.values())
+            group = clean_category(category)
+            return [m for m in self._memories.values() if m.category == group]
+
+    def get(self, memory_id: int | str) -> Memory:
+        """The memory with this id (``MemoryNotFound`` if there is none)."""
+        key = parse_id(memory_id)
+        with self._locked(write=False):
+            return self._find(key)
+
+    def update(
+        self,
+        memory_id: int | str,
+        *,
+        content: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        category: str | None = None,
+    ) -> Memory:
+        """Change a memory's content, tags or category; it is on disk when this returns."""
+        key = parse_id(memory_id)
+        if content is None and tags is None and category is None:
+            raise MemoryInvalid("nothing to update: give content, tags or category")
+        changes: dict[str, Any] = {}
+        if content is not None:
+            changes["content"] = clean_content(content)
+        if tags is not None:
+            changes["tags"] = clean_tags(tags)
+        if category is not None:
+            changes["category"] = clean_category(category)
+        with self._locked(write=True):
+            memory = replace(self._find(key), **changes, updated_at=now_iso())
+            self._commit([{"op": "put", "m": memory.to_dict()}])
+            self._put(memory)
+            return memory
+
+    def delete(self, memory_id: int | str) -> Memory:
+        """Remove a memory and return it; it is gone from disk when this returns."""
+        key = parse_id(memory_id)
+        with self._locked(write=True):
+            memory = self._find(key)
+            self._commit([{"op": "del", "id": key}])
+            self._drop(key)
+            return memory
+
+    def stats(self) -> Stats:
+        """Totals by category, the most used tags and the most accessed memories."""
+        with self._locked(write=False):
+            memories = list(self._memories.values())
+        by_category = Counter(m.category for m in memories)
+        tags = Counter(tag for m in memories for tag in m.tags)
+        # sorted() is stable and works on a copy: unlike the article, the store keeps its order.
+        most = sorted(memories, key=lambda m: -m.access_count)[:MOST_ACCESSED]
+        return Stats(
+            len(memories), dict(by_category.most_common()), tags.most_common(TOP_TAGS), most
+        )
+
+    def related(self, memory_id: int | str, limit: int = 5) -> list[Hit]:
+        """Other memories sharing its tags (+1 each) or its category (+2), best first."""
+        key = parse_id(memory_id)
+        limit = parse_limit(limit)
+        with self._locked(write=False):
+            target = self._find(key)
+            tags = set(target.tags)
+            scored = []
+            for memory in self._memories.values():
+                if memory.id == key:
+                    continue
+                score = len(tags.intersection(memory.tags))
+                score += 2 if memory.category == target.category else 0
+                if score:
+                    scored.append(Hit(memory, float(score)))
+        scored.sort(key=lambda hit: -hit.score)
+        return scored[:limit]
+
+    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add article-format records, ids kept; ids already present are skipped.
+
+        All or nothing: one invalid record rejects the whole import. Returns how many were added.
+        """
+        incoming: dict[int, Memory] = {}
+        for number, record in enumerate(records, start=1):
+            try:
+                memory = Memory.from_dict(record)
+            except MemoryInvalid as e:
+                raise MemoryInvalid(f"record {number}: {e.message}", field=e.field) from e
+            incoming.setdefault(memory.id, memory)
+        with self._locked(write=True):
+            new = [m for m in incoming.values() if m.id not in self._memories]
+            if new:
+                self._commit([{"op": "put", "m": m.to_dict()} for m in new])
+                for memory in new:
+                    self._put(memory)
+            return len(new)
+
+    def export(self) -> list[dict[str, Any]]:
+        """Every memory as an article-format record, in stored order."""
+        return [m.to_dict() for m in self.memories()]
+
+    def pop_quarantine(self) -> Path | None:
+        """Where an unreadable file of this namespace was moved aside; told once."""
+        with self._mutex:
+            path, self._quarantined = self._quarantined, None
+            return path
+
+    # -- housekeeping ---------------------------------------------------------------------
+
+    def flush(self) -> None:
+        """Bring ``memory.json`` up to date with every change (compaction)."""
+        with self._mutex:
+            if self._dirty_since is not None:
+                with self._locked(write=True):
+                    self._compact()
+
+    def maintain(self, compact_seconds: float, idle_seconds: float) -> None:
+        """Compact after ``compact_seconds`` of pending changes; release after idling."""
+        with self._mutex:
+            now = time.monotonic()
+            if self._dirty_since is not None and now - self._dirty_since >= compact_seconds:
+                self.flush()
+            if now - self._last_used >= idle_seconds:
+                self.release()
+
+    def release(self) -> None:
+        """Flush and drop the memories from RAM; the next operation reloads them."""
+        with self._mutex:
+            self.flush()
+            self._files.release()
+            self._memories, self._sources = {}, {}
+            self._rankers = _new_rankers()
+
+    # -- internals --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, *, write: bool) -> Iterator[bool]:
+        """Hold the mutex and the file lock, in sync with disk; yields whether writes can work.
+
+        A read in a data directory that cannot be written (no folder yet, or read-only) runs
+        without the file lock rather than failing.
+        """
+        with self._mutex:
+            self._last_used = time.monotonic()
+            if write:
+                self._files.ensure_folder()
+            elif not self.path.exists():
+                yield False
+                return
+            try:
+                self._files.lock.acquire()
+            except OSError as e:
+                if write:
+                    path = self._files.lock.path
+                    raise MemorySaveFailed(f"could not lock {path}: {e.strerror}", path=path) from e
+                self._sync()
+                yield False
+                return
+            try:
+                self._sync()
+                yield True
+                if self._files.journal_lines > max(1000, len(self._memories)):
+                    self._compact()  # amortised: the journal has outgrown the snapshot
+            finally:
+                self._files.lock.release()
+
+    def _sync(self) -> None:
+        change = self._files.poll()
+        if change.reload:
+            self._reload(change)
+        for entry in change.entries:
+            self._apply(entry)
+        if change.quarantined and self._quarantined is None:
+            self._quarantined = change.quarantined[0]
+
+    def _reload(self, change: Change) -> None:
+        self._memories, self._sources = {}, {}
+        self._rankers = _new_rankers()
+        bad = 0
+        for record in change.snapshot:
+            try:
+                memory = Memory.from_dict(record)
+            except MemoryInvalid:
+                bad += 1
+                continue
+            if memory.id in self._memories:
+                bad += 1
+                continue
+            self._put(memory)
+        if bad:
+            # Keep the file's bytes, then rewrite it with what could be read.
+            kept = self._files._copy_aside(self._files.snapshot_path)
+            change.quarantined.append(kept)
+            log.warning("%d unreadable memories in %s; a copy is in %s", bad, self.path, kept)
+            self._dirty_since = 0.0
+
+    def _apply(self, entry: dict[str, Any]) -> None:
+        try:
+            op = entry["op"]
+            if op == "put":
+                self._put(Memory.from_dict(entry["m"]))
+            elif op == "del":
+                key = int(entry["id"])
+                self._high_id = max(self._high_id, key)
+                self._drop(key)
+            elif op == "high":
+                self._high_id = max(self._high_id, int(entry["id"]))
+                return  # not a change: the snapshot is as current as this line
+            elif op == "touch":
+                at = str(entry["at"])
+                for key, count in dict(entry["n"]).items():
+                    memory = self._memories.get(int(key))
+                    if memory is not None:
+                        self._memories[memory.id] = replace(
+                            memory, access_count=int(count), accessed_at=at
+                        )
+            else:
+                raise ValueError(op)
+        except (KeyError, TypeError, ValueError, MemoryStoreError):
+            log.warning(
+                "skipped a journal entry of %s it does not understand: %r", self.name, entry
+            )
+            return
+        if self._dirty_since is None:
+            self._dirty_since = time.monotonic()
+
+    def _put(self, memory: Memory) -> None:
+        self._memories[memory.id] = memory
+        if memory.source is not None:
+            self._sources[memory.source] = memory.id
+        self._high_id = max(self._high_id, memory.id)
+        for ranker in self._rankers.values():
+            ranker.index(memory)
+
+    def _drop(self, memory_id: int) -> None:
+        memory = self._memories.pop(memory_id, None)
+        if memory is not None and memory.source is not None:
+            self._sources.pop(memory.source, None)
+        for ranker in self._rankers.values():
+            ranker.unindex(memory_id)
+
+    def _find(self, memory_id: int) -> Memory:
+        try:
+            return self._memories[memory_id]
+        except KeyError:
+            raise MemoryNotFound(memory_id) from None
+
+    def _touch(self, found: list[Memory], *, persist: bool) -> list[Memory]:
+        at = now_iso()
+        touched = [replace(m, access_count=m.access_count + 1, accessed_at=at) for m in found]
+        if persist:
+            entry = {"op": "touch", "at": at, "n": {str(m.id): m.access_count for m in touched}}
+            try:
+                self._commit([entry], durable=False)
+            except MemoryStoreError as e:
+                # Access counts are bookkeeping, not the user's data: a search still answers.
+                log.warning("access counts of %s not saved: %s", self.name, e.message)
+        for memory in touched:
+            self._memories[memory.id] = memory
+        return touched
+
+    def _commit(self, entries: list[dict[str, Any]], *, durable: bool = True) -> None:
+        self._files.append(entries, durable=durable)
+        if self._dirty_since is None:
+            self._dirty_since = time.monotonic()
+
+    def _compact(self) -> None:
+        try:
+            self._files.compact([m.to_dict() for m in self._memories.values()], self._high_id)
+        except MemoryStoreError as e:
+            # The journal still holds every change; compaction is tried again later.
+            log.warning("could not compact %s: %s", self.name, e.message)
+            return
+        self._dirty_since = None

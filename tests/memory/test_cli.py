@@ -1,0 +1,225 @@
+"""``python -m memory``: every command once, as a shell user runs it, in a real child process."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+NS = "users/42"
+ARTICLE_KEYS = ["id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount"]
+
+WALKTHROUGH = [
+    {
+        "id": 1,
+        "content": "代码在 D:\\projects",
+        "tags": ["代码", "路径", "项目"],
+        "category": "general",
+        "createdAt": "2024-01-15T10:30:00.000Z",
+        "accessedAt": "2024-01-15T10:30:00.000Z",
+        "accessCount": 0,
+    },
+    {
+        "id": 2,
+        "content": "今天天气很好",
+        "tags": ["天气"],
+        "category": "general",
+        "createdAt": "2024-01-15T10:31:00.000Z",
+        "accessedAt": "2024-01-15T10:31:00.000Z",
+        "accessCount": 0,
+    },
+    {
+        "id": 3,
+        "content": "周五下午三点开会",
+        "tags": ["项目", "会议"],
+        "category": "work",
+        "createdAt": "2024-01-15T10:32:00.000Z",
+        "accessedAt": "2024-01-15T10:32:00.000Z",
+        "accessCount": 0,
+    },
+]
+
+
+def memory_cli(data_dir: Path, *args: object, ns: str = NS) -> subprocess.CompletedProcess[str]:
+    """``python -m memory --data-dir DATA_DIR --ns NS ARGS...``."""
+    return subprocess.run(
+        [sys.executable, "-m", "memory", "--data-dir", str(data_dir), "--ns", ns, *map(str, args)],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def ok_json(data_dir: Path, *args: object, ns: str = NS) -> Any:
+    done = memory_cli(data_dir, "--json", *args, ns=ns)
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
+    return json.loads(done.stdout)
+
+
+def failure(data_dir: Path, *args: object, ns: str = NS) -> str:
+    """The stderr of a command that must fail, checked for a clean, short message."""
+    done = memory_cli(data_dir, "--json", *args, ns=ns)
+    assert done.returncode != 0
+    assert done.stdout == ""
+    assert "Traceback" not in done.stderr
+    return done.stderr
+
+
+@pytest.fixture
+def article_file(tmp_path: Path) -> Path:
+    path = tmp_path / "article.json"
+    path.write_text(json.dumps(WALKTHROUGH, ensure_ascii=False, indent=2), encoding="utf-8")
+    return path
+
+
+def test_add_get_update_delete_in_json(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    added = ok_json(
+        data, "add", "Standup is at 10:00", "--tags", "Work, daily,work", "--category", "Team"
+    )
+    assert list(added) == ARTICLE_KEYS
+    assert added["content"] == "Standup is at 10:00"
+    assert (added["tags"], added["category"], added["accessCount"]) == (
+        ["work", "daily"],
+        "team",
+        0,
+    )
+
+    assert ok_json(data, "get", added["id"]) == added
+
+    updated = ok_json(data, "update", added["id"], "--content", "Standup moved to 10:30")
+    assert updated["content"] == "Standup moved to 10:30"
+    assert updated["tags"] == ["work", "daily"]
+    assert "updatedAt" in updated
+
+    assert ok_json(data, "delete", added["id"]) == updated
+    assert "MEMORY_NOT_FOUND" in failure(data, "get", added["id"])
+
+
+def test_import_search_related_list_stats_and_export(tmp_path: Path, article_file: Path) -> None:
+    data = tmp_path / "data"
+    assert ok_json(data, "import", article_file) == {"imported": 3}
+    assert ok_json(data, "import", article_file) == {"imported": 0}
+    assert ok_json(data, "export") == WALKTHROUGH
+
+    hits = ok_json(data, "search", "代码项目", "--ranker", "seed")
+    assert [(hit["id"], hit["score"]) for hit in hits] == [(1, 20), (3, 5)]
+    assert list(hits[0]) == [*ARTICLE_KEYS, "score"]
+    assert hits[0]["accessCount"] == 1
+    default = ok_json(data, "search", "代码项目", "--limit", "1")
+    assert [hit["id"] for hit in default] == [1]
+    assert default[0]["score"] > 0
+
+    related = ok_json(data, "related", 1)
+    # Memory 2 shares the category (+2), memory 3 the tag 项目 (+1).
+    assert [(hit["id"], hit["score"]) for hit in related] == [(2, 2), (3, 1)]
+    assert ok_json(data, "list") == ok_json(data, "export")
+    assert [m["id"] for m in ok_json(data, "list", "--category", "WORK")] == [3]
+
+    stats = ok_json(data, "stats")
+    assert stats["total"] == 3
+    assert stats["byCategory"] == {"general": 2, "work": 1}
+    assert stats["topTags"]["项目"] == 2
+    assert [(m["id"], m["accessCount"]) for m in stats["mostAccessed"]] == [(1, 2), (3, 1), (2, 0)]
+
+
+def test_export_round_trips_through_import(tmp_path: Path, article_file: Path) -> None:
+    data = tmp_path / "data"
+    ok_json(data, "import", article_file)
+    ok_json(data, "add", "standup at 10:00", "--tags", "work")
+    exported = memory_cli(data, "export")  # JSON even without --json: it is a file format
+    assert exported.returncode == 0, exported.stderr
+    assert "代码在 D:\\\\projects" in exported.stdout  # Chinese as is, not \\u escapes
+    copy = tmp_path / "export.json"
+    copy.write_text(exported.stdout, encoding="utf-8")
+    assert ok_json(data, "import", copy, ns="users/43") == {"imported": 4}
+    assert ok_json(data, "export", ns="users/43") == json.loads(exported.stdout)
+
+
+def test_without_json_the_output_is_a_readable_table(tmp_path: Path, article_file: Path) -> None:
+    data = tmp_path / "data"
+    ok_json(data, "import", article_file)
+    listing = memory_cli(data, "list")
+    assert listing.returncode == 0, listing.stderr
+    lines = listing.stdout.splitlines()
+    assert len(lines) == 3
+    assert "代码在 D:\\projects" in lines[0] and "1" in lines[0].split()
+    assert "[work]" in lines[2]
+    with pytest.raises(json.JSONDecodeError):
+        json.loads(listing.stdout)
+
+    found = memory_cli(data, "search", "代码项目", "--ranker", "seed")
+    assert found.returncode == 0, found.stderr
+    first, second = found.stdout.splitlines()
+    assert "20" in first and "代码在 D:\\projects" in first
+    assert "5" in second and "周五下午三点开会" in second
+
+    stats = memory_cli(data, "stats")
+    assert stats.returncode == 0, stats.stderr
+    assert "total: 3" in stats.stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "ns", "code"),
+    [
+        (("get", "abc"), NS, "MEMORY_INVALID"),
+        (("get", "1e309"), NS, "MEMORY_INVALID"),
+        (("delete", "99"), NS, "MEMORY_NOT_FOUND"),
+        (("add", "   "), NS, "MEMORY_INVALID"),
+        (("add", "x", "--tags", ",".join(f"t{i}" for i in range(21))), NS, "MEMORY_INVALID"),
+        (("search", "x", "--limit", "0"), NS, "MEMORY_INVALID"),
+        (("search", "x", "--limit", "many"), NS, "MEMORY_INVALID"),
+        (("update", "1"), NS, "MEMORY_INVALID"),
+        (("list",), "../escape", "NAMESPACE_INVALID"),
+        (("list",), "/abs", "NAMESPACE_INVALID"),
+        (("import", "does-not-exist.json"), NS, "MEMORY_INVALID"),
+    ],
+)
+def test_errors_go_to_stderr_with_their_code(
+    tmp_path: Path, args: tuple[str, ...], ns: str, code: str
+) -> None:
+    data = tmp_path / "data"
+    stderr = failure(data, *args, ns=ns)
+    assert code in stderr
+    assert len(stderr.splitlines()) == 1
+
+
+def test_an_invalid_import_file_is_refused_whole(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    bad = tmp_path / "bad.json"
+    bad.write_text(json.dumps([WALKTHROUGH[0], {"id": 5}]), encoding="utf-8")
+    assert "MEMORY_INVALID" in failure(data, "import", bad)
+    not_a_list = tmp_path / "object.json"
+    not_a_list.write_text('{"id": 1, "content": "x"}', encoding="utf-8")
+    assert "MEMORY_INVALID" in failure(data, "import", not_a_list)
+    assert ok_json(data, "list") == []
+
+
+def test_a_corrupt_memory_json_is_reported_with_where_it_went(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    (data / "users" / "42").mkdir(parents=True)
+    (data / "users" / "42" / "memory.json").write_bytes(b'[{"id": 1, "content": "trunc')
+    done = memory_cli(data, "--json", "list")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == []
+    (moved,) = (data / "users" / "42").glob("memory.json.corrupt-*")
+    assert str(moved) in done.stderr
+    assert moved.read_bytes() == b'[{"id": 1, "content": "trunc'
+
+
+def test_a_malformed_command_line_exits_non_zero(tmp_path: Path) -> None:
+    done = memory_cli(tmp_path, "frobnicate")
+    assert done.returncode != 0
+    assert done.stderr
+    done = subprocess.run(
+        [sys.executable, "-m", "memory", "list"], cwd=REPO_ROOT, capture_output=True, text=True
+    )
+    assert done.returncode != 0
+    assert "--data-dir" in done.stderr

@@ -1,0 +1,784 @@
+"""The store's operations, the article's walkthrough, validation and the article's file format.
+
+Every test uses a real ``MemoryStore`` on files in ``tmp_path`` and looks at what a caller or a
+person opening ``memory.json`` would see.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import re
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError, NamespaceInvalid
+from memory.model import (
+    MAX_CATEGORY_CHARS,
+    MAX_CONTENT_CHARS,
+    MAX_LIMIT,
+    MAX_TAG_CHARS,
+    MAX_TAGS,
+    Memory,
+)
+from memory.store import MemoryStore, Namespace
+
+ARTICLE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+ARTICLE_KEYS = ["id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount"]
+OLD_TIME = "2024-01-15T10:30:00.000Z"
+
+# The article's walkthrough: memory 1 answers "代码项目", memory 2 does not, memory 3 by a tag only.
+WALKTHROUGH = [
+    {"id": 1, "content": "代码在 D:\\projects", "tags": ["代码", "路径", "项目"]},
+    {"id": 2, "content": "今天天气很好", "tags": ["天气"]},
+    {"id": 3, "content": "周五下午三点开会", "tags": ["项目", "会议"]},
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    with MemoryStore(tmp_path / "data") as store:
+        yield store
+
+
+@pytest.fixture
+def ns(store: MemoryStore) -> Namespace:
+    return store.namespace("users/42")
+
+
+def reopen(store: MemoryStore, name: str = "users/42") -> tuple[MemoryStore, Namespace]:
+    """Close ``store`` and open its data directory afresh, as a restarted bot would."""
+    store.close()
+    fresh = MemoryStore(store.data_dir)
+    return fresh, fresh.namespace(name)
+
+
+def codes(error: pytest.ExceptionInfo[MemoryStoreError]) -> str:
+    return error.value.code
+
+
+def contents(ns: Namespace) -> list[str]:
+    return [m.content for m in ns.memories()]
+
+
+def snapshot_records(ns: Namespace) -> list[dict[str, object]]:
+    records: list[dict[str, object]] = json.loads((ns.path / "memory.json").read_text("utf-8"))
+    return records
+
+
+# -- the article's walkthrough ---------------------------------------------------------------
+
+
+def test_walkthrough_with_the_seed_ranker_on_the_articles_ids(ns: Namespace) -> None:
+    assert ns.import_memories(WALKTHROUGH) == 3
+    hits = ns.search("代码项目", ranker="seed")
+    assert [(hit.memory.id, hit.score) for hit in hits] == [(1, 20.0), (3, 5.0)]
+
+
+def test_walkthrough_with_the_seed_ranker_after_add(ns: Namespace) -> None:
+    first, second, third = (
+        ns.add(record["content"], record["tags"])  # type: ignore[arg-type]
+        for record in WALKTHROUGH
+    )
+    hits = ns.search("代码项目", ranker="seed")
+    assert [(hit.memory.id, hit.score) for hit in hits] == [(first.id, 20.0), (third.id, 5.0)]
+    assert second.id not in {hit.memory.id for hit in hits}
+
+
+def test_walkthrough_with_the_default_ranker_puts_memory_1_first(ns: Namespace) -> None:
+    ns.import_memories(WALKTHROUGH)
+    hits = ns.search("代码项目")
+    assert hits[0].memory.id == 1
+    assert 2 not in {hit.memory.id for hit in hits}
+    assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
+
+
+# -- add ---------------------------------------------------------------------------------------
+
+
+def test_add_cleans_tags_and_category_as_the_article_does(ns: Namespace) -> None:
+    memory = ns.add("  standup is at 10:00  ", ["Work", " meeting ", "WORK", "", "Daily"], "Work")
+    assert memory.content == "standup is at 10:00"
+    assert memory.tags == ("work", "meeting", "daily")
+    assert memory.category == "work"
+    assert ns.add("x", "A, b ,a").tags == ("a", "b")
+    assert ns.add("y").category == "general"
+    assert ns.add("z", category="   ").category == "general"
+
+
+def test_add_sets_the_articles_fields(ns: Namespace) -> None:
+    before_ms = time.time_ns() // 1_000_000
+    memory = ns.add("代码在 D:\\projects", ["代码"])
+    after_ms = time.time_ns() // 1_000_000
+    assert before_ms <= memory.id <= after_ms  # a millisecond timestamp, as in the article
+    assert ARTICLE_TIME.fullmatch(memory.created_at)
+    assert memory.accessed_at == memory.created_at
+    assert memory.access_count == 0
+    assert memory.updated_at is None
+    assert ns.get(memory.id) == memory
+
+
+def test_ids_are_strictly_increasing_even_within_one_millisecond(ns: Namespace) -> None:
+    ids = [ns.add(f"memory {i}").id for i in range(200)]
+    assert ids == sorted(set(ids))
+    assert [m.id for m in ns.memories()] == ids
+
+
+def test_an_id_is_never_reused_after_its_memory_is_deleted(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    # Adds faster than one a millisecond push the ids ahead of the clock; get half a second.
+    ids: list[int] = []
+    while ids[-1:] < [time.time_ns() // 1_000_000 + 500]:
+        if len(ids) == 5000:
+            pytest.skip("adds are too slow here for ids to run ahead of the clock")
+        ids.append(ns.add(f"memory {len(ids)}").id)
+    ns.delete(ids[-1])
+    store, ns = reopen(store)
+    try:
+        assert ns.add("after the restart").id > ids[-1]
+    finally:
+        store.close()
+
+
+def test_an_add_with_a_known_source_returns_the_existing_memory(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    first = ns.add("standup at 10:00", ["work"], source="telegram:42:1001")
+    again = ns.add("standup at 10:00 (delivered twice)", source="telegram:42:1001")
+    other = ns.add("standup at 10:00", ["work"], source="telegram:42:1002")
+    assert again == first
+    assert other.id != first.id
+    assert [m.id for m in ns.memories()] == [first.id, other.id]
+    store, ns = reopen(store)
+    try:
+        assert ns.add("once more after a restart", source="telegram:42:1001") == first
+        assert len(ns.memories()) == 2
+        ns.delete(first.id)
+        assert ns.add("a new memory", source="telegram:42:1001").id > other.id
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("source", ["", "x" * 201, 42])
+def test_a_bad_source_is_invalid(ns: Namespace, source: object) -> None:
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.add("x", source=source)  # type: ignore[arg-type]
+    assert codes(caught) == "MEMORY_INVALID"
+    assert ns.memories() == []
+
+
+def test_add_is_persisted(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    memory = ns.add("my code is in D:\\projects", ["code"], "work")
+    store, ns = reopen(store)
+    try:
+        assert ns.memories() == [memory]
+    finally:
+        store.close()
+
+
+def test_namespaces_are_separate(store: MemoryStore) -> None:
+    mine = store.namespace("users/1").add("mine")
+    store.namespace("chats/-1001234567890").add("the group's")
+    assert store.namespace("users/1").memories() == [mine]
+    assert contents(store.namespace("chats/-1001234567890")) == ["the group's"]
+    assert store.namespace("users/2").memories() == []
+    assert store.namespace_names() == ["chats/-1001234567890", "users/1"]
+
+
+def test_nothing_is_created_on_disk_until_the_first_write(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    with MemoryStore(data) as store:
+        ns = store.namespace("users/42")
+        assert ns.search("anything") == []
+        assert ns.memories() == []
+        assert ns.stats().total == 0
+        with pytest.raises(MemoryNotFound):
+            ns.get(1)
+        assert not data.exists()
+        ns.add("now")
+    assert (data / "users" / "42" / "memory.json").is_file()
+
+
+# -- search ------------------------------------------------------------------------------------
+
+
+def test_search_hits_are_touched_and_persisted(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    ns.import_memories(
+        {**record, "createdAt": OLD_TIME, "accessedAt": OLD_TIME} for record in WALKTHROUGH
+    )
+    hits = ns.search("代码项目", ranker="seed")
+    touched = {hit.memory.id: hit.memory for hit in hits}
+    assert set(touched) == {1, 3}
+    for memory in touched.values():
+        assert memory.access_count == 1
+        assert ARTICLE_TIME.fullmatch(memory.accessed_at)
+        assert memory.accessed_at > OLD_TIME
+        assert memory.created_at == OLD_TIME
+        assert ns.get(memory.id) == memory
+    untouched = ns.get(2)
+    assert (untouched.access_count, untouched.accessed_at) == (0, OLD_TIME)
+
+    ns.search("代码")
+    assert ns.get(1).access_count == 2
+    store, ns = reopen(store)
+    try:
+        assert {m.id: m.access_count for m in ns.memories()} == {1: 2, 2: 0, 3: 1}
+        assert ns.get(3) == touched[3]
+        assert snapshot_records(ns)[0]["accessCount"] == 2
+    finally:
+        store.close()
+
+
+def test_a_search_alone_is_persisted(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    memory = ns.add("the wifi password is hunter2")
+    store, ns = reopen(store)
+    try:
+        assert [hit.memory.id for hit in ns.search("wifi", ranker="seed")] == [memory.id]
+        store, ns = reopen(store)
+        assert ns.get(memory.id).access_count == 1
+    finally:
+        store.close()
+
+
+def test_search_without_touch_leaves_access_bookkeeping_alone(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    ns.import_memories(WALKTHROUGH)
+    before = ns.memories()
+    assert ns.search("代码项目", touch=False)
+    assert ns.search("代码项目", ranker="seed", touch=False)
+    assert ns.memories() == before
+    store, ns = reopen(store)
+    try:
+        assert ns.memories() == before
+    finally:
+        store.close()
+
+
+def test_search_limit_caps_the_hits_and_only_they_are_touched(ns: Namespace) -> None:
+    ids = [ns.add(f"note {i} about the project", ["project"] * (i % 2)).id for i in range(5)]
+    hits = ns.search("project", limit=2, ranker="seed")
+    assert [hit.memory.id for hit in hits] == [ids[1], ids[3]]  # 15 points each, stored order
+    assert [m.access_count for m in ns.memories()] == [0, 1, 0, 1, 0]
+    assert len(ns.search("project", limit=MAX_LIMIT)) == 5
+
+
+def test_search_finds_what_an_update_wrote_and_not_what_it_replaced(ns: Namespace) -> None:
+    memory = ns.add("the meeting is on monday")
+    ns.update(memory.id, content="the meeting moved to friday")
+    for ranker in ("default", "seed"):
+        assert [hit.memory.id for hit in ns.search("friday", ranker=ranker)] == [memory.id]
+        assert ns.search("monday", ranker=ranker) == []
+    ns.delete(memory.id)
+    for ranker in ("default", "seed"):
+        assert ns.search("friday", ranker=ranker) == []
+
+
+@pytest.mark.parametrize("query", ["", "   ", "\n"])
+def test_search_rejects_an_empty_query(ns: Namespace, query: str) -> None:
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.search(query)
+    assert codes(caught) == "MEMORY_INVALID"
+
+
+@pytest.mark.parametrize("limit", [0, -1, MAX_LIMIT + 1, 10**9, 1.5, True, None, "abc", "²"])
+def test_search_and_related_reject_a_bad_limit(ns: Namespace, limit: object) -> None:
+    memory = ns.add("something", ["tag"])
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.search("something", limit=limit)  # type: ignore[arg-type]
+    assert codes(caught) == "MEMORY_INVALID"
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.related(memory.id, limit=limit)  # type: ignore[arg-type]
+    assert codes(caught) == "MEMORY_INVALID"
+    assert ns.get(memory.id).access_count == 0
+
+
+def test_search_rejects_an_unknown_ranker(ns: Namespace) -> None:
+    ns.add("something")
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.search("something", ranker="magic")
+    assert codes(caught) == "MEMORY_INVALID"
+
+
+# -- memories, get, update, delete ------------------------------------------------------------
+
+
+def test_memories_lists_all_or_one_category(ns: Namespace) -> None:
+    a = ns.add("a", category="work")
+    b = ns.add("b")
+    c = ns.add("c", category="Work")
+    assert ns.memories() == [a, b, c]
+    assert ns.memories("WORK") == [a, c]
+    assert ns.memories("general") == [b]
+    assert ns.memories("nothing") == []
+
+
+def test_get_accepts_an_id_as_text(ns: Namespace) -> None:
+    memory = ns.add("x")
+    assert ns.get(str(memory.id)) == memory
+
+
+def test_update_changes_only_what_it_is_given(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    ns.import_memories([{**WALKTHROUGH[0], "createdAt": OLD_TIME, "accessCount": 3}])
+    updated = ns.update(1, content="代码搬到 E:\\work")
+    assert updated.content == "代码搬到 E:\\work"
+    assert updated.tags == ("代码", "路径", "项目")
+    assert (updated.id, updated.created_at, updated.access_count) == (1, OLD_TIME, 3)
+    assert updated.updated_at is not None and ARTICLE_TIME.fullmatch(updated.updated_at)
+
+    retagged = ns.update("1", tags=["Code", "code", " Path "], category="Work")
+    assert (retagged.content, retagged.tags, retagged.category) == (
+        "代码搬到 E:\\work",
+        ("code", "path"),
+        "work",
+    )
+    assert ns.update(1, tags=[]).tags == ()
+    store, ns = reopen(store)
+    try:
+        assert ns.get(1).tags == ()
+        assert ns.get(1).category == "work"
+        record = snapshot_records(ns)[0]
+        assert list(record) == [*ARTICLE_KEYS, "updatedAt"]
+    finally:
+        store.close()
+
+
+def test_update_of_nothing_is_invalid(ns: Namespace) -> None:
+    memory = ns.add("x")
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.update(memory.id)
+    assert codes(caught) == "MEMORY_INVALID"
+    assert ns.get(memory.id) == memory
+
+
+def test_update_cannot_touch_other_fields(ns: Namespace) -> None:
+    memory = ns.add("x")
+    for field, value in [("access_count", 99), ("id", 5), ("created_at", OLD_TIME)]:
+        with pytest.raises(TypeError):
+            ns.update(memory.id, **{field: value})  # type: ignore[arg-type]
+    assert ns.memories() == [memory]
+
+
+def test_an_invalid_update_changes_nothing(ns: Namespace) -> None:
+    memory = ns.add("x", ["a"])
+    with pytest.raises(MemoryInvalid):
+        ns.update(memory.id, content="   ")
+    with pytest.raises(MemoryInvalid):
+        ns.update(memory.id, content="ok", tags=["bad\x07tag"])
+    assert ns.memories() == [memory]
+
+
+def test_delete_removes_and_returns_the_memory(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    keep = ns.add("keep")
+    gone = ns.add("gone")
+    assert ns.delete(gone.id) == gone
+    with pytest.raises(MemoryNotFound) as caught:
+        ns.get(gone.id)
+    assert (codes(caught), caught.value.memory_id) == ("MEMORY_NOT_FOUND", gone.id)
+    with pytest.raises(MemoryNotFound):
+        ns.delete(gone.id)
+    store, ns = reopen(store)
+    try:
+        assert ns.memories() == [keep]
+    finally:
+        store.close()
+
+
+@pytest.mark.parametrize("operation", ["get", "update", "delete", "related"])
+def test_an_unknown_id_is_not_found(ns: Namespace, operation: str) -> None:
+    ns.add("x")
+    call = {
+        "get": lambda: ns.get(12345),
+        "update": lambda: ns.update(12345, content="y"),
+        "delete": lambda: ns.delete("12345"),
+        "related": lambda: ns.related(12345),
+    }[operation]
+    with pytest.raises(MemoryNotFound) as caught:
+        call()
+    assert codes(caught) == "MEMORY_NOT_FOUND"
+    assert caught.value.memory_id == 12345
+
+
+@pytest.mark.parametrize("bad_id", ["abc", "1e309", "-1", "", 1.5, True, None, 0, 2**63])
+@pytest.mark.parametrize("operation", ["get", "update", "delete", "related"])
+def test_an_id_that_is_not_a_whole_number_is_invalid(
+    ns: Namespace, operation: str, bad_id: object
+) -> None:
+    memory = ns.add("x")
+    call = {
+        "get": lambda: ns.get(bad_id),  # type: ignore[arg-type]
+        "update": lambda: ns.update(bad_id, content="y"),  # type: ignore[arg-type]
+        "delete": lambda: ns.delete(bad_id),  # type: ignore[arg-type]
+        "related": lambda: ns.related(bad_id),  # type: ignore[arg-type]
+    }[operation]
+    with pytest.raises(MemoryInvalid) as caught:
+        call()
+    assert codes(caught) == "MEMORY_INVALID"
+    assert ns.memories() == [memory]
+
+
+# -- validation of what is stored -------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "content", ["", "   ", "\n\t ", "x" * (MAX_CONTENT_CHARS + 1), "a\x00b", 42, None]
+)
+def test_add_rejects_bad_content(ns: Namespace, content: object) -> None:
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.add(content)  # type: ignore[arg-type]
+    assert codes(caught) == "MEMORY_INVALID"
+    assert ns.memories() == []
+
+
+def test_content_of_the_maximum_length_is_accepted(ns: Namespace) -> None:
+    assert len(ns.add("字" * MAX_CONTENT_CHARS).content) == MAX_CONTENT_CHARS
+
+
+def test_too_many_tags_are_rejected(ns: Namespace) -> None:
+    limit = [f"tag{i}" for i in range(MAX_TAGS)]
+    assert len(ns.add("ok", limit).tags) == MAX_TAGS
+    assert len(ns.add("duplicates do not count", [*limit, "TAG0"]).tags) == MAX_TAGS
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.add("too many", [*limit, "one more"])
+    assert codes(caught) == "MEMORY_INVALID"
+    assert len(ns.memories()) == 2
+
+
+def test_an_overlong_tag_or_category_is_rejected(ns: Namespace) -> None:
+    assert ns.add("ok", ["t" * MAX_TAG_CHARS], "c" * MAX_CATEGORY_CHARS).tags == (
+        "t" * MAX_TAG_CHARS,
+    )
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.add("x", ["t" * (MAX_TAG_CHARS + 1)])
+    assert codes(caught) == "MEMORY_INVALID"
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.add("x", category="c" * (MAX_CATEGORY_CHARS + 1))
+    assert codes(caught) == "MEMORY_INVALID"
+    assert len(ns.memories()) == 1
+
+
+@pytest.mark.parametrize(
+    "label", ["a\x00b", "bell\x07", "line\nbreak", "\x1b[31mred", "zero\u200bwidth", "x\u2028y"]
+)
+def test_control_characters_in_a_tag_or_category_are_rejected(ns: Namespace, label: str) -> None:
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.add("content", [label])
+    assert codes(caught) == "MEMORY_INVALID"
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.add("content", category=label)
+    assert codes(caught) == "MEMORY_INVALID"
+    assert ns.memories() == []
+
+
+@pytest.mark.parametrize(
+    "name",
+    ["..", "../x", "/abs", "/etc/passwd", "a/../b", "users/..", "./x", "a\x00b", "", "a//b", "a/"],
+)
+def test_a_namespace_that_could_leave_the_data_directory_is_rejected(
+    store: MemoryStore, name: str
+) -> None:
+    with pytest.raises(NamespaceInvalid) as caught:
+        store.namespace(name)
+    assert codes(caught) == "NAMESPACE_INVALID"
+    assert isinstance(caught.value, MemoryInvalid)
+    assert not store.data_dir.exists()
+
+
+@pytest.mark.parametrize("name", ["users/42", "chats/-1001234567890", "team_a/bob-smith"])
+def test_namespace_folders_stay_inside_the_data_directory(store: MemoryStore, name: str) -> None:
+    ns = store.namespace(name)
+    ns.add("x")
+    assert ns.path == store.data_dir / name
+    assert ns.path.resolve().is_relative_to(store.data_dir.resolve())
+
+
+@pytest.mark.parametrize("intruder", ["users/42/memory.json", "users/42/memory.journal"])
+def test_a_namespace_cannot_take_the_place_of_another_ones_files(
+    store: MemoryStore, intruder: str
+) -> None:
+    with contextlib.suppress(MemoryStoreError):  # refusing the name is one good answer
+        store.namespace(intruder).add("in the way")
+    ns = store.namespace("users/42")
+    assert ns.add("mine").content == "mine"
+    assert contents(ns) == ["mine"]
+
+
+# -- stats and related ---------------------------------------------------------------------
+
+
+def test_stats_counts_and_ranks_without_reordering_the_store(store: MemoryStore) -> None:
+    ns = store.namespace("users/42")
+    words = ["alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"]
+    created = [
+        ns.add(f"{word} note", ["shared", word], "work" if i % 3 else "home")
+        for i, word in enumerate(words)
+    ]
+    for i, word in enumerate(words):
+        for _ in range(i):
+            ns.search(word, ranker="seed")
+    stats = ns.stats()
+    assert stats.total == 7
+    assert stats.by_category == {"work": 4, "home": 3}
+    assert stats.top_tags[0] == ("shared", 7)
+    assert {tag for tag, count in stats.top_tags[1:]} <= set(words)
+    assert [m.content for m in stats.most_accessed] == [
+        "golf note",
+        "foxtrot note",
+        "echo note",
+        "delta note",
+        "charlie note",
+    ]
+    assert [m.access_count for m in stats.most_accessed] == [6, 5, 4, 3, 2]
+    assert stats.to_dict()["topTags"]["shared"] == 7
+
+    # The article sorts its stored array by accessCount here; we keep creation order.
+    assert [m.id for m in ns.memories()] == [m.id for m in created]
+    store, ns = reopen(store)
+    try:
+        assert [record["id"] for record in snapshot_records(ns)] == [m.id for m in created]
+    finally:
+        store.close()
+
+
+def test_related_scores_shared_tags_and_category(ns: Namespace) -> None:
+    target = ns.add("target", ["python", "code"], "work")
+    both = ns.add("both tags, same category", ["code", "python", "x"], "work")
+    one_tag = ns.add("one tag, other category", ["python"], "home")
+    category = ns.add("same category only", ["other"], "work")
+    ns.add("nothing in common", ["other"], "home")
+    hits = ns.related(target.id)
+    assert [(hit.memory.id, hit.score) for hit in hits] == [
+        (both.id, 4.0),
+        (category.id, 2.0),
+        (one_tag.id, 1.0),
+    ]
+    assert [hit.memory.id for hit in ns.related(target.id, limit=2)] == [both.id, category.id]
+    assert all(m.access_count == 0 for m in ns.memories())
+
+
+def test_related_of_a_lone_memory_is_empty(ns: Namespace) -> None:
+    memory = ns.add("alone", ["x"], "work")
+    ns.add("other", ["y"], "home")
+    assert ns.related(memory.id) == []
+
+
+# -- import and export ---------------------------------------------------------------------
+
+
+def test_import_keeps_ids_and_skips_present_ones(ns: Namespace) -> None:
+    assert ns.import_memories(WALKTHROUGH[:2]) == 2
+    assert ns.import_memories(WALKTHROUGH) == 1
+    assert ns.import_memories(WALKTHROUGH) == 0
+    assert [m.id for m in ns.memories()] == [1, 2, 3]
+    assert ns.get(1).content == "代码在 D:\\projects"
+    assert ns.add("new").id > 3
+
+
+def test_an_add_after_importing_a_future_id_gets_a_larger_id(ns: Namespace) -> None:
+    future = 9_999_999_999_999
+    ns.import_memories([{"id": future, "content": "from the future"}])
+    assert ns.add("now").id > future
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        {"content": "no id"},
+        {"id": 9},
+        {"id": "abc", "content": "x"},
+        {"id": 9, "content": "   "},
+        {"id": 9, "content": "x", "tags": [1, 2]},
+        {"id": 9, "content": "x", "tags": 5},
+        {"id": 9, "content": "x", "tags": ["bad\x07"]},
+        {"id": 9, "content": "x", "category": "a\nb"},
+        {"id": 9, "content": "x", "accessCount": -1},
+        {"id": 9, "content": "x", "accessCount": "3"},
+        {"id": 9, "content": "x", "createdAt": "yesterday"},
+        {"id": 9, "content": "x", "createdAt": 5},
+        {"id": 9, "content": "x", "createdAt": "0001-01-01T00:00:00+01:00"},
+        "just a string",
+        5,
+    ],
+    ids=repr,
+)
+def test_an_invalid_record_rejects_the_whole_import(ns: Namespace, bad: object) -> None:
+    ns.import_memories(WALKTHROUGH[:1])
+    with pytest.raises(MemoryInvalid) as caught:
+        ns.import_memories([WALKTHROUGH[1], bad, WALKTHROUGH[2]])  # type: ignore[list-item]
+    assert codes(caught) == "MEMORY_INVALID"
+    assert [m.id for m in ns.memories()] == [1]
+
+
+def test_export_round_trips_through_import(store: MemoryStore) -> None:
+    source = store.namespace("users/1")
+    source.import_memories(WALKTHROUGH)
+    source.add("standup at 10:00", ["work"], "Work")
+    source.update(2, content="今天下雨")
+    source.search("代码")
+    exported = source.export()
+    assert json.loads(json.dumps(exported, ensure_ascii=False)) == exported
+    assert [Memory.from_dict(record) for record in exported] == source.memories()
+    target = store.namespace("users/2")
+    assert target.import_memories(exported) == len(exported)
+    assert target.export() == exported
+
+
+# -- the article's file format --------------------------------------------------------------
+
+ARTICLE_JSON = """[
+  {
+    "id": 1705312200000,
+    "content": "代码在 D:\\\\projects",
+    "tags": ["代码", "路径", "项目"],
+    "category": "general",
+    "createdAt": "2024-01-15T10:30:00.000Z",
+    "accessedAt": "2024-01-15T10:30:00.000Z",
+    "accessCount": 0
+  }
+]
+"""
+
+
+def write_article_file(data_dir: Path, name: str = "users/42") -> Path:
+    path = data_dir / name / "memory.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(ARTICLE_JSON, encoding="utf-8")
+    return path
+
+
+def test_the_articles_json_example_loads_unchanged(tmp_path: Path) -> None:
+    path = write_article_file(tmp_path)
+    (record,) = json.loads(ARTICLE_JSON)
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace("users/42")
+        assert ns.export() == [record]
+        (memory,) = ns.memories()
+        assert memory.content == "代码在 D:\\projects"
+        assert memory.updated_at is None
+        assert ns.get(1705312200000) == memory
+        assert ns.stats().total == 1
+    assert path.read_text(encoding="utf-8") == ARTICLE_JSON  # reading rewrites nothing
+
+
+def test_after_a_change_memory_json_is_still_the_articles_format(tmp_path: Path) -> None:
+    path = write_article_file(tmp_path)
+    (record,) = json.loads(ARTICLE_JSON)
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace("users/42")
+        added = ns.add("周五下午三点开会", ["会议"])
+    text = path.read_text(encoding="utf-8")
+    records = json.loads(text)
+    assert isinstance(records, list)
+    assert records[0] == record
+    assert records[1] == added.to_dict()
+    assert all(list(r) == ARTICLE_KEYS for r in records)
+    assert "代码在 D:\\\\projects" in text  # Chinese kept as is, the backslash JSON-escaped
+    assert "周五下午三点开会" in text
+    assert "\\u" not in text
+
+
+def test_a_hand_edited_file_with_extra_fields_and_no_optional_ones_loads(tmp_path: Path) -> None:
+    path = tmp_path / "users" / "42" / "memory.json"
+    path.parent.mkdir(parents=True)
+    records = [
+        {"id": 1, "content": "minimal"},
+        {"id": 2, "content": "edited", "updatedAt": "2024-02-01T00:00:00.000Z", "tags": "a,B"},
+    ]
+    path.write_text(json.dumps(records), encoding="utf-8")
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace("users/42")
+        assert contents(ns) == ["minimal", "edited"]
+        assert ns.get(2).tags == ("a", "b")
+        assert ns.get(2).updated_at == "2024-02-01T00:00:00.000Z"
+        assert ns.get(1).category == "general"
+
+
+def test_a_record_without_times_keeps_one_created_at(tmp_path: Path) -> None:
+    path = tmp_path / "users" / "42" / "memory.json"
+    path.parent.mkdir(parents=True)
+    path.write_text(json.dumps([{"id": 1705312200000, "content": "no times"}]), encoding="utf-8")
+    seen = []
+    for _ in range(2):
+        with MemoryStore(tmp_path) as store:
+            seen.append(store.namespace("users/42").get(1705312200000).created_at)
+        time.sleep(0.005)  # a later reading must not invent a later creation time
+    assert seen[0] == seen[1]
+    assert ARTICLE_TIME.fullmatch(seen[0])
+
+
+def test_a_file_saved_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
+    path = write_article_file(tmp_path)
+    path.write_bytes(b"\xef\xbb\xbf" + ARTICLE_JSON.replace("\n", "\r\n").encode())  # Notepad
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace("users/42")
+        assert ns.export() == json.loads(ARTICLE_JSON)
+        assert ns.pop_quarantine() is None
+
+
+def test_an_edit_by_hand_while_running_is_seen_on_the_next_operation(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace("users/42")
+        memory = ns.add("standup at 10:00", ["work"])
+        store.close()  # memory.json up to date; the namespace object stays usable
+        assert ns.get(memory.id) == memory
+
+        path = ns.path / "memory.json"
+        records = json.loads(path.read_text("utf-8"))
+        records[0]["content"] = "standup at 10:30"
+        records.append({"id": 1, "content": "typed in by hand", "tags": ["Manual"]})
+        path.write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
+
+        assert contents(ns) == ["standup at 10:30", "typed in by hand"]
+        assert ns.get(1).tags == ("manual",)
+        assert [hit.memory.id for hit in ns.search("10:30", ranker="seed")] == [memory.id]
+
+
+# -- release ----------------------------------------------------------------------------------
+
+
+def open_files_under(folder: Path) -> list[str]:
+    """The paths under ``folder`` this process holds open (Linux ``/proc``)."""
+    found = []
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            target = Path(fd.readlink())
+        except OSError:
+            continue  # closed since listing
+        if target.is_relative_to(folder):
+            found.append(str(target))
+    return found
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="needs Linux /proc/self/fd")
+def test_an_idle_namespace_is_released_and_still_works(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path, idle_seconds=0.1) as store:
+        ns = store.namespace("users/42")
+        first = ns.add("before the release", ["x"])
+        snapshot = ns.path / "memory.json"
+
+        def released() -> bool:
+            # Released means flushed (memory.json holds the memory, without a close) and no
+            # file of the namespace left open.
+            flushed = snapshot.exists() and str(first.id) in snapshot.read_text("utf-8")
+            return flushed and not open_files_under(ns.path)
+
+        deadline = time.monotonic() + 10
+        while not released() and time.monotonic() < deadline:
+            time.sleep(0.02)
+        assert released(), "the idle namespace was not released within 10 s"
+
+        assert ns.get(first.id) == first
+        second = ns.add("after the release", ["x"])
+        assert [hit.memory.id for hit in ns.related(first.id)] == [second.id]
+        assert [hit.memory.id for hit in ns.search("release", ranker="seed")] == [
+            first.id,
+            second.id,
+        ]
+    with MemoryStore(tmp_path) as store:
+        assert contents(store.namespace("users/42")) == ["before the release", "after the release"]
