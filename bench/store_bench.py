@@ -2,13 +2,17 @@
 
     python -m bench.store_bench [--sizes 1000,10000,100000] [--runs 5] [--json FILE]
 
-For each size, a namespace is filled with synthetic memories (English and Chinese sentences from
-a fixed vocabulary, seeded), then measured:
+For each size, a namespace is filled with the real memory texts of the benchmark sets in
+``--corpus`` (LoCoMo turns and observations, MemoryBank English and Chinese; repeated to reach the
+size) and searched with their real questions; without that folder, or with ``--synthetic``, with
+seeded English and Chinese sentences from a small vocabulary (a harsher case: every word is
+common). Then measured:
 
 - ``add``: median time of a durable ``add`` (fsync included), over ``--ops`` adds;
 - ``search``: median time of a warm ``search`` with access bookkeeping, over varied queries;
 - ``open``: time from a cold ``MemoryStore`` to the first answered ``get`` (snapshot read and
   parsed, journal replayed; the ranking index is built lazily on the first search);
+- ``first search``: that first search, which analyses every memory;
 - ``rss``: resident memory added by loading the namespace, in MiB.
 
 The baseline, ``bench.seed_port``, is measured in the same run at the sizes where it finishes in
@@ -25,7 +29,6 @@ import resource
 import statistics
 import subprocess
 import sys
-import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -72,6 +75,66 @@ def synthetic_records(count: int, seed: int = 7) -> list[dict[str, Any]]:
     return records
 
 
+REAL_SETS = ("locomo_turns", "locomo_obs", "memorybank_en", "memorybank_zh")
+
+
+def real_corpus(data_dir: Path) -> tuple[list[str], list[str]] | None:
+    """Memory texts and questions of the public benchmark sets, if ``data_dir`` has them.
+
+    Real dialogue turns and real questions, English and Chinese, read where they lie (never
+    copied into the repository); ``None`` when the folder is missing.
+    """
+    from bench.retrieval import available_sets, load_set
+
+    if not data_dir.is_dir():
+        return None
+    names = [n for n in REAL_SETS if n in available_sets(data_dir)]
+    if not names:
+        return None
+    texts: list[str] = []
+    questions: list[str] = []
+    for name in names:
+        bench_set = load_set(data_dir, name)
+        texts += [str(m["content"]) for ms in bench_set.users.values() for m in ms]
+        questions += [q.text for q in bench_set.questions]
+    return texts, questions
+
+
+def corpus_records(texts: list[str], count: int) -> list[dict[str, Any]]:
+    """``count`` article-format records cycling through ``texts`` (repeats when it is short).
+
+    Repeating makes every posting list longer in proportion, a pessimistic stand-in for a
+    larger real namespace, whose vocabulary would grow too.
+    """
+    start = 1_700_000_000_000
+    records = []
+    for i in range(count):
+        at = format_time_ms(start + i * 60_000)
+        content = texts[i % len(texts)][:4000].strip() or "empty"
+        records.append(
+            {
+                "id": start + i,
+                "content": content,
+                "tags": [],
+                "category": "general",
+                "createdAt": at,
+                "accessedAt": at,
+                "accessCount": 0,
+            }
+        )
+    return records
+
+
+def workload(size: int, corpus: Path | None) -> tuple[list[dict[str, Any]], list[str]]:
+    """The memories and questions of one run: real text if available, else synthetic."""
+    real = real_corpus(corpus) if corpus is not None else None
+    if real is None:
+        return synthetic_records(size), queries()
+    texts, questions = real
+    rng = random.Random(5)
+    return corpus_records(texts, size), rng.sample(questions, min(200, len(questions)))
+
+
 def queries(seed: int = 11) -> list[str]:
     """Varied questions, half English, half Chinese."""
     rng = random.Random(seed)
@@ -89,9 +152,9 @@ def _rss_mib() -> float:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
 
 
-def measure_ours(folder: Path, size: int, ops: int) -> dict[str, float]:
+def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict[str, float]:
     """One run of our store at ``size`` memories (in this process)."""
-    records = synthetic_records(size)
+    records, qs = workload(size, corpus)
     with MemoryStore(folder) as store:
         store.namespace("bench").import_memories(records)
     rss_before = _rss_mib()
@@ -101,8 +164,9 @@ def measure_ours(folder: Path, size: int, ops: int) -> dict[str, float]:
     ns.get(records[0]["id"])
     open_ms = (time.perf_counter() - t) * 1000
     rss = _rss_mib() - rss_before
-    qs = queries()
+    t = time.perf_counter()
     ns.search(qs[0])  # warm: builds the ranking index
+    first_ms = (time.perf_counter() - t) * 1000
     search = []
     for q in qs[: max(ops, 50)]:
         t = time.perf_counter()
@@ -118,16 +182,17 @@ def measure_ours(folder: Path, size: int, ops: int) -> dict[str, float]:
         "add_ms": statistics.median(add) * 1000,
         "search_ms": statistics.median(search) * 1000,
         "open_ms": open_ms,
+        "first_search_ms": first_ms,
         "rss_mib": rss,
     }
 
 
-def measure_seed(folder: Path, size: int, ops: int) -> dict[str, float]:
+def measure_seed(folder: Path, size: int, ops: int, corpus: Path | None) -> dict[str, float]:
     """One run of the article's port at ``size`` memories."""
+    records, qs = workload(size, corpus)
     path = folder / "memory.json"
-    path.write_text(json.dumps(synthetic_records(size), ensure_ascii=False, indent=2), "utf-8")
+    path.write_text(json.dumps(records, ensure_ascii=False, indent=2), "utf-8")
     store = SeedPortStore(path)
-    qs = queries()
     search, add = [], []
     for q in qs[:ops]:
         t = time.perf_counter()
@@ -140,18 +205,24 @@ def measure_seed(folder: Path, size: int, ops: int) -> dict[str, float]:
     return {"add_ms": statistics.median(add) * 1000, "search_ms": statistics.median(search) * 1000}
 
 
-def _one_run(which: str, size: int, ops: int) -> dict[str, float]:
+def _one_run(which: str, size: int, ops: int, corpus: Path | None) -> dict[str, float]:
     """Run one measurement in a fresh process, so runs do not share caches or heap."""
+    corpus_arg = f"pathlib.Path({str(corpus)!r})" if corpus is not None else "None"
     code = (
         "import json, sys, tempfile, pathlib\n"
         "from bench.store_bench import measure_ours, measure_seed\n"
         f"f = measure_{which}\n"
         "with tempfile.TemporaryDirectory() as d:\n"
-        f"    print(json.dumps(f(pathlib.Path(d), {size}, {ops})))\n"
+        f"    print(json.dumps(f(pathlib.Path(d), {size}, {ops}, {corpus_arg})))\n"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     result: dict[str, float] = json.loads(out.stdout.strip().splitlines()[-1])
     return result
+
+
+def real_corpus_or_none(corpus: Path | None) -> bool:
+    """Whether the run falls back to synthetic text."""
+    return corpus is None or real_corpus(corpus) is None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -162,26 +233,40 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--ops", type=int, default=200)
     parser.add_argument("--seed-max", type=int, default=10000, help="largest size for the port")
     parser.add_argument("--json", type=Path)
+    parser.add_argument(
+        "--corpus",
+        type=Path,
+        default=Path("../shared/bench/data"),
+        help="benchmark data whose texts and questions to use (synthetic text if missing)",
+    )
+    parser.add_argument("--synthetic", action="store_true", help="use synthetic text only")
     args = parser.parse_args(argv)
+    corpus = None if args.synthetic else args.corpus
+    print("corpus:", "synthetic" if real_corpus_or_none(corpus) else corpus, flush=True)
     results: dict[str, Any] = {}
     for size in [int(s) for s in args.sizes.split(",")]:
         row: dict[str, Any] = {}
-        runs = [_one_run("ours", size, args.ops) for _ in range(args.runs)]
+        runs = [_one_run("ours", size, args.ops, corpus) for _ in range(args.runs)]
         row["ours"] = {k: statistics.median(r[k] for r in runs) for k in runs[0]}
         if size <= args.seed_max:
             seed_ops = max(5, min(args.ops, 2_000_000 // size))
-            seed_runs = [_one_run("seed", size, seed_ops) for _ in range(max(1, args.runs // 2))]
+            seed_runs = [
+                _one_run("seed", size, seed_ops, corpus) for _ in range(max(1, args.runs // 2))
+            ]
             row["seed"] = {k: statistics.median(r[k] for r in seed_runs) for k in seed_runs[0]}
         results[str(size)] = row
         ours, seed = row["ours"], row.get("seed")
         line = (
             f"{size:>7} memories: add {ours['add_ms']:.3f} ms, search {ours['search_ms']:.3f} ms,"
-            f" open {ours['open_ms']:.1f} ms, RSS {ours['rss_mib']:.1f} MiB"
+            f" open {ours['open_ms']:.1f} ms, first search {ours['first_search_ms']:.0f} ms,"
+            f" RSS {ours['rss_mib']:.1f} MiB"
         )
         if seed:
+            add_ratio = seed["add_ms"] / ours["add_ms"]
+            search_ratio = seed["search_ms"] / ours["search_ms"]
             line += (
                 f" | article port: add {seed['add_ms']:.1f} ms, search {seed['search_ms']:.1f} ms"
-                f" (x{seed['add_ms'] / ours['add_ms']:.0f} / x{seed['search_ms'] / ours['search_ms']:.0f})"
+                f" (x{add_ratio:.0f} / x{search_ratio:.0f})"
             )
         print(line, flush=True)
     usage = resource.getrusage(resource.RUSAGE_CHILDREN)

@@ -305,6 +305,9 @@ class Bm25Ranker:
     def _flush(self) -> None:
         """Analyze the memories recorded since the last search; refresh a drifted average."""
         pending, self._pending = self._pending, {}
+        if not self._docs and pending:
+            self._build(pending)
+            return
         for memory_id, memory in pending.items():
             source = (memory.content, memory.tags, memory.category, memory.created_at[:10])
             if self._sources.get(memory_id) == source:
@@ -317,6 +320,21 @@ class Bm25Ranker:
         if abs(average - self._average) > AVERAGE_DRIFT * self._average:
             self._average = average
             self._recompute_impacts()
+
+    def _build(self, memories: dict[int, Memory]) -> None:
+        """Index an empty ranker in one pass, with the average length known beforehand."""
+        bags = {memory_id: memory_terms(memory) for memory_id, memory in memories.items()}
+        total = sum(sum(bag.values()) for bag in bags.values())
+        self._average = total / len(bags)
+        for memory_id, bag in bags.items():
+            self._add(memory_id, bag)
+            memory = memories[memory_id]
+            self._sources[memory_id] = (
+                memory.content,
+                memory.tags,
+                memory.category,
+                memory.created_at[:10],
+            )
 
     def _impact(self, tf: float, length: float) -> float:
         return tf / (tf + K1 * (1.0 - B + B * length / (self._average or length or 1.0)))

@@ -6,7 +6,9 @@ line appended to ``memory.journal``:
     {"op": "put", "m": {...article record...}}     add or update (the whole new record)
     {"op": "del", "id": 1705312200000}             delete
     {"op": "touch", "at": "...Z", "n": {"<id>": 7}} access bookkeeping (absolute counts)
-    {"op": "high", "id": 1705312200000}            the highest id used so far (after compaction)
+    {"op": "high", "id": 1705312200000,            the highest id used so far, and the inode,
+     "snapshot": [ino, mtime_ns, size]}             mtime and size of the snapshot compaction
+                                                    wrote (the journal's first line)
 
 Every op is idempotent (a put carries the whole record, a touch absolute counts), so replaying a
 journal onto a snapshot that already contains some of it changes nothing: a crash between the two
@@ -51,6 +53,9 @@ class Change:
     snapshot: list[Any] = field(default_factory=list)  # records, when reload
     entries: list[dict[str, Any]] = field(default_factory=list)  # journal lines to apply
     quarantined: list[Path] = field(default_factory=list)
+    # The snapshot is byte for byte the one the last compaction wrote (its signature is in the
+    # journal's first line), so its records need no validation: nobody has edited it since.
+    trusted: bool = False
 
 
 def _signature(path: Path) -> _Signature | None:
@@ -109,11 +114,13 @@ class NamespaceFiles:
     def _load_all(self) -> Change:
         change = Change(reload=True)
         self._close_fd()
-        self._snapshot_sig = _signature(self.snapshot_path)
         try:
-            data = self.snapshot_path.read_bytes()
+            with open(self.snapshot_path, "rb") as f:
+                st = os.fstat(f.fileno())
+                self._snapshot_sig = (st.st_ino, st.st_mtime_ns, st.st_size)
+                data: bytes | None = f.read()
         except FileNotFoundError:
-            data = None
+            self._snapshot_sig, data = None, None
         except OSError as e:
             raise MemoryLoadFailed(
                 f"could not read {self.snapshot_path}: {e}", path=self.snapshot_path
@@ -137,6 +144,11 @@ class NamespaceFiles:
         self._journal_offset = 0
         self.journal_lines = 0
         change.entries = self._read_journal(0, change)
+        if change.entries and self._snapshot_sig is not None:
+            header = change.entries[0]
+            change.trusted = header.get("op") == "high" and header.get("snapshot") == list(
+                self._snapshot_sig
+            )
         self._loaded = True
         return change
 
@@ -167,14 +179,14 @@ class NamespaceFiles:
             elif line.strip():
                 bad += 1
         if bad:
-            kept = self._copy_aside(self.journal_path)
+            kept = self.copy_aside(self.journal_path)
             change.quarantined.append(kept)
             log.warning("%d unreadable lines in %s; a copy is in %s", bad, self.journal_path, kept)
         self._journal_offset = offset + complete
         self.journal_lines += len(entries)
         return entries
 
-    def _copy_aside(self, path: Path) -> Path:
+    def copy_aside(self, path: Path) -> Path:
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         target = path.with_name(f"{path.name}.corrupt-{stamp}")
         try:
@@ -231,7 +243,8 @@ class NamespaceFiles:
         write_bytes_atomic(self.snapshot_path, dump_json(records))
         self._snapshot_sig = _signature(self.snapshot_path)
         self._close_fd()
-        header = json.dumps({"op": "high", "id": high_id}).encode() + b"\n"
+        snapshot = list(self._snapshot_sig or ())
+        header = json.dumps({"op": "high", "id": high_id, "snapshot": snapshot}).encode() + b"\n"
         write_bytes_atomic(self.journal_path, header)
         st = os.stat(self.journal_path)
         self._journal_ino = st.st_ino

@@ -253,6 +253,30 @@ class Memory:
         )
 
 
+    @classmethod
+    def from_store(cls, record: Mapping[str, Any]) -> Memory:
+        """Read a record the store itself wrote and nobody has edited since (unvalidated).
+
+        Opening a namespace of 10,000 memories spends most of its time validating; a snapshot
+        known to be the store's own output (see ``memory.journal``) skips that. Anything
+        unexpected still falls back to ``from_dict``.
+        """
+        try:
+            return cls(
+                record["id"],
+                record["content"],
+                tuple(record["tags"]),
+                record["category"],
+                record["createdAt"],
+                record["accessedAt"],
+                record["accessCount"],
+                record.get("updatedAt"),
+                record.get("source"),
+            )
+        except (KeyError, TypeError):
+            return cls.from_dict(record)
+
+
 @dataclass(frozen=True, slots=True)
 class Hit:
     """A memory found by ``search`` or ``related``, with its score (higher is better)."""

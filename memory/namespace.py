@@ -298,9 +298,10 @@ class Namespace:
         self._memories, self._sources = {}, {}
         self._rankers = _new_rankers()
         bad = 0
+        read = Memory.from_store if change.trusted else Memory.from_dict
         for record in change.snapshot:
             try:
-                memory = Memory.from_dict(record)
+                memory = read(record)
             except MemoryInvalid:
                 bad += 1
                 continue
@@ -310,7 +311,7 @@ class Namespace:
             self._put(memory)
         if bad:
             # Keep the file's bytes, then rewrite it with what could be read.
-            kept = self._files._copy_aside(self._files.snapshot_path)
+            kept = self._files.copy_aside(self._files.snapshot_path)
             change.quarantined.append(kept)
             log.warning("%d unreadable memories in %s; a copy is in %s", bad, self.path, kept)
             self._dirty_since = 0.0
