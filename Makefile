@@ -12,9 +12,10 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The bot: polls Telegram when a token is configured, otherwise the local console.
+# The bot: polls Telegram when there is a config.toml or a TELEGRAM_BOT_TOKEN, otherwise the
+# local console (python -m bot explains how to get a token if the config has none).
 run: $(STAMP)
-	$(VENV)/bin/python -m bot $(if $(wildcard config.toml),,console)
+	$(VENV)/bin/python -m bot $(if $(or $(wildcard config.toml),$(TELEGRAM_BOT_TOKEN)),,console)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m ruff check .

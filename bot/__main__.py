@@ -1,13 +1,159 @@
-"""``python -m bot``: run the bot (placeholder until the bot lands)."""
+"""``python -m bot``: run the bot on Telegram (long polling), or ``python -m bot console``.
+
+    python -m bot [--config PATH]                      # Telegram: needs a bot token
+    python -m bot [--config PATH] console [--user-id N] [--lang en|zh]
+
+The configuration is ``config.toml`` (see ``config.example.toml``) or ``--config PATH``, with
+``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` from the environment on top.
+Without a token the bot explains how to get one and how to try the console, and exits with
+status 2; a configuration error exits with status 2 and names the key.
+"""
+
+from __future__ import annotations
 
 import argparse
+import asyncio
+import logging
+import os
+import sys
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from bot.config import Config, load_config
+from bot.errors import ConfigError
+from bot.logs import configure_logging
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+log = logging.getLogger("bot")
+
+NO_TOKEN = """\
+No Telegram bot token is configured, so the bot cannot connect to Telegram.
+
+To run it on Telegram:
+  1. In Telegram, open a chat with @BotFather, send /newbot and follow the steps;
+     it answers with a token such as 123456789:AAE...
+  2. Put it in the config:  cp config.example.toml config.toml  and set
+     [telegram] token = "...",  or export TELEGRAM_BOT_TOKEN=...
+  3. Run python -m bot (or make run) again.
+
+To try the bot right now, without Telegram, in this terminal:
+  python -m bot console
+"""
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__)
-    parser.add_argument("--config", default="config.toml", help="path of the TOML config")
-    parser.parse_args()
+def build_parser() -> argparse.ArgumentParser:
+    """The command line."""
+    parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__.split("\n")[0])
+    parser.add_argument("--config", help="the TOML config (default: config.toml, if present)")
+    modes = parser.add_subparsers(dest="mode")
+    console = modes.add_parser("console", help="talk to the bot in this terminal, no Telegram")
+    console.add_argument(
+        "--user-id",
+        type=int,
+        help="who you are (default: the first admin or allowed user of the config, else 1)",
+    )
+    console.add_argument(
+        "--lang", choices=("en", "zh"), help="reply language (default: from $LANG)"
+    )
+    return parser
+
+
+def make_llm(config: Config) -> AsyncOpenAI | None:
+    """The language model's client, when a key is configured."""
+    if not config.llm.enabled:
+        return None
+    from openai import AsyncOpenAI  # loaded only when configured
+
+    return AsyncOpenAI(
+        api_key=config.llm.api_key, base_url=config.llm.base_url, timeout=config.llm.timeout
+    )
+
+
+def run_telegram(config: Config) -> int:
+    """Poll Telegram until interrupted (Ctrl-C, SIGTERM)."""
+    from telegram.error import InvalidToken, NetworkError
+
+    from bot.app import ALLOWED_UPDATES, build_application
+    from memory.store import MemoryStore
+
+    if not config.telegram.allowed_user_ids:
+        log.warning(
+            "telegram.allowed_user_ids is empty: anyone who finds the bot can use it. "
+            "Set it to your Telegram user id (the bot shows it to users it refuses)."
+        )
+    application = build_application(config, MemoryStore(config.data_dir), make_llm(config))
+    log.info("polling Telegram; memories in %s", config.data_dir)
+    try:
+        application.run_polling(allowed_updates=list(ALLOWED_UPDATES))
+    except InvalidToken:
+        print(
+            "Telegram refused the bot token (Unauthorized). Check telegram.token or\n"
+            "TELEGRAM_BOT_TOKEN; @BotFather shows a bot's token again with /token.",
+            file=sys.stderr,
+        )
+        return 2
+    except NetworkError as e:
+        print(
+            f"Cannot reach the Bot API at {config.telegram.base_url} ({e}).\n"
+            "Check the network (a proxy goes in HTTPS_PROXY) and telegram.base_url.",
+            file=sys.stderr,
+        )
+        return 1
+    return 0
+
+
+def run_console(config: Config, user_id: int | None, language: str | None) -> int:
+    """Talk to the bot on stdin/stdout until end of input."""
+    from bot import console
+    from memory.store import MemoryStore
+
+    telegram = config.telegram
+    user_id = user_id or next(iter(telegram.admin_user_ids + telegram.allowed_user_ids), 1)
+    if language is None:
+        locale = os.environ.get("LC_ALL") or os.environ.get("LANG") or ""
+        language = "zh" if locale.lower().startswith("zh") else "en"
+    print(
+        f"Cogito console: you are user {user_id} (memories in {config.data_dir}/users/{user_id}).\n"
+        "Type /help to start; end with Ctrl-D.",
+        file=sys.stderr,
+    )
+    session = console.Console(
+        config,
+        MemoryStore(config.data_dir),
+        make_llm(config),
+        user_id=user_id,
+        language=language,
+        out=sys.stdout,
+    )
+    try:
+        asyncio.run(console.run_console(session, sys.stdin, prompt=sys.stdin.isatty()))
+    except KeyboardInterrupt:
+        print(file=sys.stderr)
+    return 0
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point; returns the exit status."""
+    args = build_parser().parse_args(argv)
+    # python-telegram-bot 22 warns (PTBDeprecationWarning) in its own RetryAfter on every 429
+    # unless time periods are opted in to its v23 type, timedelta; the bot reads none of them.
+    os.environ.setdefault("PTB_TIMEDELTA", "1")
+    try:
+        config = load_config(args.config)
+    except ConfigError as e:
+        print(f"configuration error: {e.message}", file=sys.stderr)
+        return 2
+    if args.mode == "console":
+        configure_logging("warning", config.secrets())
+        return run_console(config, args.user_id, args.lang)
+    configure_logging(config.log_level, config.secrets())
+    if not config.telegram.token:
+        print(NO_TOKEN, file=sys.stderr, end="")
+        return 2
+    return run_telegram(config)
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

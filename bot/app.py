@@ -1,0 +1,205 @@
+"""The Telegram application: every handler wired in one place.
+
+``build_application(config, store, llm)`` returns a python-telegram-bot ``Application`` ready
+for ``run_polling``; ``python -m bot`` runs it against Telegram, the tests and the benchmark
+against a fake Bot API on loopback (``telegram.base_url``), and ``python -m bot console``
+against an in-process one (the ``request`` argument). Resources are opened before polling and
+closed after it (``post_init`` / ``post_shutdown``): the store is closed, so that every
+``memory.json`` is complete, and the language model's HTTP client too.
+
+Updates are handled concurrently across chats and in order within a chat
+(``bot.updates.ChatOrderedUpdateProcessor``): a slow answer in one chat (the disk, a language
+model) does not hold up the others. Handler groups: -1 is the gatekeeper (allow list, chats the
+bot does not serve); 0 holds the commands, the buttons and free text. Later features add theirs
+to ``register_handlers``.
+
+Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches
+``on_error``, which logs the traceback, tells the user briefly in their language and, for
+unexpected errors, notifies the admins. Telegram's flood control is ``AIORateLimiter``: with
+``flood_control`` it keeps within Telegram's limits, and it always retries a request Telegram
+answered with 429 after the ``retry_after`` it asked for.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any
+
+from telegram import BotCommand, LinkPreviewOptions, Update
+from telegram.constants import BotCommandLimit
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    Defaults,
+    ExtBot,
+    JobQueue,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+from telegram.request import BaseRequest
+
+from bot import buttons, commands, messages
+from bot.access import gatekeeper
+from bot.config import Config
+from bot.i18n import COMMANDS, language_of, t
+from bot.render import escape
+from bot.replies import reply_html
+from bot.services import KEY, Services, services
+from bot.updates import ChatOrderedUpdateProcessor
+from memory.errors import MemoryLoadFailed, MemorySaveFailed
+from memory.store import MemoryStore
+from memory.text import query_words
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+log = logging.getLogger(__name__)
+
+BotApplication = Application[
+    ExtBot[int],  # AIORateLimiter is a BaseRateLimiter[int]
+    ContextTypes.DEFAULT_TYPE,
+    dict[Any, Any],
+    dict[Any, Any],
+    dict[Any, Any],
+    JobQueue[ContextTypes.DEFAULT_TYPE],
+]
+
+ALLOWED_UPDATES = (Update.MESSAGE, Update.CALLBACK_QUERY)
+RETRIES_ON_429 = 3
+
+HANDLERS = {
+    "start": commands.start,
+    "help": commands.help_command,
+    "remember": commands.remember,
+    "recall": commands.recall,
+    "forget": commands.forget,
+    "stats": commands.stats,
+    "list": commands.list_memories,
+    "edit": commands.edit,
+    "related": commands.related,
+    "export": commands.export,
+}
+
+
+def build_application(
+    config: Config,
+    store: MemoryStore,
+    llm: AsyncOpenAI | None,
+    *,
+    request: BaseRequest | None = None,
+) -> BotApplication:
+    """The bot, wired: handlers, error handler, rate limiter, start-up and shutdown hooks."""
+    telegram = config.telegram
+    limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
+    builder = (
+        ApplicationBuilder()
+        .token(telegram.token)
+        .base_url(telegram.base_url)
+        .defaults(
+            Defaults(
+                allow_sending_without_reply=True,
+                link_preview_options=LinkPreviewOptions(is_disabled=True),
+            )
+        )
+        .rate_limiter(AIORateLimiter(max_retries=RETRIES_ON_429, **limits))
+        .concurrent_updates(ChatOrderedUpdateProcessor())
+        .post_init(post_init)
+        .post_shutdown(post_shutdown)
+    )
+    if request is not None:
+        builder = builder.request(request).get_updates_request(request)
+    application = builder.build()
+    application.bot_data[KEY] = Services(config, store, llm)
+    register_handlers(application)
+    return application
+
+
+def register_handlers(application: BotApplication) -> None:
+    """Add every handler and the error handler."""
+    new_messages = filters.UpdateType.MESSAGE  # an edited "/remember" must not store twice
+    application.add_handler(TypeHandler(Update, gatekeeper), group=-1)
+    for name, callback in HANDLERS.items():
+        application.add_handler(CommandHandler(name, callback, filters=new_messages))
+    for pattern, callback in (
+        (buttons.FORGET_PATTERN, buttons.ask_forget),
+        (buttons.DELETE_PATTERN, buttons.confirm_forget),
+        (buttons.KEEP_PATTERN, buttons.keep),
+        (buttons.PAGE_PATTERN, buttons.turn_page),
+    ):
+        application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
+    application.add_handler(CallbackQueryHandler(buttons.unknown_button))
+    text = new_messages & filters.TEXT
+    application.add_handler(MessageHandler(text & ~filters.COMMAND, messages.free_text))
+    application.add_handler(MessageHandler(text & filters.COMMAND, commands.unknown_command))
+    application.add_error_handler(on_error)
+
+
+def bot_commands(language: str) -> list[BotCommand]:
+    """The command menu in ``language``."""
+    commands_ = [BotCommand(name, t(language, key)) for name, key in COMMANDS]
+    assert len(commands_) <= BotCommandLimit.MAX_COMMAND_NUMBER
+    return commands_
+
+
+async def post_init(application: BotApplication) -> None:
+    """Before polling: warm the tokenizer and publish the command menu (English and Chinese)."""
+    # jieba loads its dictionary (about a second) on first use; do it now, not on a user's
+    # first Chinese message.
+    await asyncio.to_thread(query_words, "预热")
+    await application.bot.set_my_commands(bot_commands("en"))
+    await application.bot.set_my_commands(bot_commands("zh"), language_code="zh")
+
+
+async def post_shutdown(application: BotApplication) -> None:
+    """After polling: close the store (memory.json complete) and the model's client."""
+    found: Services = application.bot_data[KEY]
+    await asyncio.to_thread(found.store.close)
+    if found.llm is not None:
+        await found.llm.close()
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Log a failed update, tell its user briefly, and keep the bot running."""
+    error = context.error
+    if isinstance(error, Forbidden):  # blocked by the user, or removed from the group
+        log.info("Telegram refused to deliver: %s", error.message)
+        return
+    if isinstance(error, RetryAfter):
+        log.warning("flood control: still limited after %d retries: %s", RETRIES_ON_429, error)
+        return
+    if isinstance(error, NetworkError) and not isinstance(error, BadRequest):
+        log.warning("network trouble talking to Telegram: %s", error)
+        return
+    update_id = update.update_id if isinstance(update, Update) else None
+    log.error("update %s failed", update_id, exc_info=error)
+    if not isinstance(update, Update):
+        return
+    language = language_of(update.effective_user)
+    storage = isinstance(error, MemorySaveFailed | MemoryLoadFailed)
+    try:
+        if update.callback_query is not None:
+            await update.callback_query.answer(t(language, "error_plain"), show_alert=True)
+        elif update.effective_message is not None:
+            text = t(language, "error_storage" if storage else "error_generic")
+            await reply_html(update.effective_message, text)
+    except TelegramError as e:  # the apology failed too (blocked, gone): the log has it all
+        log.warning("could not tell the user about the failure: %s", e)
+    if not isinstance(error, TelegramError):
+        await _tell_admins(context, f"{type(error).__name__}: {error}")
+
+
+async def _tell_admins(context: ContextTypes.DEFAULT_TYPE, summary: str) -> None:
+    config = services(context).config
+    for admin in config.telegram.admin_user_ids:
+        text = t("en", "admin_error", error=escape(summary[:300]))
+        try:
+            await context.bot.send_message(admin, text, parse_mode="HTML")
+        except TelegramError as e:
+            log.warning("could not notify admin %s: %s", admin, e)

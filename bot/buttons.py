@@ -1,0 +1,211 @@
+"""Inline buttons: what they carry, how they look, and what pressing them does.
+
+Callback data is small and carries ids only, never content (Telegram allows 64 bytes)::
+
+    f:<memory id>           🗑 under a /recall or /related result: ask before forgetting
+    d:<memory id>           "Delete" in the confirmation: forget it
+    k:<memory id>           "Keep" in the confirmation
+    p:<page>[:<category>]   ◀ ▶ of /list; the category as the CRC-32 of its name, in hex
+
+Nothing is trusted: a press is resolved in the namespace of the person who pressed, in the chat
+where they pressed (``access.current_namespace``), so a callback crafted with the id of another
+namespace's memory finds nothing and is refused. A page number out of range is clamped.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.ext import ContextTypes
+
+from bot.access import current_namespace
+from bot.i18n import language_of, t
+from bot.render import PREVIEW_CHARS, escape, memory_block, memory_list, preview
+from bot.replies import edit_html, reply_html
+from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.model import Memory, parse_id
+from memory.store import Namespace
+
+PAGE_SIZE = 10
+BUTTON_PREVIEW = 32
+MAX_CALLBACK_DATA = 64  # bytes, Telegram's limit
+
+FORGET_PATTERN = r"^f:\d{1,19}$"
+DELETE_PATTERN = r"^d:\d{1,19}$"
+KEEP_PATTERN = r"^k:\d{1,19}$"
+PAGE_PATTERN = r"^p:\d{1,6}(:[0-9a-f]{8})?$"
+
+
+def category_key(category: str) -> str:
+    """A category's name as 8 hex digits (CRC-32), short enough for any callback data."""
+    return f"{zlib.crc32(category.encode()):08x}"
+
+
+def _button(label: str, data: str) -> InlineKeyboardButton:
+    assert len(data.encode()) <= MAX_CALLBACK_DATA, data  # an invariant of the formats above
+    return InlineKeyboardButton(label, callback_data=data)
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+def forget_keyboard(memories: Sequence[Memory], language: str) -> InlineKeyboardMarkup | None:
+    """One 🗑 button per listed memory, numbered as in the list."""
+    rows = []
+    for index, memory in enumerate(memories, start=1):
+        label = preview(memory.content, BUTTON_PREVIEW)
+        text = t(language, "button_forget_plain", index=index, preview=label)
+        rows.append([_button(text, f"f:{memory.id}")])
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def forget_prompt(memory: Memory, language: str) -> tuple[str, InlineKeyboardMarkup]:
+    """The confirmation asked before forgetting ``memory``, with Delete / Keep."""
+    keyboard = InlineKeyboardMarkup(
+        [
+            [
+                _button(t(language, "button_delete_plain"), f"d:{memory.id}"),
+                _button(t(language, "button_keep_plain"), f"k:{memory.id}"),
+            ]
+        ]
+    )
+    text = t(language, "forget_confirm", memory=memory_block(memory, limit=PREVIEW_CHARS))
+    return text, keyboard
+
+
+def page_view(
+    namespace: Namespace, page: int, category: str | None, language: str
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """Page ``page`` (0-based, clamped) of /list, newest first, with ◀ ▶ as needed."""
+    memories = namespace.memories(category)[::-1]
+    label = f" ({escape(category.lower())})" if category else ""
+    if not memories:
+        return t(language, "list_empty", category=label), None
+    pages = -(-len(memories) // PAGE_SIZE)
+    page = min(max(page, 0), pages - 1)
+    shown = memories[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
+    title = t(
+        language,
+        "list_title",
+        category=label,
+        page=page + 1,
+        pages=pages,
+        total=len(memories),
+    )
+    blocks = [
+        memory_block(m, page * PAGE_SIZE + i, limit=PREVIEW_CHARS)
+        for i, m in enumerate(shown, start=1)
+    ]
+    suffix = f":{category_key(category.lower())}" if category else ""
+    row = []
+    if page > 0:
+        row.append(_button(t(language, "button_prev_plain"), f"p:{page - 1}{suffix}"))
+    if page < pages - 1:
+        row.append(_button(t(language, "button_next_plain"), f"p:{page + 1}{suffix}"))
+    return "\n\n".join([title, *blocks]), InlineKeyboardMarkup([row]) if row else None
+
+
+def results_view(
+    title: str, memories: Sequence[Memory], language: str
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """A titled list of memories in full, with a 🗑 button for each."""
+    return memory_list(title, memories), forget_keyboard(memories, language)
+
+
+# -- presses -----------------------------------------------------------------------------------
+
+
+async def _pressed(
+    update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> tuple[Namespace, Memory | None, Message] | None:
+    """The presser's namespace, the memory the button names (None: not there) and the message
+    the button is on; None (the press answered) when the message is gone or not in a chat."""
+    query = update.callback_query
+    assert query is not None and query.data is not None
+    namespace = current_namespace(update, context)
+    if namespace is None or not isinstance(query.message, Message):
+        await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
+        return None
+    try:
+        memory: Memory | None = namespace.get(parse_id(query.data.split(":")[1]))
+    except (MemoryNotFound, MemoryInvalid):
+        memory = None
+    return namespace, memory, query.message
+
+
+async def ask_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """🗑 pressed under a result: ask for confirmation in a new message."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await _pressed(update, context)
+    if pressed is None:
+        return
+    _, memory, message = pressed
+    if memory is None:
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    await query.answer()
+    text, keyboard = forget_prompt(memory, language)
+    await reply_html(message, text, keyboard)
+
+
+async def confirm_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Delete" pressed in a confirmation: forget the memory."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await _pressed(update, context)
+    if pressed is None:
+        return
+    namespace, memory, _ = pressed
+    if memory is None:
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    try:
+        namespace.delete(memory.id)
+    except MemoryNotFound:  # deleted in between, by another member or process
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    await query.answer()
+    await edit_html(query, t(language, "forgotten", content=escape(preview(memory.content, 200))))
+
+
+async def keep(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Keep" pressed in a confirmation: leave the memory alone."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await _pressed(update, context)
+    if pressed is None:
+        return
+    _, memory, _ = pressed
+    await query.answer()
+    if memory is None:
+        await edit_html(query, t(language, "cancelled"))
+    else:
+        await edit_html(query, t(language, "kept", content=escape(preview(memory.content, 200))))
+
+
+async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """◀ or ▶ pressed under /list: show that page."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None and query.data is not None
+    namespace = current_namespace(update, context)
+    if namespace is None or not isinstance(query.message, Message):
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    _, page, *key = query.data.split(":")
+    category = None
+    if key:
+        names = {m.category for m in namespace.memories()}
+        category = next((c for c in sorted(names) if category_key(c) == key[0]), None)
+    await query.answer()
+    text, keyboard = page_view(namespace, int(page), category, language)
+    await edit_html(query, text, keyboard)
+
+
+async def unknown_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A press whose data this bot does not know (an old or crafted button)."""
+    query = update.callback_query
+    assert query is not None
+    await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)

@@ -1,0 +1,245 @@
+"""The slash commands: thin front doors onto the memory library's operations.
+
+Each handler finds the namespace of the update (``access.current_namespace``), makes one call
+into ``memory`` and renders the answer; no storage or ranking logic lives here. What the user
+types after a command is read by ``bot.entry`` (hashtags, ``category:``). Expected failures (an
+unknown id, content over the limit) are answered here; anything else goes to the one error
+handler in ``bot.app``.
+"""
+
+from __future__ import annotations
+
+import json
+
+from telegram import Message, Update
+from telegram.ext import ContextTypes
+
+from bot.access import addressed_to_bot, current_namespace, is_group
+from bot.buttons import forget_prompt, page_view, results_view
+from bot.entry import Entry, parse_entry, split_command
+from bot.i18n import language_of, t
+from bot.render import escape, memory_block, preview, stats_text
+from bot.replies import reply_html
+from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.model import Memory, parse_id
+from memory.store import Namespace
+
+RECALL_LIMIT = 5
+RELATED_LIMIT = 5
+
+
+def _request(
+    update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> tuple[Message, Namespace, str, str] | None:
+    """The message, its namespace, the user's language and the text after the command."""
+    message, namespace = update.effective_message, current_namespace(update, context)
+    if message is None or namespace is None:
+        return None
+    _, argument = split_command(message.text or message.caption or "")
+    return message, namespace, language_of(update.effective_user), argument
+
+
+async def _find(
+    message: Message, namespace: Namespace, language: str, value: str, usage: str
+) -> Memory | None:
+    """The memory whose id is ``value``, or None after telling the user why not."""
+    if not value:
+        await reply_html(message, t(language, usage))
+        return None
+    try:
+        return namespace.get(parse_id(value))
+    except MemoryNotFound as e:
+        await reply_html(message, t(language, "not_found", id=e.memory_id))
+    except MemoryInvalid:
+        await reply_html(message, t(language, "bad_id", value=escape(preview(value, 40))))
+    return None
+
+
+async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Greet the user and show what the bot does."""
+    if (found := _request(update, context)) is None:
+        return
+    message, _, language, _ = found
+    user = update.effective_user
+    name = escape(user.first_name) if user is not None else ""
+    await reply_html(message, t(language, "start", name=name))
+
+
+async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """List the commands and the syntax of a memory."""
+    if (found := _request(update, context)) is None:
+        return
+    message, _, language, _ = found
+    await reply_html(message, t(language, "help"))
+
+
+async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Store the text after /remember (or of the message replied to), with tags and category."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, argument = found
+    replied = message.reply_to_message
+    source = (replied.text or replied.caption or "") if replied is not None else ""
+    if source.strip():
+        # Replying: the other message is the memory; hashtags and a category may come along.
+        extra = parse_entry(argument, derive_tags=False)
+        base = parse_entry(source, derive_tags=not extra.tags)
+        content = "\n".join(part for part in (base.content, extra.content) if part)
+        derived = not extra.tags and base.derived_tags
+        category = extra.category or base.category
+        entry = Entry(content, extra.tags or base.tags, category, derived)
+    else:
+        entry = parse_entry(argument)
+    if not entry.content:
+        await reply_html(message, t(language, "usage_remember"))
+        return
+    try:
+        memory = namespace.add(entry.content, entry.tags, entry.category)
+    except MemoryInvalid as e:
+        await reply_html(message, t(language, "invalid", reason=escape(e.message)))
+        return
+    text = t(language, "remembered", memory=memory_block(memory))
+    if entry.derived_tags and memory.tags:
+        text += "\n" + t(language, "tags_derived")
+    await reply_html(message, text)
+
+
+async def recall(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the memories that best match the question (or the most recent ones)."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, query = found
+    await show_matches(message, namespace, language, query)
+
+
+async def show_matches(
+    message: Message, namespace: Namespace, language: str, query: str, *, footer: str = ""
+) -> None:
+    """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
+    ``footer`` (HTML) ends the reply. Shared by /recall and by free text."""
+    tail = f"\n\n{footer}" if footer else ""
+    if query:
+        memories = [hit.memory for hit in namespace.search(query, RECALL_LIMIT)]
+        title = t(language, "recall_title", query=escape(preview(query, 80)))
+        if not memories:
+            none = t(language, "recall_none", query=escape(preview(query, 80)))
+            await reply_html(message, none + tail)
+            return
+    else:
+        memories = namespace.memories()[-RECALL_LIMIT:][::-1]
+        title = t(language, "recent_title")
+        if not memories:
+            await reply_html(message, t(language, "no_memories") + tail)
+            return
+    text, keyboard = results_view(title, memories, language)
+    await reply_html(message, text + tail, keyboard)
+
+
+async def forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Ask to confirm forgetting the memory with the given id."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, argument = found
+    value = argument.split(maxsplit=1)[0] if argument else ""
+    memory = await _find(message, namespace, language, value, "usage_forget")
+    if memory is not None:
+        text, keyboard = forget_prompt(memory, language)
+        await reply_html(message, text, keyboard)
+
+
+async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show totals, categories, top tags and the most accessed memories."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, _ = found
+    summary = namespace.stats()
+    if not summary.total:
+        await reply_html(message, t(language, "no_memories"))
+        return
+    await reply_html(message, stats_text(summary, language))
+
+
+async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """List all memories (or one category's), newest first, with ◀ ▶ buttons."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, argument = found
+    try:
+        text, keyboard = page_view(namespace, 0, argument or None, language)
+    except MemoryInvalid as e:  # not a possible category (too long, control characters)
+        await reply_html(message, t(language, "invalid", reason=escape(e.message)))
+        return
+    await reply_html(message, text, keyboard)
+
+
+async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Change a memory's text, and its tags or category when given."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, argument = found
+    value, rest = [*argument.split(None, 1), "", ""][:2]
+    entry = parse_entry(rest, derive_tags=False)
+    if value and not (entry.content or entry.tags or entry.category):
+        await reply_html(message, t(language, "usage_edit"))
+        return
+    memory = await _find(message, namespace, language, value, "usage_edit")
+    if memory is None:
+        return
+    try:
+        memory = namespace.update(
+            memory.id,
+            content=entry.content or None,
+            tags=entry.tags or None,
+            category=entry.category,
+        )
+    except MemoryNotFound as e:
+        await reply_html(message, t(language, "not_found", id=e.memory_id))
+        return
+    except MemoryInvalid as e:
+        await reply_html(message, t(language, "invalid", reason=escape(e.message)))
+        return
+    await reply_html(message, t(language, "edited", memory=memory_block(memory)))
+
+
+async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the memories sharing tags or the category with the given one."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, argument = found
+    value = argument.split(maxsplit=1)[0] if argument else ""
+    memory = await _find(message, namespace, language, value, "usage_related")
+    if memory is None:
+        return
+    content = escape(preview(memory.content, 60))
+    memories = [hit.memory for hit in namespace.related(memory.id, RELATED_LIMIT)]
+    if not memories:
+        await reply_html(message, t(language, "related_none", content=content))
+        return
+    text, keyboard = results_view(t(language, "related_title", content=content), memories, language)
+    await reply_html(message, text, keyboard)
+
+
+async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Send the namespace's memories as an article-format memory.json document."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, _ = found
+    records = namespace.export()
+    if not records:
+        await reply_html(message, t(language, "export_empty"))
+        return
+    document = json.dumps(records, ensure_ascii=False, indent=2).encode()
+    await message.reply_document(
+        document, filename="memory.json", caption=t(language, "export_caption", count=len(records))
+    )
+
+
+async def unknown_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Answer a command this bot does not have (in groups, only one addressed to it by name)."""
+    message = update.effective_message
+    if message is None or message.text is None:
+        return
+    if is_group(message.chat) and "@" not in message.text.split(maxsplit=1)[0]:
+        return  # "/foo" in a group may be for another bot
+    if addressed_to_bot(message, context.bot):
+        await reply_html(message, t(language_of(update.effective_user), "unknown_command"))

@@ -1,0 +1,196 @@
+"""The bot's configuration: ``config.toml`` read into frozen dataclasses.
+
+Every key is documented in ``config.example.toml``. The file is read with ``tomllib`` and checked
+against the dataclasses below, key by key: an unknown key or a value of the wrong type stops
+start-up with a message that names the key (``telegram.group_scope``), so a typo never silently
+falls back to a default. A section is one dataclass; adding a key (or a section, for a later
+feature) is adding a field with a default.
+
+Secrets may stay out of the file: ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and
+``OPENAI_BASE_URL`` override it. A relative ``data_dir`` is taken relative to the config file's
+folder (to the working directory when there is no file), so the bot finds the same memories
+wherever it is started from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import typing
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from bot.errors import ConfigError
+
+DEFAULT_PATH = Path("config.toml")
+TELEGRAM_API = "https://api.telegram.org/bot"
+
+# Environment variable -> (section, key) it overrides.
+ENVIRONMENT = {
+    "TELEGRAM_BOT_TOKEN": ("telegram", "token"),
+    "OPENAI_API_KEY": ("llm", "api_key"),
+    "OPENAI_BASE_URL": ("llm", "base_url"),
+}
+
+
+def _choices(*values: str) -> dict[str, tuple[str, ...]]:
+    return {"choices": values}
+
+
+@dataclass(frozen=True)
+class TelegramConfig:
+    """``[telegram]``: how the bot reaches Telegram and who may use it."""
+
+    token: str = field(default="", repr=False)
+    base_url: str = TELEGRAM_API
+    allowed_user_ids: tuple[int, ...] = ()
+    admin_user_ids: tuple[int, ...] = ()
+    group_scope: str = field(default="chat", metadata=_choices("chat", "user"))
+    flood_control: bool = True
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """``[llm]``: an OpenAI-compatible chat-completions endpoint (optional)."""
+
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str = field(default="", repr=False)
+    model: str = "gpt-4o-mini"
+    timeout: float = 60.0
+
+    @property
+    def enabled(self) -> bool:
+        """Whether free text goes to the model (a key is configured)."""
+        return bool(self.api_key)
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration."""
+
+    data_dir: Path = Path("data")
+    log_level: str = field(default="info", metadata=_choices("debug", "info", "warning", "error"))
+    telegram: TelegramConfig = field(default_factory=TelegramConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+
+    def secrets(self) -> list[str]:
+        """The values that must never reach a log line."""
+        return [s for s in (self.telegram.token, self.llm.api_key) if s]
+
+
+def load_config(path: Path | str | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read ``path`` (default ``config.toml``, optional) and apply the environment overrides.
+
+    An explicit ``path`` must exist; the default one may be missing (defaults apply).
+    """
+    environ = os.environ if environ is None else environ
+    explicit = path is not None
+    file = Path(path) if path is not None else DEFAULT_PATH
+    data: dict[str, Any] = {}
+    if file.exists() or explicit:
+        try:
+            with file.open("rb") as handle:
+                data = tomllib.load(handle)
+        except FileNotFoundError:
+            raise ConfigError(f"no such file: {file}", source=str(file)) from None
+        except OSError as e:
+            raise ConfigError(f"cannot read it: {e.strerror}", source=str(file)) from e
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"not valid TOML: {e}", source=str(file)) from e
+        base_dir = file.resolve().parent
+    else:
+        base_dir = Path.cwd()
+    return parse_config(data, base_dir=base_dir, source=str(file), environ=environ)
+
+
+def parse_config(
+    data: Mapping[str, Any],
+    *,
+    base_dir: Path,
+    source: str = "config",
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """Check ``data`` (a parsed TOML document) and build the ``Config``."""
+    config = _build(Config, data, prefix="", source=source)
+    for variable, (section, key) in ENVIRONMENT.items():
+        value = (environ or {}).get(variable, "").strip()
+        if value:
+            part = dataclasses.replace(getattr(config, section), **{key: value})
+            config = dataclasses.replace(config, **{section: part})
+    if not config.data_dir.is_absolute():
+        config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
+    return config
+
+
+_T = typing.TypeVar("_T")
+
+
+def _build(cls: type[_T], table: Mapping[str, Any], *, prefix: str, source: str) -> _T:
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if key not in fields:
+            known = ", ".join(prefix + k for k in fields)
+            raise ConfigError(f"unknown key {name} (known keys: {known})", key=name, source=source)
+        values[key] = _convert(value, hints[key], fields[key], name, source)
+    return cls(**values)
+
+
+def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, source: str) -> Any:
+    def wrong(expected: str) -> ConfigError:
+        return ConfigError(
+            f"{name} must be {expected}, not {value!r} ({type(value).__name__})",
+            key=name,
+            source=source,
+        )
+
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise wrong(f"a table ([{name}])")
+        return _build(typing.cast(type[Any], hint), value, prefix=f"{name}.", source=source)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise wrong("true or false")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise wrong("a whole number")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise wrong("a number")
+        if value <= 0:
+            raise wrong("a positive number")
+        return float(value)
+    if hint is Path:
+        if not isinstance(value, str) or not value:
+            raise wrong("a path (text)")
+        return Path(value).expanduser()
+    if hint is str:
+        if not isinstance(value, str):
+            raise wrong("text")
+        choices = spec.metadata.get("choices")
+        if choices and value.lower() not in choices:
+            raise wrong(" or ".join(f'"{c}"' for c in choices))
+        return value.lower() if choices else value
+    if typing.get_origin(hint) is tuple and typing.get_args(hint) == (int, ...):
+        if not isinstance(value, list) or not all(
+            isinstance(item, int) and not isinstance(item, bool) for item in value
+        ):
+            raise wrong("a list of whole numbers (Telegram user ids)")
+        return tuple(value)
+    raise TypeError(f"no conversion for {name}: {hint!r}")  # a programming error, not the user's
+
+
+__all__ = [
+    "Config",
+    "LLMConfig",
+    "TelegramConfig",
+    "load_config",
+    "parse_config",
+]

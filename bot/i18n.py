@@ -1,0 +1,200 @@
+"""Every string a user sees, in English and Chinese.
+
+A user whose Telegram ``language_code`` starts with ``zh`` gets Chinese, everyone else English.
+Templates are Telegram HTML: placeholders (``{content}``) must be given text that is already
+escaped (``bot.render.escape``), and literal ``<``, ``>`` and ``&`` are written as entities.
+Keys ending in ``_plain`` are plain text (button labels, pop-up alerts, command descriptions),
+never parsed as HTML, so they are not escaped.
+"""
+
+from __future__ import annotations
+
+from telegram import User
+
+LANGUAGES = ("en", "zh")
+
+# The commands, in menu order: (command, key of its description).
+COMMANDS = (
+    ("remember", "cmd_remember_plain"),
+    ("recall", "cmd_recall_plain"),
+    ("forget", "cmd_forget_plain"),
+    ("list", "cmd_list_plain"),
+    ("edit", "cmd_edit_plain"),
+    ("related", "cmd_related_plain"),
+    ("stats", "cmd_stats_plain"),
+    ("export", "cmd_export_plain"),
+    ("help", "cmd_help_plain"),
+    ("start", "cmd_start_plain"),
+)
+
+_HELP_EN = """<b>Commands</b>
+/remember <i>text</i> — remember something. <code>#hashtags</code> become tags; a first word \
+with a colon sets the category: <code>/remember work: standup at 10 #meeting</code>. Without \
+hashtags I pick tags from the keywords. Send /remember as a reply to store that message.
+/recall <i>question</i> — the best matching memories (no question: the most recent).
+/forget <i>id</i> — delete a memory (I ask first).
+/list [<i>category</i>] — all memories, newest first, page by page.
+/edit <i>id</i> <i>new text</i> — change a memory (hashtags and <code>category:</code> too).
+/related <i>id</i> — memories sharing its tags or category.
+/stats — totals, categories, top tags, most used.
+/export — your memories as a <code>memory.json</code> file.
+
+Any other message is a question: I search the memories for it.
+In groups, address me with a command, an @mention or a reply to one of my messages."""
+
+_HELP_ZH = """<b>命令</b>
+/remember <i>内容</i> — 记住一件事。<code>#话题标签</code> 会成为标签；开头的一个词加冒号表示分类：\
+<code>/remember 工作：明天十点开会 #会议</code>。没写标签时，我会从关键词里挑选。\
+回复某条消息并发送 /remember，可以记住那条消息。
+/recall <i>问题</i> — 找出最相关的记忆（不写问题：最近的记忆）。
+/forget <i>编号</i> — 删除一条记忆（会先确认）。
+/list [<i>分类</i>] — 分页列出全部记忆，最新的在前。
+/edit <i>编号</i> <i>新内容</i> — 修改一条记忆（也可以改标签和 <code>分类：</code>）。
+/related <i>编号</i> — 与它标签或分类相同的记忆。
+/stats — 总数、分类、常用标签、最常用的记忆。
+/export — 把你的记忆导出为 <code>memory.json</code> 文件。
+
+其他消息都当作提问：我会在记忆里搜索。
+在群组里，请用命令、@我 或回复我的消息来跟我说话。"""
+
+STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "start": "👋 Hi {name}! I remember things for you and find them again when you ask.\n\n"
+        + _HELP_EN,
+        "help": _HELP_EN,
+        "usage_remember": "What should I remember? Send <code>/remember standup is at 10:00</code>"
+        " or reply to a message with /remember.",
+        "usage_forget": "Which memory? Send <code>/forget 1712345678901</code>; /recall and /list "
+        "show the ids.",
+        "usage_edit": "Send <code>/edit 1712345678901 new text</code>; /recall and /list show the "
+        "ids.",
+        "usage_related": "Send <code>/related 1712345678901</code>; /recall and /list show the "
+        "ids.",
+        "remembered": "✅ Remembered.\n{memory}",
+        "tags_derived": "<i>Tags picked from the keywords; add #hashtags to choose your own.</i>",
+        "recall_title": "🔎 Best matches for “{query}”:",
+        "recent_title": "🕘 Most recent memories:",
+        "recall_none": "I found nothing about “{query}”.",
+        "no_memories": "No memories yet. Send <code>/remember something</code> to store one.",
+        "free_text_hint": "💡 To store a message instead, send /remember before it.",
+        "forget_confirm": "Forget this memory?\n{memory}",
+        "forgotten": "🗑 Forgotten: {content}",
+        "kept": "👍 Kept: {content}",
+        "cancelled": "👍 Cancelled.",
+        "not_found": "There is no memory <code>{id}</code> here. /recall and /list show the ids.",
+        "bad_id": "“{value}” is not a memory id; ids are the numbers that /recall and /list show.",
+        "edited": "✏️ Updated.\n{memory}",
+        "related_title": "🔗 Related to “{content}”:",
+        "related_none": "Nothing shares tags or a category with “{content}”.",
+        "stats_title": "📊 <b>Memories:</b> {total}",
+        "stats_by_category": "<b>Categories:</b> {items}",
+        "stats_top_tags": "<b>Top tags:</b> {items}",
+        "stats_most_accessed": "<b>Most used:</b>",
+        "stats_times": "{count}×",
+        "list_title": "📋 Memories{category}: page {page} of {pages} (total: {total})",
+        "list_empty": "No memories{category} yet.",
+        "export_caption": "Exported: {count}, in the article's memory.json format.",
+        "export_empty": "Nothing to export yet.",
+        "invalid": "I couldn't do that: {reason}",
+        "unknown_command": "I don't know that command. /help lists what I can do.",
+        "refused": "Sorry, this bot is private. Your Telegram user id is <code>{user_id}</code>:"
+        " send it to the bot's owner, who can add it to <code>allowed_user_ids</code>.",
+        "error_generic": "Sorry, something went wrong on my side and nothing was changed. Please "
+        "try again; if it keeps happening, tell the bot's owner.",
+        "error_storage": "Sorry, I couldn't reach my storage, so nothing was saved. Please try "
+        "again later; the bot's owner can find the details in the log.",
+        "admin_error": "⚠️ An update failed: <code>{error}</code>. The log has the traceback.",
+        "refused_plain": "Sorry, this bot is private. Your Telegram user id is {user_id}.",
+        "stale_plain": "That memory is not here (anymore).",
+        "error_plain": "Sorry, something went wrong. Please try again.",
+        "button_forget_plain": "🗑 Forget {index}: {preview}",
+        "button_delete_plain": "🗑 Delete",
+        "button_keep_plain": "Keep",
+        "button_prev_plain": "◀",
+        "button_next_plain": "▶",
+        "cmd_start_plain": "What I do",
+        "cmd_help_plain": "How to use me",
+        "cmd_remember_plain": "Remember something (#tags, category: …)",
+        "cmd_recall_plain": "Find memories for a question",
+        "cmd_forget_plain": "Delete a memory by id",
+        "cmd_stats_plain": "Totals, categories, top tags",
+        "cmd_list_plain": "All memories, page by page",
+        "cmd_edit_plain": "Change a memory: /edit id new text",
+        "cmd_related_plain": "Memories related to one: /related id",
+        "cmd_export_plain": "Download memory.json",
+    },
+    "zh": {
+        "start": "👋 你好，{name}！我帮你记住事情，你问的时候再帮你找出来。\n\n" + _HELP_ZH,
+        "help": _HELP_ZH,
+        "usage_remember": "要记住什么？发送 <code>/remember 每天十点站会</code>，"
+        "或回复一条消息并发送 /remember。",
+        "usage_forget": "删除哪一条？发送 <code>/forget 1712345678901</code>；/recall 和 /list "
+        "会显示编号。",
+        "usage_edit": "发送 <code>/edit 1712345678901 新内容</code>；/recall 和 /list 会显示编号。",
+        "usage_related": "发送 <code>/related 1712345678901</code>；/recall 和 /list 会显示编号。",
+        "remembered": "✅ 记住了。\n{memory}",
+        "tags_derived": "<i>标签取自关键词；加上 #话题标签 可以自己指定。</i>",
+        "recall_title": "🔎 与“{query}”最相关的记忆：",
+        "recent_title": "🕘 最近的记忆：",
+        "recall_none": "没有找到与“{query}”相关的记忆。",
+        "no_memories": "还没有记忆。发送 <code>/remember 内容</code> 来记住一件事。",
+        "free_text_hint": "💡 想让我记住这条消息，请在前面加上 /remember。",
+        "forget_confirm": "要删除这条记忆吗？\n{memory}",
+        "forgotten": "🗑 已删除：{content}",
+        "kept": "👍 已保留：{content}",
+        "cancelled": "👍 已取消。",
+        "not_found": "这里没有编号为 <code>{id}</code> 的记忆。/recall 和 /list 会显示编号。",
+        "bad_id": "“{value}”不是记忆编号；编号是 /recall 和 /list 显示的数字。",
+        "edited": "✏️ 已修改。\n{memory}",
+        "related_title": "🔗 与“{content}”相关：",
+        "related_none": "没有与“{content}”标签或分类相同的记忆。",
+        "stats_title": "📊 共 <b>{total}</b> 条记忆",
+        "stats_by_category": "<b>分类：</b>{items}",
+        "stats_top_tags": "<b>常用标签：</b>{items}",
+        "stats_most_accessed": "<b>最常用：</b>",
+        "stats_times": "{count} 次",
+        "list_title": "📋 记忆{category}：第 {page}/{pages} 页，共 {total} 条",
+        "list_empty": "还没有记忆{category}。",
+        "export_caption": "{count} 条记忆，文章中的 memory.json 格式。",
+        "export_empty": "还没有可以导出的记忆。",
+        "invalid": "无法完成：{reason}",
+        "unknown_command": "我不认识这个命令。/help 里有我能做的事。",
+        "refused": "抱歉，这是私人机器人。你的 Telegram 用户编号是 <code>{user_id}</code>："
+        "把它发给机器人的主人，主人可以把它加入 <code>allowed_user_ids</code>。",
+        "error_generic": "抱歉，我这边出了问题，什么都没有改动。"
+        "请再试一次；如果一直出错，请告诉机器人的主人。",
+        "error_storage": "抱歉，我无法访问存储，所以没有保存。"
+        "请稍后再试；机器人的主人可以在日志里看到详情。",
+        "admin_error": "⚠️ 处理一条消息时出错：<code>{error}</code>。详细信息见日志。",
+        "refused_plain": "抱歉，这是私人机器人。你的 Telegram 用户编号是 {user_id}。",
+        "stale_plain": "这条记忆已经不在这里了。",
+        "error_plain": "抱歉，出了点问题，请再试一次。",
+        "button_forget_plain": "🗑 删除 {index}：{preview}",
+        "button_delete_plain": "🗑 删除",
+        "button_keep_plain": "保留",
+        "button_prev_plain": "◀",
+        "button_next_plain": "▶",
+        "cmd_start_plain": "我能做什么",
+        "cmd_help_plain": "使用说明",
+        "cmd_remember_plain": "记住一件事（#标签，分类：…）",
+        "cmd_recall_plain": "按问题查找记忆",
+        "cmd_forget_plain": "按编号删除记忆",
+        "cmd_stats_plain": "总数、分类、常用标签",
+        "cmd_list_plain": "分页列出全部记忆",
+        "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
+        "cmd_related_plain": "相关记忆：/related 编号",
+        "cmd_export_plain": "下载 memory.json",
+    },
+}
+
+
+def language_of(user: User | None) -> str:
+    """``zh`` for a user whose Telegram language starts with ``zh``, else ``en``."""
+    code = (user.language_code or "") if user is not None else ""
+    return "zh" if code.lower().startswith("zh") else "en"
+
+
+def t(language: str, key: str, **values: object) -> str:
+    """The string ``key`` in ``language`` (English if unknown), with ``values`` filled in."""
+    table = STRINGS.get(language, STRINGS["en"])
+    return table[key].format(**values)

@@ -1,0 +1,34 @@
+"""Messages that are not commands: free text.
+
+In a private chat every text message is for the bot; in a group only a mention of the bot or a
+reply to one of its messages is (``access.addressed_to_bot``), anything else is left alone.
+
+With no language model configured, free text is a question: it is searched like /recall, with a
+hint that /remember stores things. The language model's path (tool calling over the same
+memory operations) plugs in here.
+"""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.ext import ContextTypes
+
+from bot.access import addressed_to_bot, current_namespace, without_mention
+from bot.commands import show_matches
+from bot.i18n import language_of, t
+from bot.replies import reply_html
+
+
+async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Answer a plain message addressed to the bot by searching the memories for it."""
+    message, namespace = update.effective_message, current_namespace(update, context)
+    if message is None or message.text is None or namespace is None:
+        return
+    if not addressed_to_bot(message, context.bot):
+        return
+    language = language_of(update.effective_user)
+    query = without_mention(message.text, context.bot)
+    if not query:
+        await reply_html(message, t(language, "help"))
+        return
+    await show_matches(message, namespace, language, query, footer=t(language, "free_text_hint"))

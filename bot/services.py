@@ -1,0 +1,35 @@
+"""What every handler needs: the configuration, the memory store and the language model.
+
+``build_application`` puts one ``Services`` into ``application.bot_data``; handlers (and the
+later LLM tools and jobs) reach it with ``services(context)``. Handlers keep no other state:
+buttons carry small ids and everything else is re-derived from the update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, cast
+
+from telegram.ext import ContextTypes
+
+from bot.config import Config
+from memory.store import MemoryStore
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+KEY = "services"
+
+
+@dataclass(frozen=True)
+class Services:
+    """The bot's resources, opened before polling starts and closed after it stops."""
+
+    config: Config
+    store: MemoryStore
+    llm: AsyncOpenAI | None = None
+
+
+def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
+    """The ``Services`` of the running application."""
+    return cast(Services, context.bot_data[KEY])

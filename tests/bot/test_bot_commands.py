@@ -1,0 +1,258 @@
+"""Every command, end to end: the real Application against the fake Bot API, files on disk."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+from bot_harness import ALICE, LI, Bot, StartBot, memory_file
+from fakes.telegram_server import FakeBotAPI
+
+from bot.i18n import COMMANDS
+from memory.store import MemoryStore
+
+
+def memory_id(text: str) -> int:
+    """The id shown in a reply (the 🆔 of the last memory in it)."""
+    return int(re.findall(r"🆔 (\d+)", text)[-1])
+
+
+async def remember(bot: Bot, text: str, user: dict = ALICE) -> int:
+    [reply] = await bot.say(f"/remember {text}", user=user)
+    return memory_id(reply.text)
+
+
+async def test_start_and_help_speak_the_users_language(bot: Bot) -> None:
+    [start] = await bot.say("/start", user=ALICE)
+    assert "Hi Alice" in start.text and "/remember" in start.text
+    assert start.params["parse_mode"] == "HTML"
+    [help_zh] = await bot.say("/help", user=LI)
+    assert "命令" in help_zh.text and "/recall" in help_zh.text
+
+
+async def test_the_command_menu_is_published_in_english_and_chinese(
+    bot: Bot, telegram: FakeBotAPI
+) -> None:
+    names = [name for name, _ in COMMANDS]
+    assert [c["command"] for c in telegram.commands[""]] == names
+    assert [c["command"] for c in telegram.commands["zh"]] == names
+    assert telegram.commands["zh"][0]["description"] != telegram.commands[""][0]["description"]
+
+
+async def test_remember_reads_hashtags_and_category(start_bot: StartBot, tmp_path: Path) -> None:
+    async with start_bot() as bot:
+        [reply] = await bot.say("/remember work: standup at 10:00 #meeting #Daily", user=ALICE)
+        assert "Remembered" in reply.text
+        assert "standup at 10:00" in reply.text
+        assert "#meeting #daily" in reply.text and "work" in reply.text
+        shown = memory_id(reply.text)
+    [record] = memory_file(tmp_path / "data", "users/42")
+    assert record["id"] == shown
+    assert record["content"] == "standup at 10:00"
+    assert record["tags"] == ["meeting", "daily"]
+    assert record["category"] == "work"
+    assert set(record) >= {"createdAt", "accessedAt", "accessCount"}
+
+
+async def test_remember_without_hashtags_picks_keywords(bot: Bot) -> None:
+    [reply] = await bot.say("/remember 我的代码在 D:\\projects 项目文件夹", user=LI)
+    assert "记住了" in reply.text
+    [record] = bot.memories("users/44")
+    assert record["content"] == "我的代码在 D:\\projects 项目文件夹"
+    assert "代码" in record["tags"] and 2 <= len(record["tags"]) <= 5
+    assert all(len(tag) > 1 for tag in record["tags"])
+    assert record["category"] == "general"
+
+
+async def test_remember_as_a_reply_stores_that_message(bot: Bot) -> None:
+    since = bot.telegram.mark()
+    message = bot.telegram.send("the wifi password is hunter2", user=ALICE)
+    await bot.telegram.wait("sendMessage", since=since, chat_id=42)  # free text: a search
+    [reply] = await bot.say("/remember home: #wifi", user=ALICE, reply_to=message)
+    assert "hunter2" in reply.text
+    [record] = bot.memories("users/42")
+    assert record["content"] == "the wifi password is hunter2"
+    assert record["tags"] == ["wifi"] and record["category"] == "home"
+
+
+async def test_remember_with_nothing_to_store_explains_usage(bot: Bot) -> None:
+    [reply] = await bot.say("/remember", user=ALICE)
+    assert "What should I remember?" in reply.text
+    [reply] = await bot.say("/remember #only #tags", user=ALICE)
+    assert "What should I remember?" in reply.text
+    assert bot.namespaces() == []
+
+
+async def test_remember_refuses_content_over_the_limit(bot: Bot) -> None:
+    [reply] = await bot.say("/remember " + "x" * 4001, user=ALICE)
+    assert "couldn't do that" in reply.text and "4000" in reply.text
+    assert bot.memories("users/42") == []
+
+
+async def test_recall_lists_best_matches_first_with_forget_buttons(bot: Bot) -> None:
+    await remember(bot, "the dentist appointment is on friday #health")
+    standup = await remember(bot, "standup is at 10:00 in room 4 #work")
+    await remember(bot, "buy oat milk #shopping")
+    [reply] = await bot.say("/recall when is standup", user=ALICE)
+    assert reply.text.startswith("🔎 Best matches for “when is standup”")
+    assert memory_id(reply.text.split("\n\n")[1]) == standup
+    assert reply.buttons[0] == ("🗑 Forget 1: standup is at 10:00 in room 4", f"f:{standup}")
+
+
+async def test_recall_without_a_query_shows_the_most_recent(bot: Bot) -> None:
+    [empty] = await bot.say("/recall", user=ALICE)
+    assert "No memories yet" in empty.text
+    for n in range(7):
+        await remember(bot, f"note number {n}")
+    [reply] = await bot.say("/recall", user=ALICE)
+    assert "Most recent" in reply.text
+    shown = re.findall(r"note number (\d)", reply.text)
+    assert shown == ["6", "5", "4", "3", "2"]
+    assert len(reply.buttons) == 5
+
+
+async def test_recall_with_no_match_says_so(bot: Bot) -> None:
+    await remember(bot, "standup is at 10:00")
+    [reply] = await bot.say("/recall zebra", user=ALICE)
+    assert "I found nothing about “zebra”" in reply.text
+
+
+async def test_forget_asks_then_deletes(bot: Bot) -> None:
+    keep = await remember(bot, "keep this one")
+    gone = await remember(bot, "forget this one")
+    [prompt] = await bot.say(f"/forget {gone}", user=ALICE)
+    assert "Forget this memory?" in prompt.text and "forget this one" in prompt.text
+    assert prompt.buttons == [("🗑 Delete", f"d:{gone}"), ("Keep", f"k:{gone}")]
+    since = bot.telegram.mark()
+    await bot.press(prompt, f"d:{gone}", user=ALICE)
+    [edit] = await bot.telegram.wait("editMessageText", since=since)
+    assert "Forgotten: forget this one" in edit.text and not edit.buttons
+    assert [r["id"] for r in bot.memories("users/42")] == [keep]
+
+
+async def test_forget_keep_leaves_the_memory(bot: Bot) -> None:
+    kept = await remember(bot, "a precious thing")
+    [prompt] = await bot.say(f"/forget {kept}", user=ALICE)
+    since = bot.telegram.mark()
+    await bot.press(prompt, f"k:{kept}", user=ALICE)
+    [edit] = await bot.telegram.wait("editMessageText", since=since)
+    assert "Kept: a precious thing" in edit.text
+    assert [r["id"] for r in bot.memories("users/42")] == [kept]
+
+
+async def test_forget_with_an_unknown_or_malformed_id(bot: Bot) -> None:
+    [unknown] = await bot.say("/forget 1700000000000", user=ALICE)
+    assert "no memory 1700000000000 here" in unknown.text
+    [malformed] = await bot.say("/forget <tomorrow>", user=ALICE)
+    assert "“<tomorrow>” is not a memory id" in malformed.text
+    [usage] = await bot.say("/forget", user=ALICE)
+    assert "Which memory?" in usage.text
+
+
+async def test_stats_counts_categories_tags_and_use(start_bot: StartBot, tmp_path: Path) -> None:
+    def record(n: int, content: str, tags: list[str], category: str, used: int) -> dict:
+        return {"id": n, "content": content, "tags": tags, "category": category,
+                "createdAt": f"2024-01-1{n}T10:00:00.000Z", "accessCount": used}  # fmt: skip
+
+    with MemoryStore(tmp_path / "data") as store:
+        store.namespace("users/42").import_memories(
+            [
+                record(1, "standup at 10", ["meeting"], "work", 2),
+                record(2, "retro on friday", ["meeting", "team"], "work", 7),
+                record(3, "buy milk", ["shopping"], "general", 0),
+            ]
+        )
+    async with start_bot() as bot:
+        [empty] = await bot.say("/stats", user=LI)
+        assert "还没有记忆" in empty.text  # Li's namespace is empty
+        [reply] = await bot.say("/stats", user=ALICE)
+    assert "Memories: 3" in reply.text
+    assert "Categories: work 2 · general 1" in reply.text
+    assert "Top tags: #meeting (2)" in reply.text
+    most_used = reply.text.split("Most used:")[1].strip().split("\n")
+    assert most_used[0].startswith("1. retro on friday (7×)")
+    assert most_used[1].startswith("2. standup at 10 (2×)")
+
+
+async def test_list_pages_with_buttons(bot: Bot) -> None:
+    for n in range(23):
+        await remember(bot, f"{'work: ' if n % 2 else ''}item {n:02d}")
+    [first] = await bot.say("/list", user=ALICE)
+    assert "page 1 of 3 (total: 23)" in first.text
+    assert "item 22" in first.text and "item 12" not in first.text  # newest first
+    assert first.buttons == [("▶", "p:1")]
+    since = bot.telegram.mark()
+    await bot.press(first, "p:1", user=ALICE)
+    [second] = await bot.telegram.wait("editMessageText", since=since)
+    assert "page 2 of 3" in second.text and "item 12" in second.text
+    assert [label for label, _ in second.buttons] == ["◀", "▶"]
+
+    [work] = await bot.say("/list Work", user=ALICE)
+    assert "Memories (work): page 1 of 2 (total: 11)" in work.text
+    [(label, data)] = work.buttons
+    assert label == "▶" and re.fullmatch(r"p:1:[0-9a-f]{8}", data)
+    since = bot.telegram.mark()
+    await bot.press(work, data, user=ALICE)
+    [page] = await bot.telegram.wait("editMessageText", since=since)
+    assert "Memories (work): page 2 of 2" in page.text and "item 01" in page.text
+
+    [none] = await bot.say("/list nothing-here", user=ALICE)
+    assert "No memories (nothing-here) yet" in none.text
+
+
+async def test_edit_changes_text_tags_and_category(bot: Bot) -> None:
+    edited = await remember(bot, "standup at 10 #work")
+    [reply] = await bot.say(f"/edit {edited} office: standup at 9:30 #work #daily", user=ALICE)
+    assert "Updated" in reply.text and "standup at 9:30" in reply.text
+    [record] = bot.memories("users/42")
+    assert record["content"] == "standup at 9:30"
+    assert record["tags"] == ["work", "daily"] and record["category"] == "office"
+    assert "updatedAt" in record
+    [retag] = await bot.say(f"/edit {edited} #meetings", user=ALICE)
+    assert "standup at 9:30" in retag.text and "#meetings" in retag.text
+    [unknown] = await bot.say("/edit 1700000000000 new text", user=ALICE)
+    assert "no memory 1700000000000" in unknown.text
+    [usage] = await bot.say(f"/edit {edited}", user=ALICE)
+    assert "/edit 1712345678901 new text" in usage.text
+
+
+async def test_related_finds_shared_tags_and_category(bot: Bot) -> None:
+    base = await remember(bot, "work: standup at 10 #meeting")
+    await remember(bot, "work: retro on friday #meeting")
+    await remember(bot, "buy milk #shopping")
+    [reply] = await bot.say(f"/related {base}", user=ALICE)
+    assert "Related to “standup at 10”" in reply.text
+    assert "retro on friday" in reply.text and "buy milk" not in reply.text
+    assert reply.buttons[0][1].startswith("f:")
+    lonely = await remember(bot, "misc: nothing in common #zzz")
+    [none] = await bot.say(f"/related {lonely}", user=ALICE)
+    assert "Nothing shares tags or a category" in none.text
+
+
+async def test_export_sends_an_article_format_memory_json(bot: Bot) -> None:
+    [empty] = await bot.say("/export", user=ALICE)
+    assert "Nothing to export" in empty.text
+    await remember(bot, "代码在 D:\\projects #代码 #路径")
+    [document] = await bot.say("/export", user=ALICE, method="sendDocument")
+    name, content = document.files["document"]
+    assert name == "memory.json"
+    [record] = json.loads(content)
+    assert record["content"] == "代码在 D:\\projects" and record["tags"] == ["代码", "路径"]
+    assert set(record) == {
+        "id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount",
+    }  # fmt: skip
+    assert "Exported: 1" in document.text
+
+
+async def test_free_text_searches_and_hints_at_remember(bot: Bot) -> None:
+    await remember(bot, "my code is in D:\\projects #code")
+    [reply] = await bot.say("where is my code?", user=ALICE)
+    assert "D:\\projects" in reply.text
+    assert "send /remember before it" in reply.text
+    assert reply.buttons  # a forget button per result
+
+
+async def test_unknown_command_points_to_help(bot: Bot) -> None:
+    [reply] = await bot.say("/frobnicate", user=ALICE)
+    assert "/help" in reply.text

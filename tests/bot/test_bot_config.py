@@ -1,0 +1,90 @@
+"""bot.config: the file, the environment, and the messages for mistakes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from bot.config import Config, load_config, parse_config
+from bot.errors import ConfigError
+
+EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
+
+
+def test_defaults_without_a_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.chdir(tmp_path)
+    config = load_config()
+    assert config.data_dir == tmp_path / "data"
+    assert config.telegram.token == "" and config.telegram.group_scope == "chat"
+    assert config.telegram.allowed_user_ids == () and config.telegram.flood_control
+    assert not config.llm.enabled
+
+
+def test_the_example_config_is_valid_and_documents_every_key() -> None:
+    config = load_config(EXAMPLE, environ={})
+    assert config.telegram.base_url == "https://api.telegram.org/bot"
+    text = EXAMPLE.read_text("utf-8")
+    for section in ("telegram", "llm"):
+        for key in Config.__dataclass_fields__[section].default_factory().__dataclass_fields__:  # type: ignore[misc]
+            assert f"\n{key} =" in text or f"\n# {key} =" in text, f"{section}.{key}"
+
+
+def test_a_file_with_every_kind_of_value(tmp_path: Path) -> None:
+    path = tmp_path / "bot" / "config.toml"
+    path.parent.mkdir()
+    path.write_text(
+        'data_dir = "memories"\nlog_level = "DEBUG"\n'
+        '[telegram]\ntoken = "1:file"\nallowed_user_ids = [1, 2]\ngroup_scope = "user"\n'
+        "flood_control = false\n"
+        '[llm]\napi_key = "sk-file"\nmodel = "qwen-plus"\ntimeout = 30\n'
+    )
+    config = load_config(path, environ={})
+    assert config.data_dir == path.parent / "memories"  # relative to the file's folder
+    assert config.log_level == "debug"
+    assert config.telegram.allowed_user_ids == (1, 2) and config.telegram.group_scope == "user"
+    assert config.llm.timeout == 30.0 and config.llm.enabled
+    assert "1:file" not in repr(config) and "sk-file" not in repr(config)
+    assert set(config.secrets()) == {"1:file", "sk-file"}
+
+
+def test_the_environment_overrides_the_secrets(tmp_path: Path) -> None:
+    environ = {
+        "TELEGRAM_BOT_TOKEN": "2:env",
+        "OPENAI_API_KEY": "sk-env",
+        "OPENAI_BASE_URL": "http://127.0.0.1:11434/v1",
+    }
+    config = parse_config({"telegram": {"token": "1:file"}}, base_dir=tmp_path, environ=environ)
+    assert config.telegram.token == "2:env"
+    assert config.llm.api_key == "sk-env" and config.llm.base_url == "http://127.0.0.1:11434/v1"
+
+
+@pytest.mark.parametrize(
+    ("document", "message"),
+    [
+        ('tokn = "x"', "unknown key tokn"),
+        ('[telegram]\ntokn = "x"', "unknown key telegram.tokn"),
+        ("[telegram]\nallowed_user_ids = 42", "telegram.allowed_user_ids must be a list"),
+        ('[telegram]\nallowed_user_ids = ["42"]', "telegram.allowed_user_ids must be a list"),
+        ('[telegram]\ngroup_scope = "all"', 'telegram.group_scope must be "chat" or "user"'),
+        ('[telegram]\nflood_control = "yes"', "telegram.flood_control must be true or false"),
+        ("[llm]\ntimeout = 0", "llm.timeout must be a positive number"),
+        ("[llm]\ntimeout = true", "llm.timeout must be a number"),
+        ('telegram = "x"', "telegram must be a table"),
+        ("data_dir = 3", "data_dir must be a path"),
+        ('log_level = "loud"', 'log_level must be "debug" or "info"'),
+        ("[[telegram", "not valid TOML"),
+    ],
+)
+def test_mistakes_stop_start_up_naming_the_key(tmp_path: Path, document: str, message: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(document)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, environ={})
+    assert message in caught.value.message
+    assert str(path) in caught.value.message
+
+
+def test_an_explicit_path_must_exist(tmp_path: Path) -> None:
+    with pytest.raises(ConfigError, match="no such file"):
+        load_config(tmp_path / "missing.toml")

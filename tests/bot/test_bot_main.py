@@ -1,0 +1,126 @@
+"""``python -m bot`` as a user runs it: no token, a bad config, the console, a real polling run."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import signal
+import subprocess
+import sys
+from pathlib import Path
+
+from bot_harness import ALICE
+from fakes.telegram_server import TOKEN, FakeBotAPI
+
+
+def run_bot(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "bot", *args],
+        input=stdin,
+        cwd=cwd,
+        env={**os.environ, **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+
+
+def test_without_a_token_it_explains_how_to_get_one(tmp_path: Path) -> None:
+    run = run_bot(cwd=tmp_path)
+    assert run.returncode == 2
+    assert "@BotFather" in run.stderr and "/newbot" in run.stderr
+    assert "TELEGRAM_BOT_TOKEN" in run.stderr
+    assert "python -m bot console" in run.stderr
+
+
+def test_a_config_error_names_the_key(tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text('[telegram]\ntokn = "123:abc"\n')
+    run = run_bot(cwd=tmp_path)
+    assert run.returncode == 2
+    assert "unknown key telegram.tokn" in run.stderr
+    (tmp_path / "config.toml").write_text('[telegram]\ngroup_scope = "everyone"\n')
+    run = run_bot(cwd=tmp_path)
+    assert 'telegram.group_scope must be "chat" or "user"' in run.stderr
+
+
+def test_the_console_talks_like_telegram_on_the_same_data_dir(tmp_path: Path) -> None:
+    session = "\n".join(
+        [
+            "/remember work: standup at 10:00 #meeting",
+            "/remember a <b> & c",
+            "/recall standup",
+            "/press 1",  # 🗑 under the first result
+            "1",  # Delete
+            "/list",
+            "/press 9",
+            "",
+        ]
+    )
+    run = run_bot("console", cwd=tmp_path, stdin=session, LANG="en_US.UTF-8")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "✅ Remembered.\nstandup at 10:00\n🏷 #meeting · 📁 work" in out
+    assert "a <b> & c" in out and "&amp;" not in out  # plain text, entities decoded
+    assert "  [1] 🗑 Forget 1: standup at 10:00" in out
+    assert "Forget this memory?" in out and "  [1] 🗑 Delete\n  [2] Keep" in out
+    assert "(edited) 🗑 Forgotten: standup at 10:00" in out
+    assert "page 1 of 1 (total: 1)" in out
+    assert "(there is no such button)" in out
+    assert "you are user 1" in run.stderr
+    [record] = json.loads((tmp_path / "data" / "users" / "1" / "memory.json").read_text("utf-8"))
+    assert record["content"] == "a <b> & c"
+
+
+def test_the_console_speaks_chinese_and_takes_a_user_id(tmp_path: Path) -> None:
+    run = run_bot("console", "--user-id", "7", "--lang", "zh", cwd=tmp_path, stdin="/recall\n")
+    assert run.returncode == 0, run.stderr
+    assert "还没有记忆" in run.stdout
+
+
+async def test_python_m_bot_polls_and_never_logs_the_token(
+    telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    (tmp_path / "config.toml").write_text(
+        f'log_level = "debug"\n[telegram]\nbase_url = "{telegram.base_url}"\n'
+        "allowed_user_ids = [42]\n"
+    )
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        cwd=tmp_path,
+        env={**os.environ, "TELEGRAM_BOT_TOKEN": TOKEN},
+        stdout=asyncio.subprocess.PIPE,
+        stderr=asyncio.subprocess.PIPE,
+    )
+    try:
+        telegram.send("/remember started from the command line", user=ALICE)
+        [reply] = await telegram.wait("sendMessage", chat_id=42, timeout=60)
+        assert "Remembered" in reply.text
+    finally:
+        process.send_signal(signal.SIGINT)
+        out, err = await process.communicate()
+    logs = (out + err).decode()
+    assert process.returncode == 0, logs
+    assert "Calling Bot API endpoint `sendMessage`" in logs  # debug logging was on
+    assert TOKEN not in logs and TOKEN.split(":")[1] not in logs
+    memories = json.loads((tmp_path / "data" / "users" / "42" / "memory.json").read_text("utf-8"))
+    assert [m["content"] for m in memories] == ["started from the command line"]
+
+
+async def test_a_token_telegram_refuses_is_explained(telegram: FakeBotAPI, tmp_path: Path) -> None:
+    (tmp_path / "config.toml").write_text(f'[telegram]\nbase_url = "{telegram.base_url}"\n')
+    process = await asyncio.create_subprocess_exec(
+        sys.executable,
+        "-m",
+        "bot",
+        cwd=tmp_path,
+        env={**os.environ, "TELEGRAM_BOT_TOKEN": "42:not-the-token"},
+        stderr=asyncio.subprocess.PIPE,
+    )
+    _, err = await asyncio.wait_for(process.communicate(), 60)
+    assert process.returncode == 2
+    assert "Telegram refused the bot token" in err.decode()
+    assert "not-the-token" not in err.decode()
