@@ -150,12 +150,19 @@ def test_every_update_and_delete_reported_before_kill_9_holds(tmp_path: Path) ->
     for operation, memory_id in reported:
         last[int(memory_id)] = operation
 
+    # The kill may land between a change made durable and its line being printed: the last
+    # reported memory may have had one more, unreported, change (a delete after its update).
+    unreported_delete = int(reported[-1][1]) if reported[-1][0] == "update" else None
     with MemoryStore(tmp_path) as store:
         ns = store.namespace(NS)
         found = {m.id: m for m in ns.memories()}
         for memory_id, operation in last.items():
             if operation == "delete":
                 assert memory_id not in found
+            elif (
+                operation == "update" and memory_id == unreported_delete and memory_id not in found
+            ):
+                pass  # its delete was made durable, but the kill came before the line
             elif operation == "update":
                 assert found[memory_id].content.endswith(" updated")
                 assert found[memory_id].tags == ("changed",)
