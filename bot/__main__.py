@@ -64,11 +64,9 @@ def make_llm(config: Config) -> AsyncOpenAI | None:
     """The language model's client, when a key is configured."""
     if not config.llm.enabled:
         return None
-    from openai import AsyncOpenAI  # loaded only when configured
+    from bot.llm import make_client  # openai is loaded only when configured
 
-    return AsyncOpenAI(
-        api_key=config.llm.api_key, base_url=config.llm.base_url, timeout=config.llm.timeout
-    )
+    return make_client(config.llm.base_url, config.llm.api_key, config.llm.timeout)
 
 
 def run_telegram(config: Config) -> int:

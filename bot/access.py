@@ -10,7 +10,12 @@ The gatekeeper runs before every handler (handler group -1). A user outside
 ``allowed_user_ids`` (when it is not empty) gets a refusal that shows their numeric id, so the
 owner can add them, and nothing else happens for them. In a group the bot answers only what is
 addressed to it: commands (``/recall`` or ``/recall@thisbot``), @mentions and replies to its
-own messages.
+own messages. A group's shared settings (``/digest on|off``) are changed by its administrators
+only (``may_change_settings``); everyone may read them.
+
+A group's shared memory may be deleted or edited by the member who stored it or by one of the
+group's administrators (``may_change_memory``); everyone may read it. The gatekeeper also tells
+a user, once, when their namespace's file was unreadable and moved aside (quarantined).
 """
 
 from __future__ import annotations
@@ -18,13 +23,16 @@ from __future__ import annotations
 import logging
 
 from telegram import Bot, Chat, Message, MessageEntity, Update
-from telegram.constants import ChatType
+from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import ApplicationHandlerStop, ContextTypes
 
 from bot.config import Config
 from bot.i18n import language_of, t
+from bot.render import escape
 from bot.replies import reply_html
 from bot.services import services
+from memory.errors import MemoryStoreError
+from memory.model import Memory
 from memory.store import Namespace
 
 log = logging.getLogger(__name__)
@@ -84,6 +92,7 @@ async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     if user is None or chat is None or chat.type not in (ChatType.PRIVATE, *GROUP_TYPES):
         raise ApplicationHandlerStop  # channels and the like: nothing for this bot
     if is_allowed(user.id, config):
+        await _tell_about_quarantine(update, context)
         return
     language = language_of(user)
     log.info("refused user %s in chat %s", user.id, chat.id)
@@ -106,3 +115,87 @@ def current_namespace(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Nam
     found = services(context)
     name = namespace_name(update, found.config)
     return found.store.namespace(name) if name is not None else None
+
+
+async def may_change_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """Whether the sender may change the settings of this update's namespace: their own always;
+    a group's shared one only as one of its administrators (asked of Telegram each time)."""
+    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
+    if chat is None or user is None:
+        return False
+    if not is_group(chat) or services(context).config.telegram.group_scope == "user":
+        return True
+    if (
+        message is not None
+        and message.sender_chat is not None
+        and message.sender_chat.id == chat.id
+    ):
+        return True  # an anonymous administrator, writing as the group itself
+    member = await context.bot.get_chat_member(chat.id, user.id)
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Tell the user, once, that their namespace's file was unreadable and set aside.
+
+    Every handler's namespace passes through here first (this is the gatekeeper's group), so
+    no command needs to know: the namespace is loaded now, and ``pop_quarantine`` answers once
+    per quarantine, whoever asks first. Only updates meant for the bot count as the user's next
+    interaction (not a group's chatter). A store that cannot be read at all is left to the
+    handler, whose error reaches ``on_error``.
+    """
+    message = update.message
+    if update.callback_query is None and (
+        message is None or not addressed_to_bot(message, context.bot)
+    ):
+        return
+    namespace = current_namespace(update, context)
+    if namespace is None:
+        return
+    try:
+        namespace.memories()  # loads it: a damaged file is moved aside now
+    except MemoryStoreError:
+        return
+    moved = namespace.pop_quarantine()
+    if moved is None:
+        return
+    log.warning("told chat %s that %s was quarantined", update.effective_chat, moved)
+    text = t(language_of(update.effective_user), "quarantined", file=escape(moved.name))
+    if message is not None:
+        await reply_html(message, text)
+    elif update.effective_chat is not None:
+        await context.bot.send_message(update.effective_chat.id, text, parse_mode="HTML")
+
+
+def message_source(message: Message) -> str:
+    """The ``source`` of a memory stored from ``message``: ``telegram:<chat>:<message>:<user>``.
+
+    The store keeps one memory per source (``Namespace.add``), so a message that Telegram
+    delivers twice is remembered once; the last part records who stored it (``stored_by``).
+    """
+    user = message.from_user.id if message.from_user is not None else 0
+    return f"telegram:{message.chat.id}:{message.message_id}:{user}"
+
+
+def stored_by(memory: Memory) -> int | None:
+    """The Telegram user who stored ``memory`` with a command, if its source says so."""
+    parts = (memory.source or "").split(":")
+    if len(parts) != 4 or parts[0] != "telegram" or not parts[3].isdigit():
+        return None
+    return int(parts[3]) or None
+
+
+async def may_change_memory(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, memory: Memory
+) -> bool:
+    """Whether the sender may delete or edit ``memory`` (the group policy of the README).
+
+    In their own namespace, always. In a group's shared namespace, only the member who stored
+    it, or one of the group's administrators, as Telegram lets members delete their own
+    messages and administrators anyone's. A memory with no recorded author (added by the
+    assistant, imported, or stored before authors were recorded) is the administrators'.
+    """
+    user = update.effective_user
+    if user is not None and stored_by(memory) == user.id:
+        return True
+    return await may_change_settings(update, context)

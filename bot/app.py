@@ -11,7 +11,8 @@ Updates are handled concurrently across chats and in order within a chat
 (``bot.updates.ChatOrderedUpdateProcessor``): a slow answer in one chat (the disk, a language
 model) does not hold up the others. Handler groups: -1 is the gatekeeper (allow list, chats the
 bot does not serve); 0 holds the commands, the buttons and free text. Later features add theirs
-to ``register_handlers``.
+to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.digest``), registered
+here too: at its cron times, and once at start-up to catch up a report missed while stopped.
 
 Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches
 ``on_error``, which logs the traceback, tells the user briefly in their language and, for
@@ -48,7 +49,10 @@ from telegram.request import BaseRequest
 from bot import buttons, commands, messages
 from bot.access import gatekeeper
 from bot.config import Config
+from bot.digest import Digest
 from bot.i18n import COMMANDS, language_of, t
+from bot.inbox import FOLDER as INBOX_FOLDER
+from bot.inbox import Inbox, InboxQueue
 from bot.render import escape
 from bot.replies import reply_html
 from bot.services import KEY, Services, services
@@ -85,6 +89,7 @@ HANDLERS = {
     "edit": commands.edit,
     "related": commands.related,
     "export": commands.export,
+    "digest": commands.digest,
 }
 
 
@@ -94,10 +99,13 @@ def build_application(
     llm: AsyncOpenAI | None,
     *,
     request: BaseRequest | None = None,
+    jobs: bool = True,
 ) -> BotApplication:
-    """The bot, wired: handlers, error handler, rate limiter, start-up and shutdown hooks."""
+    """The bot, wired: handlers, error handler, rate limiter, start-up and shutdown hooks, and
+    (with ``jobs``) the scheduled digest on the JobQueue."""
     telegram = config.telegram
     limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
+    queue = InboxQueue(Inbox(config.data_dir / INBOX_FOLDER))  # see bot.inbox
     builder = (
         ApplicationBuilder()
         .token(telegram.token)
@@ -109,15 +117,24 @@ def build_application(
             )
         )
         .rate_limiter(AIORateLimiter(max_retries=RETRIES_ON_429, **limits))
-        .concurrent_updates(ChatOrderedUpdateProcessor())
+        .update_queue(queue)
+        .concurrent_updates(ChatOrderedUpdateProcessor(on_done=queue.done))
         .post_init(post_init)
         .post_shutdown(post_shutdown)
     )
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
     application = builder.build()
-    application.bot_data[KEY] = Services(config, store, llm)
+    digest = Digest(config.digest, store)
+    conversation = None
+    if llm is not None:
+        from bot.conversation import make_conversation  # loads openai: only when configured
+
+        conversation = make_conversation(config.llm, llm)
+    application.bot_data[KEY] = Services(config, store, llm, digest, conversation)
     register_handlers(application)
+    if jobs:
+        digest.register(application)
     return application
 
 
@@ -155,12 +172,16 @@ async def post_init(application: BotApplication) -> None:
     await asyncio.to_thread(query_words, "预热")
     await application.bot.set_my_commands(bot_commands("en"))
     await application.bot.set_my_commands(bot_commands("zh"), language_code="zh")
+    if isinstance(application.update_queue, InboxQueue):  # before polling: oldest first
+        await application.update_queue.replay(application.bot)
 
 
 async def post_shutdown(application: BotApplication) -> None:
     """After polling: close the store (memory.json complete) and the model's client."""
     found: Services = application.bot_data[KEY]
     await asyncio.to_thread(found.store.close)
+    if isinstance(application.update_queue, InboxQueue):
+        application.update_queue.inbox.close()
     if found.llm is not None:
         await found.llm.close()
 

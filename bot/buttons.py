@@ -9,7 +9,9 @@ Callback data is small and carries ids only, never content (Telegram allows 64 b
 
 Nothing is trusted: a press is resolved in the namespace of the person who pressed, in the chat
 where they pressed (``access.current_namespace``), so a callback crafted with the id of another
-namespace's memory finds nothing and is refused. A page number out of range is clamped.
+namespace's memory finds nothing and is refused. In a group, 🗑 and Delete work only for the
+member who stored the memory or an administrator (``access.may_change_memory``), whoever
+asked for the confirmation. A page number out of range is clamped.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.access import current_namespace
+from bot.access import current_namespace, may_change_memory
 from bot.i18n import language_of, t
 from bot.render import PREVIEW_CHARS, escape, memory_block, memory_list, preview
 from bot.replies import edit_html, reply_html
@@ -146,6 +148,9 @@ async def ask_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     if memory is None:
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return
+    if not await may_change_memory(update, context, memory):
+        await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        return
     await query.answer()
     text, keyboard = forget_prompt(memory, language)
     await reply_html(message, text, keyboard)
@@ -161,6 +166,9 @@ async def confirm_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     namespace, memory, _ = pressed
     if memory is None:
         await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    if not await may_change_memory(update, context, memory):
+        await query.answer(t(language, "not_yours_plain"), show_alert=True)
         return
     try:
         namespace.delete(memory.id)

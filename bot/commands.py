@@ -1,10 +1,10 @@
 """The slash commands: thin front doors onto the memory library's operations.
 
 Each handler finds the namespace of the update (``access.current_namespace``), makes one call
-into ``memory`` and renders the answer; no storage or ranking logic lives here. What the user
-types after a command is read by ``bot.entry`` (hashtags, ``category:``). Expected failures (an
-unknown id, content over the limit) are answered here; anything else goes to the one error
-handler in ``bot.app``.
+into ``memory`` (``/digest``: into ``bot.digest``) and renders the answer; no storage or ranking
+logic lives here. What the user types after a command is read by ``bot.entry`` (hashtags,
+``category:``). Expected failures (an unknown id, content over the limit) are answered here;
+anything else goes to the one error handler in ``bot.app``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,22 @@ import json
 from telegram import Message, Update
 from telegram.ext import ContextTypes
 
-from bot.access import addressed_to_bot, current_namespace, is_group
+from bot.access import (
+    addressed_to_bot,
+    current_namespace,
+    is_group,
+    may_change_memory,
+    may_change_settings,
+    message_source,
+)
 from bot.buttons import forget_prompt, page_view, results_view
 from bot.entry import Entry, parse_entry, split_command
+from bot.history import read_usage
 from bot.i18n import language_of, t
 from bot.render import escape, memory_block, preview, stats_text
 from bot.replies import reply_html
+from bot.report import when_text
+from bot.services import services
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.model import Memory, parse_id
 from memory.store import Namespace
@@ -94,7 +104,9 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply_html(message, t(language, "usage_remember"))
         return
     try:
-        memory = namespace.add(entry.content, entry.tags, entry.category)
+        memory = namespace.add(
+            entry.content, entry.tags, entry.category, source=message_source(message)
+        )
     except MemoryInvalid as e:
         await reply_html(message, t(language, "invalid", reason=escape(e.message)))
         return
@@ -142,21 +154,33 @@ async def forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message, namespace, language, argument = found
     value = argument.split(maxsplit=1)[0] if argument else ""
     memory = await _find(message, namespace, language, value, "usage_forget")
-    if memory is not None:
+    if memory is not None and not await may_change_memory(update, context, memory):
+        await reply_html(message, t(language, "not_yours"))
+    elif memory is not None:
         text, keyboard = forget_prompt(memory, language)
         await reply_html(message, text, keyboard)
 
 
 async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Show totals, categories, top tags and the most accessed memories."""
+    """Show totals, categories, top tags, the most accessed memories and the tokens spent."""
     if (found := _request(update, context)) is None:
         return
     message, namespace, language, _ = found
     summary = namespace.stats()
-    if not summary.total:
-        await reply_html(message, t(language, "no_memories"))
-        return
-    await reply_html(message, stats_text(summary, language))
+    parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
+    usage = read_usage(namespace.path)  # the language model's, kept by bot.assistant
+    if usage.turns:
+        parts.append(
+            t(
+                language,
+                "stats_llm",
+                turns=f"{usage.turns:,}",
+                prompt=f"{usage.prompt_tokens:,}",
+                completion=f"{usage.completion_tokens:,}",
+                since=escape(usage.since[:10]),
+            )
+        )
+    await reply_html(message, "\n\n".join(parts))
 
 
 async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -184,6 +208,9 @@ async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     memory = await _find(message, namespace, language, value, "usage_edit")
     if memory is None:
+        return
+    if not await may_change_memory(update, context, memory):
+        await reply_html(message, t(language, "not_yours"))
         return
     try:
         memory = namespace.update(
@@ -224,7 +251,9 @@ async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, namespace, language, _ = found
-    records = namespace.export()
+    # The article's format: "source" (where each memory came from: chat, message and author
+    # ids) is the bot's bookkeeping, not the user's data.
+    records = [{k: v for k, v in r.items() if k != "source"} for r in namespace.export()]
     if not records:
         await reply_html(message, t(language, "export_empty"))
         return
@@ -232,6 +261,35 @@ async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     await message.reply_document(
         document, filename="memory.json", caption=t(language, "export_caption", count=len(records))
     )
+
+
+async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the scheduled digest's setting, turn it on or off, or send the report now."""
+    if (found := _request(update, context)) is None:
+        return
+    message, namespace, language, argument = found
+    reporter = services(context).digest
+    action = argument.split(maxsplit=1)[0].lower() if argument else ""
+    if reporter is None:
+        await reply_html(message, t(language, "unknown_command"))
+    elif action == "now":  # reading only: anyone may, and the scheduled report still comes
+        report = reporter.report(namespace.name, language=language)
+        await reply_html(message, report or t(language, "no_memories"))
+    elif action not in ("", "on", "off"):
+        await reply_html(message, t(language, "digest_usage"))
+    elif not reporter.config.enabled:
+        await reply_html(message, t(language, "digest_disabled"))
+    elif action and not await may_change_settings(update, context):
+        await reply_html(message, t(language, "digest_admins_only"))
+    else:
+        next_run = when_text(reporter.next_run(), reporter.timezone, language)
+        if action:
+            reporter.switch(namespace.name, action == "on", language=language)
+            key = f"digest_switched_{action}"
+        else:
+            on = reporter.is_on(reporter.settings(namespace.name))
+            key = "digest_status_on" if on else "digest_status_off"
+        await reply_html(message, t(language, key, next=next_run))
 
 
 async def unknown_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -1,10 +1,11 @@
 """The bot's configuration: ``config.toml`` read into frozen dataclasses.
 
 Every key is documented in ``config.example.toml``. The file is read with ``tomllib`` and checked
-against the dataclasses below, key by key: an unknown key or a value of the wrong type stops
-start-up with a message that names the key (``telegram.group_scope``), so a typo never silently
-falls back to a default. A section is one dataclass; adding a key (or a section, for a later
-feature) is adding a field with a default.
+against the dataclasses below, key by key: an unknown key, a value of the wrong type or one
+out of range (a number, a choice, a cron expression or a time zone that ``metadata`` checks)
+stops start-up with a message that names the key (``telegram.group_scope``), so a typo never
+silently falls back to a default. A section is one dataclass; adding a key (or a section, for
+a later feature) is adding a field with a default.
 
 Secrets may stay out of the file: ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and
 ``OPENAI_BASE_URL`` override it. A relative ``data_dir`` is taken relative to the config file's
@@ -18,12 +19,14 @@ import dataclasses
 import os
 import tomllib
 import typing
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import UTC
 from pathlib import Path
 from typing import Any
 
 from bot.errors import ConfigError
+from bot.schedule import Schedule, parse_timezone
 
 DEFAULT_PATH = Path("config.toml")
 TELEGRAM_API = "https://api.telegram.org/bot"
@@ -38,6 +41,20 @@ ENVIRONMENT = {
 
 def _choices(*values: str) -> dict[str, tuple[str, ...]]:
     return {"choices": values}
+
+
+def _between(low: int, high: int) -> dict[str, tuple[int, int]]:
+    return {"between": (low, high)}
+
+
+def _checked(check: Callable[[str], object]) -> dict[str, Callable[[str], object]]:
+    """A text value that ``check`` accepts (``ValueError`` says what is wrong with it)."""
+    return {"check": check}
+
+
+def _check_schedule(expression: str) -> object:
+    # Whether a crontab expression fires does not depend on the time zone (checked on its own).
+    return Schedule.parse(expression, UTC)
 
 
 @dataclass(frozen=True)
@@ -60,11 +77,29 @@ class LLMConfig:
     api_key: str = field(default="", repr=False)
     model: str = "gpt-4o-mini"
     timeout: float = 60.0
+    retries: int = field(default=2, metadata=_between(0, 10))
+    stream: bool = False
+    max_rounds: int = field(default=5, metadata=_between(1, 20))
+    history_messages: int = field(default=20, metadata=_between(0, 200))
+    memory_tokens: int = field(default=1500, metadata=_between(0, 20000))
 
     @property
     def enabled(self) -> bool:
         """Whether free text goes to the model (a key is configured)."""
         return bool(self.api_key)
+
+
+@dataclass(frozen=True)
+class DigestConfig:
+    """``[digest]``: the scheduled report of the most used memories (``bot.digest``)."""
+
+    enabled: bool = True
+    default: str = field(default="off", metadata=_choices("on", "off"))
+    schedule: str = field(default="0 9 * * mon", metadata=_checked(_check_schedule))
+    timezone: str = field(default="UTC", metadata=_checked(parse_timezone))
+    top: int = field(default=5, metadata=_between(1, 50))
+    stale_days: int = field(default=30, metadata=_between(1, 3650))
+    grace_hours: float = 6.0
 
 
 @dataclass(frozen=True)
@@ -75,6 +110,7 @@ class Config:
     log_level: str = field(default="info", metadata=_choices("debug", "info", "warning", "error"))
     telegram: TelegramConfig = field(default_factory=TelegramConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
+    digest: DigestConfig = field(default_factory=DigestConfig)
 
     def secrets(self) -> list[str]:
         """The values that must never reach a log line."""
@@ -160,6 +196,9 @@ def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, sou
     if hint is int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise wrong("a whole number")
+        between = spec.metadata.get("between")
+        if between and not between[0] <= value <= between[1]:
+            raise wrong(f"a whole number from {between[0]} to {between[1]}")
         return value
     if hint is float:
         if isinstance(value, bool) or not isinstance(value, int | float):
@@ -177,6 +216,12 @@ def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, sou
         choices = spec.metadata.get("choices")
         if choices and value.lower() not in choices:
             raise wrong(" or ".join(f'"{c}"' for c in choices))
+        check = spec.metadata.get("check")
+        if check is not None:
+            try:
+                check(value)
+            except ValueError as e:
+                raise ConfigError(f"{name}: {e}", key=name, source=source) from e
         return value.lower() if choices else value
     if typing.get_origin(hint) is tuple and typing.get_args(hint) == (int, ...):
         if not isinstance(value, list) or not all(
@@ -189,6 +234,7 @@ def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, sou
 
 __all__ = [
     "Config",
+    "DigestConfig",
     "LLMConfig",
     "TelegramConfig",
     "load_config",

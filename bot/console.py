@@ -198,7 +198,8 @@ class Console:
         self.api = LocalBotAPI(self.show, self.chat)
         telegram = dataclasses.replace(config.telegram, token=CONSOLE_TOKEN, flood_control=False)
         local = dataclasses.replace(config, telegram=telegram)
-        self.application = build_application(local, store, llm, request=self.api)
+        # No scheduled jobs: a digest "sent" to this terminal would count as sent to Telegram.
+        self.application = build_application(local, store, llm, request=self.api, jobs=False)
         self.update_ids = itertools.count(1)
         self.buttons: list[tuple[dict[str, Any], str]] = []  # the latest keyboard shown
 

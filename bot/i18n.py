@@ -23,6 +23,7 @@ COMMANDS = (
     ("related", "cmd_related_plain"),
     ("stats", "cmd_stats_plain"),
     ("export", "cmd_export_plain"),
+    ("digest", "cmd_digest_plain"),
     ("help", "cmd_help_plain"),
     ("start", "cmd_start_plain"),
 )
@@ -38,9 +39,13 @@ hashtags I pick tags from the keywords. Send /remember as a reply to store that 
 /related <i>id</i> — memories sharing its tags or category.
 /stats — totals, categories, top tags, most used.
 /export — your memories as a <code>memory.json</code> file.
+/digest [on|off|now] — a scheduled report: the most used memories, the new ones, those \
+gone unused. /digest alone shows the setting and the next report.
 
 Any other message is a question: I search the memories for it.
-In groups, address me with a command, an @mention or a reply to one of my messages."""
+In groups, address me with a command, an @mention or a reply to one of my messages. A group's \
+memories are shared: every member can find them, and a memory can be deleted or changed by \
+the member who stored it or by a group administrator."""
 
 _HELP_ZH = """<b>命令</b>
 /remember <i>内容</i> — 记住一件事。<code>#话题标签</code> 会成为标签；开头的一个词加冒号表示分类：\
@@ -53,9 +58,12 @@ _HELP_ZH = """<b>命令</b>
 /related <i>编号</i> — 与它标签或分类相同的记忆。
 /stats — 总数、分类、常用标签、最常用的记忆。
 /export — 把你的记忆导出为 <code>memory.json</code> 文件。
+/digest [on|off|now] — 定期摘要：最常用的记忆、新增的记忆、久未使用的记忆。\
+只发送 /digest 可以查看设置和下一次发送时间。
 
 其他消息都当作提问：我会在记忆里搜索。
-在群组里，请用命令、@我 或回复我的消息来跟我说话。"""
+在群组里，请用命令、@我 或回复我的消息来跟我说话。群组的记忆是共享的：每个成员都能查到；\
+只有存入它的成员或群组管理员可以删除或修改它。"""
 
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
@@ -91,6 +99,39 @@ STRINGS: dict[str, dict[str, str]] = {
         "stats_top_tags": "<b>Top tags:</b> {items}",
         "stats_most_accessed": "<b>Most used:</b>",
         "stats_times": "{count}×",
+        "llm_memory_updated": "🧠 <i>Memory updated: {changes}.</i>",
+        "llm_added": "added {ids}",
+        "llm_changed": "changed {ids}",
+        "llm_deleted": "deleted {ids}",
+        "llm_confirm_deletions": "⚠️ The model also wanted to delete {count} more memories. I "
+        "delete only one per message on my own: confirm or keep each one below.",
+        "llm_empty": "<i>(The model gave no answer.)</i>",
+        "llm_timeout": "⏱ The language model did not answer within {timeout} s. Nothing was "
+        "changed; please send your message again.",
+        "llm_connection": "🔌 I could not reach the language model. Nothing was changed; "
+        "please try again in a minute. Meanwhile /recall and /remember work.",
+        "llm_auth": "🔑 The language model refused the bot's API key (HTTP {status}). Nothing "
+        "was changed. The bot's owner needs to check <code>[llm] api_key</code>; meanwhile "
+        "/recall and /remember work.",
+        "llm_rate_limit": "🚦 The language model is busy (rate limited). Nothing was changed; "
+        "please try again in {seconds} s.",
+        "llm_rate_limit_soon": "🚦 The language model is busy (rate limited). Nothing was "
+        "changed; please try again in a minute.",
+        "llm_quota": "💳 The language model's quota for this bot is used up. Nothing was "
+        "changed. The bot's owner needs to check the account; meanwhile /recall and /remember "
+        "work.",
+        "llm_server": "⚠️ The language model had an internal error{status_text}, also on "
+        "retrying. Nothing was changed; please try again in a few minutes.",
+        "llm_request": "⚠️ The language model refused the request (HTTP {status}). Nothing was "
+        "changed. The bot's owner should check <code>[llm] model</code> and "
+        "<code>base_url</code>.",
+        "llm_bad_response": "⚠️ The language model sent an answer I could not read. Nothing "
+        "was changed; please try again.",
+        "llm_tool_limit": "🔁 I stopped: the model kept calling memory tools for {rounds} "
+        "rounds without answering, so I undid what those calls changed. Please rephrase, or "
+        "ask something narrower.",
+        "stats_llm": "<b>Language model:</b> {turns} messages, {prompt} prompt + {completion} "
+        "completion tokens since {since}",
         "list_title": "📋 Memories{category}: page {page} of {pages} (total: {total})",
         "list_empty": "No memories{category} yet.",
         "export_caption": "Exported: {count}, in the article's memory.json format.",
@@ -103,6 +144,13 @@ STRINGS: dict[str, dict[str, str]] = {
         "try again; if it keeps happening, tell the bot's owner.",
         "error_storage": "Sorry, I couldn't reach my storage, so nothing was saved. Please try "
         "again later; the bot's owner can find the details in the log.",
+        "quarantined": "⚠️ The memory file here was damaged and could not be read in full. I "
+        "moved it aside untouched (<code>{file}</code>) so the bot's owner can repair it, and "
+        "kept going with what could be read: /list shows it.",
+        "not_yours": "Only the member who stored this memory or a group administrator can "
+        "delete or change it.",
+        "not_yours_plain": "Only the member who stored this memory or a group administrator "
+        "can delete it.",
         "admin_error": "⚠️ An update failed: <code>{error}</code>. The log has the traceback.",
         "refused_plain": "Sorry, this bot is private. Your Telegram user id is {user_id}.",
         "stale_plain": "That memory is not here (anymore).",
@@ -122,6 +170,32 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_edit_plain": "Change a memory: /edit id new text",
         "cmd_related_plain": "Memories related to one: /related id",
         "cmd_export_plain": "Download memory.json",
+        "cmd_digest_plain": "Scheduled report: /digest on, off or now",
+        "digest_title": "📬 <b>Your memory digest</b> · {total} memories",
+        "digest_top": "<b>Most used</b>",
+        "digest_top_none": "<i>None of these memories has been recalled yet.</i>",
+        "digest_added": "🆕 <b>Added since {since}:</b> {count}",
+        "digest_added_none": "🆕 Nothing added since {since}.",
+        "digest_added_more": "… and {count} more (/list)",
+        "digest_stale": "💤 <b>{count}</b> memories not recalled for {days} days. Review them "
+        "with /list and remove what is out of date with /forget.",
+        "digest_footer": "<i>/digest off stops these reports.</i>",
+        "digest_status_on": "📬 The digest is <b>on</b> here. Next report: {next}.\n"
+        "/digest off stops it; /digest now sends one now.",
+        "digest_status_off": "📭 The digest is <b>off</b> here. /digest on sends a report of "
+        "the most used, the new and the unused memories on a schedule (next: {next}); "
+        "/digest now sends one now.",
+        "digest_switched_on": "✅ Digest on. Next report: {next}. /digest off stops it.",
+        "digest_switched_off": "🔕 Digest off. /digest on turns it back on.",
+        "digest_disabled": "The bot's owner has turned the scheduled digest off. /digest now "
+        "still sends the report.",
+        "digest_admins_only": "Only the group's administrators can turn the digest on or off. "
+        "/digest alone shows the setting; /digest now sends the report.",
+        "digest_usage": "Send <code>/digest on</code>, <code>/digest off</code> or "
+        "<code>/digest now</code>; /digest alone shows the setting.",
+        "digest_when": "{weekday} {date} {time} ({zone})",
+        "digest_never": "none scheduled",
+        "weekdays_plain": "Mon Tue Wed Thu Fri Sat Sun",
     },
     "zh": {
         "start": "👋 你好，{name}！我帮你记住事情，你问的时候再帮你找出来。\n\n" + _HELP_ZH,
@@ -153,6 +227,32 @@ STRINGS: dict[str, dict[str, str]] = {
         "stats_top_tags": "<b>常用标签：</b>{items}",
         "stats_most_accessed": "<b>最常用：</b>",
         "stats_times": "{count} 次",
+        "llm_memory_updated": "🧠 <i>记忆已更新：{changes}。</i>",
+        "llm_added": "新增 {ids}",
+        "llm_changed": "修改 {ids}",
+        "llm_deleted": "删除 {ids}",
+        "llm_confirm_deletions": "⚠️ 模型还想再删除 {count} 条记忆。每条消息我最多自行删除一条"
+        "：请在下面逐条确认或保留。",
+        "llm_empty": "<i>（模型没有给出回答。）</i>",
+        "llm_timeout": "⏱ 语言模型在 {timeout} 秒内没有回应。什么都没有改动，请重新发送你的消息。",
+        "llm_connection": "🔌 无法连接语言模型。什么都没有改动，请过一分钟再试。在此期间 /recal"
+        "l 和 /remember 仍可使用。",
+        "llm_auth": "🔑 语言模型拒绝了机器人的 API 密钥（HTTP {status}）。什么都没有改动。请机"
+        "器人的主人检查 <code>[llm] api_key</code>；在此期间 /recall 和 /remember 仍可使用。",
+        "llm_rate_limit": "🚦 语言模型正忙（请求过于频繁）。什么都没有改动，请 {seconds} 秒后再"
+        "试。",
+        "llm_rate_limit_soon": "🚦 语言模型正忙（请求过于频繁）。什么都没有改动，请过一分钟再试。",
+        "llm_quota": "💳 这个机器人的语言模型额度已用完。什么都没有改动。请机器人的主人检查账户"
+        "；在此期间 /recall 和 /remember 仍可使用。",
+        "llm_server": "⚠️ 语言模型内部出错{status_text}，重试后仍然如此。什么都没有改动，请过几"
+        "分钟再试。",
+        "llm_request": "⚠️ 语言模型拒绝了请求（HTTP {status}）。什么都没有改动。请机器人的主人"
+        "检查 <code>[llm] model</code> 和 <code>base_url</code>。",
+        "llm_bad_response": "⚠️ 语言模型返回了我无法读取的内容。什么都没有改动，请再试一次。",
+        "llm_tool_limit": "🔁 我停下了：模型连续 {rounds} 轮调用记忆工具却没有给出回答，这些调"
+        "用做的改动我已撤销。请换个说法，或者问得更具体一些。",
+        "stats_llm": "<b>语言模型：</b>{turns} 条消息，提示 {prompt} + 生成 {completion} 个 tok"
+        "en（自 {since} 起）",
         "list_title": "📋 记忆{category}：第 {page}/{pages} 页，共 {total} 条",
         "list_empty": "还没有记忆{category}。",
         "export_caption": "{count} 条记忆，文章中的 memory.json 格式。",
@@ -165,6 +265,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "请再试一次；如果一直出错，请告诉机器人的主人。",
         "error_storage": "抱歉，我无法访问存储，所以没有保存。"
         "请稍后再试；机器人的主人可以在日志里看到详情。",
+        "quarantined": "⚠️ 这里的记忆文件已损坏，无法完整读取。我把它原样移到了一旁"
+        "（<code>{file}</code>），机器人的主人可以修复它；能读出的记忆仍然可用：/list 可以查看。",
+        "not_yours": "只有存入这条记忆的成员或群组管理员可以删除或修改它。",
+        "not_yours_plain": "只有存入这条记忆的成员或群组管理员可以删除它。",
         "admin_error": "⚠️ 处理一条消息时出错：<code>{error}</code>。详细信息见日志。",
         "refused_plain": "抱歉，这是私人机器人。你的 Telegram 用户编号是 {user_id}。",
         "stale_plain": "这条记忆已经不在这里了。",
@@ -184,6 +288,30 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
         "cmd_related_plain": "相关记忆：/related 编号",
         "cmd_export_plain": "下载 memory.json",
+        "cmd_digest_plain": "定期摘要：/digest on、off 或 now",
+        "digest_title": "📬 <b>记忆摘要</b> · 共 {total} 条",
+        "digest_top": "<b>最常用</b>",
+        "digest_top_none": "<i>这些记忆还没有被查到过。</i>",
+        "digest_added": "🆕 <b>{since} 以来新增：</b>{count} 条",
+        "digest_added_none": "🆕 {since} 以来没有新增记忆。",
+        "digest_added_more": "…… 还有 {count} 条（/list）",
+        "digest_stale": "💤 有 <b>{count}</b> 条记忆 {days} 天没有用到了。可以用 /list 看一看，"
+        "过时的用 /forget 删除。",
+        "digest_footer": "<i>发送 /digest off 可以关闭这份摘要。</i>",
+        "digest_status_on": "📬 这里的定期摘要已<b>开启</b>。下一次发送：{next}。\n"
+        "/digest off 关闭；/digest now 立即发送一份。",
+        "digest_status_off": "📭 这里的定期摘要已<b>关闭</b>。/digest on 开启后，我会按计划发送"
+        "最常用、新增和久未使用的记忆（下一次：{next}）；/digest now 立即发送一份。",
+        "digest_switched_on": "✅ 定期摘要已开启。下一次发送：{next}。/digest off 可以关闭。",
+        "digest_switched_off": "🔕 定期摘要已关闭。/digest on 可以重新开启。",
+        "digest_disabled": "机器人的主人关闭了定期摘要。/digest now 仍然可以发送摘要。",
+        "digest_admins_only": "只有群组管理员可以开启或关闭定期摘要。"
+        "只发送 /digest 可以查看设置；/digest now 可以发送摘要。",
+        "digest_usage": "请发送 <code>/digest on</code>、<code>/digest off</code> 或 "
+        "<code>/digest now</code>；只发送 /digest 可以查看设置。",
+        "digest_when": "{date}（{weekday}）{time}（{zone}）",
+        "digest_never": "暂无安排",
+        "weekdays_plain": "周一 周二 周三 周四 周五 周六 周日",
     },
 }
 

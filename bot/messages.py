@@ -3,9 +3,9 @@
 In a private chat every text message is for the bot; in a group only a mention of the bot or a
 reply to one of its messages is (``access.addressed_to_bot``), anything else is left alone.
 
-With no language model configured, free text is a question: it is searched like /recall, with a
-hint that /remember stores things. The language model's path (tool calling over the same
-memory operations) plugs in here.
+With a language model configured, the message goes to it (``bot.conversation``): it answers,
+using the memory operations of the chat's namespace as tools. Without one, free text is a
+question: it is searched like /recall, with a hint that /remember stores things.
 """
 
 from __future__ import annotations
@@ -17,10 +17,11 @@ from bot.access import addressed_to_bot, current_namespace, without_mention
 from bot.commands import show_matches
 from bot.i18n import language_of, t
 from bot.replies import reply_html
+from bot.services import services
 
 
 async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Answer a plain message addressed to the bot by searching the memories for it."""
+    """Answer a plain message addressed to the bot: by the model, or by searching for it."""
     message, namespace = update.effective_message, current_namespace(update, context)
     if message is None or message.text is None or namespace is None:
         return
@@ -30,5 +31,9 @@ async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     query = without_mention(message.text, context.bot)
     if not query:
         await reply_html(message, t(language, "help"))
+        return
+    conversation = services(context).conversation
+    if conversation is not None:
+        await conversation.answer(message, namespace, query, language)
         return
     await show_matches(message, namespace, language, query, footer=t(language, "free_text_hint"))

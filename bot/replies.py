@@ -1,7 +1,8 @@
 """Sending rendered HTML: split to Telegram's size, and never lost to a parse error.
 
-Every reply goes through ``reply_html`` or ``edit_html``. A long reply becomes several
-messages (``render.split_html``), the keyboard on the last one. Escaping makes "can't parse
+Every reply goes through ``reply_html`` or ``edit_html``, and a message nobody asked for (the
+digest) through ``send_html``. A long reply becomes several messages (``render.split_html``),
+the keyboard on the last one. Escaping makes "can't parse
 entities" impossible for what the bot renders; should Telegram refuse a part anyway, that part
 is sent again as plain text (tags dropped, entities decoded), so the user still gets the answer
 and the log records why.
@@ -11,7 +12,7 @@ from __future__ import annotations
 
 import logging
 
-from telegram import CallbackQuery, InlineKeyboardMarkup, Message
+from telegram import Bot, CallbackQuery, InlineKeyboardMarkup, Message
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
@@ -45,6 +46,20 @@ async def reply_html(
                 raise
             log.warning("Telegram refused a reply's HTML (%s); sent as plain text", e.message)
             sent = await message.reply_text(to_plain(part), reply_markup=buttons)
+    return sent
+
+
+async def send_html(bot: Bot, chat_id: int, markup: str) -> Message | None:
+    """Send ``markup`` to ``chat_id`` unprompted (the digest), as ``reply_html`` answers."""
+    sent = None
+    for part in split_html(markup):
+        try:
+            sent = await bot.send_message(chat_id, part, parse_mode=ParseMode.HTML)
+        except BadRequest as e:
+            if not is_parse_error(e):
+                raise
+            log.warning("Telegram refused a message's HTML (%s); sent as plain text", e.message)
+            sent = await bot.send_message(chat_id, to_plain(part))
     return sent
 
 

@@ -18,6 +18,9 @@ from memory.store import MemoryStore
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
+    from bot.conversation import Conversation
+    from bot.digest import Digest
+
 KEY = "services"
 
 
@@ -28,6 +31,8 @@ class Services:
     config: Config
     store: MemoryStore
     llm: AsyncOpenAI | None = None
+    digest: Digest | None = None  # the scheduled report (None: not set up, e.g. in unit tests)
+    conversation: Conversation | None = None  # free text through ``llm`` (None: no model)
 
 
 def services(context: ContextTypes.DEFAULT_TYPE) -> Services:

@@ -12,12 +12,14 @@ first served), and runs alongside the other chats' updates. The Application star
 per update in the order Telegram sent them, and each task reaches its chat's lock before
 anything in it can wait, so the lock is taken in update order. Updates without a chat share one
 lane. Lanes are dropped when idle, so memory stays proportional to the chats active right now.
+``on_done`` hears of each update handled to the end (``bot.inbox`` then forgets it); one whose
+handling was cancelled by a shutdown is not done, and is handled again on the next start.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from telegram import Update
@@ -29,8 +31,14 @@ MAX_CONCURRENT_UPDATES = 256
 class ChatOrderedUpdateProcessor(BaseUpdateProcessor):
     """Concurrent across chats, sequential within one chat."""
 
-    def __init__(self, max_concurrent_updates: int = MAX_CONCURRENT_UPDATES) -> None:
+    def __init__(
+        self,
+        max_concurrent_updates: int = MAX_CONCURRENT_UPDATES,
+        *,
+        on_done: Callable[[object], None] | None = None,
+    ) -> None:
         super().__init__(max_concurrent_updates)
+        self._on_done = on_done
         self._lanes: dict[int | None, asyncio.Lock] = {}
         self._queued: dict[int | None, int] = {}  # updates holding or awaiting each lane
 
@@ -43,6 +51,8 @@ class ChatOrderedUpdateProcessor(BaseUpdateProcessor):
         try:
             async with lane:
                 await coroutine
+            if self._on_done is not None:
+                self._on_done(update)
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:

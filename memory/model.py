@@ -25,6 +25,7 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 64
 MAX_CATEGORY_CHARS = 64
 MAX_LIMIT = 1000
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half a UTF-16 pair: no UTF-8 file can hold it
 
 
 def now_iso() -> str:
@@ -97,8 +98,10 @@ def clean_content(content: object) -> str:
     """Content as stored: a non-blank string of at most ``MAX_CONTENT_CHARS`` characters."""
     if not isinstance(content, str):
         raise MemoryInvalid("content must be text", field="content")
-    if "\x00" in content:
-        raise MemoryInvalid("content must not contain NUL characters", field="content")
+    if "\x00" in content or _SURROGATE.search(content):
+        raise MemoryInvalid(
+            "content must not contain NUL characters or lone surrogates", field="content"
+        )
     content = content.strip()
     if not content:
         raise MemoryInvalid("content is empty", field="content")
@@ -134,7 +137,7 @@ def _clean_label(value: object, what: str, maximum: int) -> str:
     label = value.strip().lower()
     # isprintable() is a fast pass; it also refuses spaces such as U+3000, which are allowed.
     if not label.isprintable() and any(
-        unicodedata.category(ch) in ("Cc", "Cf", "Zl", "Zp") for ch in label
+        unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in label
     ):
         raise MemoryInvalid(f"{what} {value!r} contains control characters", field=what)
     if len(label) > maximum:

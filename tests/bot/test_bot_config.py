@@ -25,7 +25,7 @@ def test_the_example_config_is_valid_and_documents_every_key() -> None:
     config = load_config(EXAMPLE, environ={})
     assert config.telegram.base_url == "https://api.telegram.org/bot"
     text = EXAMPLE.read_text("utf-8")
-    for section in ("telegram", "llm"):
+    for section in ("telegram", "llm", "digest"):
         for key in Config.__dataclass_fields__[section].default_factory().__dataclass_fields__:  # type: ignore[misc]
             assert f"\n{key} =" in text or f"\n# {key} =" in text, f"{section}.{key}"
 

@@ -1,9 +1,10 @@
 """Telegram's side of chats and messages: what it knows, and the Bot API methods that use it.
 
 ``TelegramChats`` holds the chats the bot may write to (those the tests have made known), every
-message of each chat with edits applied, the command menus and the button presses awaiting an
-answer; its ``_api_<method>`` coroutines answer the Bot API's message methods as Telegram does,
-refusals included (``ApiError`` with Telegram's descriptions). ``FakeBotAPI`` serves them.
+message of each chat with edits applied, the command menus, the button presses awaiting an
+answer and each group's administrators (``admins``, for ``getChatMember``); its
+``_api_<method>`` coroutines answer the Bot API's message methods as Telegram does, refusals
+included (``ApiError`` with Telegram's descriptions). ``FakeBotAPI`` serves them.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ class TelegramChats:
         self.chats: dict[int, dict[str, Any]] = {}
         self.messages: dict[int, dict[int, dict[str, Any]]] = {}  # chat id -> id -> message
         self.commands: dict[str, list[dict[str, str]]] = {}  # language code -> menu
+        self.admins: dict[int, set[int]] = {}  # group chat id -> its administrators' user ids
         self._message_ids: dict[int, itertools.count[int]] = {}
         self._open_queries: set[str] = set()
 
@@ -141,6 +143,25 @@ class TelegramChats:
     async def _api_sendChatAction(self, params: dict[str, Any], files: Any) -> Any:
         self._chat(params)
         return True
+
+    async def _api_getChatMember(self, params: dict[str, Any], files: Any) -> Any:
+        chat = self._chat(params)
+        user_id = int(params["user_id"])
+        user = {"id": user_id, "is_bot": False, "first_name": f"User {user_id}"}
+        if user_id not in self.admins.get(chat["id"], set()):
+            return {"status": "member", "user": user}
+        rights = (
+            "can_manage_chat can_delete_messages can_manage_video_chats can_restrict_members "
+            "can_promote_members can_change_info can_invite_users can_post_stories "
+            "can_edit_stories can_delete_stories"
+        ).split()
+        return {
+            "status": "administrator",
+            "user": user,
+            "can_be_edited": False,
+            "is_anonymous": False,
+            **dict.fromkeys(rights, True),
+        }
 
     async def _api_deleteMessage(self, params: dict[str, Any], files: Any) -> Any:
         chat = self._chat(params)

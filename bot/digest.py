@@ -1,0 +1,371 @@
+"""The digest: a scheduled report of each namespace's most used memories.
+
+A job on the application's JobQueue (APScheduler underneath) fires on ``[digest] schedule``, a
+crontab expression in ``[digest] timezone`` (``bot.schedule``), and sends every namespace that
+wants it the report of ``bot.report``, through the application's bot, so that the rate limiter
+(``AIORateLimiter``) paces a run over many chats. Namespaces are done one after the other:
+Telegram allows about 30 messages a second, so a run over 10,000 chats takes minutes, and the
+bot keeps answering meanwhile (the files are read in a worker thread).
+
+Per namespace, ``digest.json`` in its folder holds the setting (``/digest on|off``) and what
+was sent; it survives restarts. A namespace that never chose (no file, or ``enabled: null``)
+follows ``[digest] default``, "off" unless configured: chats opt in with ``/digest on``. The
+report goes to the private chat of ``users/<id>`` and to the group of ``chats/<id>``
+(``chat_id`` in the file overrides that); it is in the language of whoever last sent
+``/digest on|off`` there, else Chinese if most memories are, else English.
+
+Periods and restarts. The scheduled time of the latest run at or before ``now``
+(``Schedule.latest``) identifies the period; a namespace whose ``last_period`` is that time
+has had its report, so a report is never sent twice for one period, however often the job
+runs. The job runs at each scheduled time and once at start-up, which sends the reports a stop
+missed, if the scheduled time is less than ``grace_hours`` ago (older ones are dropped: the
+next period's report will come). The period is recorded before sending, and taken back if
+sending fails, so a crash in the middle of a send loses that report rather than doubling it.
+
+Failures. Telegram answering 403 (the user blocked the bot, the bot left the group) switches
+that namespace off (``off_reason: "blocked"``) and is logged; any other failure for one
+namespace is logged and the run goes on with the others.
+
+Reporting is not access: the report reads ``Namespace.memories`` and never searches, so no
+``accessCount`` or ``accessedAt`` changes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import logging
+import re
+import threading
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import UTC, datetime, timedelta
+from typing import Any
+
+from telegram import Bot
+from telegram.error import Forbidden
+from telegram.ext import Application, ContextTypes
+
+from bot.config import DigestConfig
+from bot.replies import send_html
+from bot.report import build_report, render_report
+from bot.schedule import Schedule, parse_timezone
+from memory.errors import MemoryInvalid, MemoryStoreError
+from memory.files import read_json, write_json_atomic
+from memory.model import Memory, format_time, parse_time
+from memory.store import MemoryStore, Namespace
+
+log = logging.getLogger(__name__)
+
+SETTINGS_FILE = "digest.json"
+JOB_NAME = "digest"
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+_CHAT_NAMESPACE = re.compile(r"(?:users|chats)/(-?\d+)")
+_BEFORE = timedelta(microseconds=1)
+
+
+def _utc_now() -> datetime:
+    return datetime.now(UTC)
+
+
+def _time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_time(value)
+    except MemoryInvalid:
+        return None
+
+
+@dataclass(frozen=True)
+class DigestSettings:
+    """One namespace's ``digest.json``; a namespace without the file has these defaults."""
+
+    enabled: bool | None = None  # None: never chosen, [digest] default applies
+    chat_id: int | None = None  # None: the chat the namespace is named after
+    language: str | None = None  # None: guessed from the memories ("zh" if mostly Chinese)
+    last_period: str | None = None  # scheduled time (UTC) of the last period reported
+    last_sent_at: str | None = None  # when that report was built
+    off_reason: str | None = None  # "user" (/digest off) or "blocked" (Telegram said 403)
+
+    @classmethod
+    def from_dict(cls, data: object) -> DigestSettings:
+        """Read the file's object; a value of the wrong type (a hand edit) takes its default."""
+        if not isinstance(data, dict):
+            return cls()
+        values: dict[str, Any] = {}
+        for spec in dataclasses.fields(cls):
+            value = data.get(spec.name)
+            wanted = bool if spec.name == "enabled" else int if spec.name == "chat_id" else str
+            if isinstance(value, wanted) and (wanted is bool or not isinstance(value, bool)):
+                values[spec.name] = value
+            elif value is not None:
+                log.warning(
+                    "ignored %s = %r in a %s: not a %s",
+                    spec.name,
+                    value,
+                    SETTINGS_FILE,
+                    wanted.__name__,
+                )
+        return cls(**values)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The file's object: every key, ``null`` where unset."""
+        return dataclasses.asdict(self)
+
+    @property
+    def period(self) -> datetime | None:
+        """``last_period`` as a time."""
+        return _time(self.last_period)
+
+    @property
+    def sent_at(self) -> datetime | None:
+        """``last_sent_at`` as a time."""
+        return _time(self.last_sent_at)
+
+
+@dataclass
+class RunResult:
+    """What one run did, by namespace name (for the log and the tests)."""
+
+    period: datetime | None
+    sent: list[str] = field(default_factory=list)
+    switched_off: list[str] = field(default_factory=list)
+    failed: list[str] = field(default_factory=list)
+
+
+@dataclass(frozen=True)
+class _Outgoing:
+    chat_id: int
+    markup: str
+    before: DigestSettings  # the settings before the period was recorded, to take it back
+
+
+def chat_of(name: str) -> int | None:
+    """The chat a namespace's report goes to by default: ``users/42`` -> 42, ``chats/-100`` ->
+    -100; None for other names."""
+    match = _CHAT_NAMESPACE.fullmatch(name)
+    return int(match.group(1)) if match else None
+
+
+def guess_language(memories: Sequence[Memory]) -> str:
+    """``zh`` if most memories contain Chinese characters, else ``en``."""
+    chinese = sum(1 for memory in memories if _CJK.search(memory.content))
+    return "zh" if chinese * 2 > len(memories) else "en"
+
+
+class Digest:
+    """The digest job and the per-namespace settings behind ``/digest``.
+
+    ``clock`` (UTC now by default) is the job's notion of the current time; tests pass a
+    controlled one, or call ``run`` with ``now``.
+    """
+
+    def __init__(
+        self,
+        config: DigestConfig,
+        store: MemoryStore,
+        *,
+        clock: Callable[[], datetime] = _utc_now,
+    ) -> None:
+        self.config = config
+        self.store = store
+        self.clock = clock
+        self.timezone = parse_timezone(config.timezone)
+        self.schedule = Schedule.parse(config.schedule, self.timezone, now=clock())
+        self.grace = timedelta(hours=config.grace_hours)
+        self._settings_lock = threading.Lock()  # read-modify-write of digest.json files
+        self._running = asyncio.Lock()  # one run at a time (the scheduled one and the catch-up)
+
+    # -- settings ---------------------------------------------------------------------------
+
+    def settings(self, name: str) -> DigestSettings:
+        """The settings of namespace ``name`` (the defaults if it has none)."""
+        with self._settings_lock:
+            return self._load(self.store.namespace(name))
+
+    def update(self, name: str, **changes: Any) -> DigestSettings:
+        """Change some settings of namespace ``name`` and save them; returns the new ones."""
+        namespace = self.store.namespace(name)
+        with self._settings_lock:
+            settings = dataclasses.replace(self._load(namespace), **changes)
+            write_json_atomic(namespace.path / SETTINGS_FILE, settings.to_dict())
+            return settings
+
+    def switch(self, name: str, enabled: bool, *, language: str | None = None) -> DigestSettings:
+        """``/digest on`` or ``off``. Turning it on starts with the next scheduled report (a
+        period already past is not sent late)."""
+        changes: dict[str, Any] = {"enabled": enabled, "off_reason": None if enabled else "user"}
+        if language is not None:
+            changes["language"] = language
+        if enabled:
+            current = self.schedule.latest(self.clock())
+            if current is not None:
+                changes["last_period"] = format_time(current)
+        return self.update(name, **changes)
+
+    def is_on(self, settings: DigestSettings) -> bool:
+        """Whether a namespace with ``settings`` gets the scheduled report."""
+        chosen = settings.enabled
+        return self.config.enabled and (
+            chosen if chosen is not None else self.config.default == "on"
+        )
+
+    def next_run(self, now: datetime | None = None) -> datetime | None:
+        """When the job runs next, in the schedule's time zone."""
+        return self.schedule.next_after(now or self.clock())
+
+    @staticmethod
+    def _load(namespace: Namespace) -> DigestSettings:
+        return DigestSettings.from_dict(read_json(namespace.path / SETTINGS_FILE, None))
+
+    # -- the report -------------------------------------------------------------------------
+
+    def report(
+        self, name: str, *, language: str | None = None, now: datetime | None = None
+    ) -> str | None:
+        """The report of namespace ``name`` as HTML right now (``/digest now``); None if it has
+        no memories. Nothing is recorded: the scheduled report still comes."""
+        now = now or self.clock()
+        settings = self.settings(name)
+        memories = self.store.namespace(name).memories()
+        if not memories:
+            return None
+        since = settings.sent_at or self.schedule.latest(now - _BEFORE)
+        return self._render(memories, since=since, now=now, language=language or settings.language)
+
+    def _render(
+        self, memories: list[Memory], *, since: datetime | None, now: datetime, language: str | None
+    ) -> str:
+        report = build_report(
+            memories, now=now, since=since, top=self.config.top, stale_days=self.config.stale_days
+        )
+        return render_report(report, language or guess_language(memories), self.timezone)
+
+    # -- the job ----------------------------------------------------------------------------
+
+    async def callback(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """The JobQueue callback: one run, now."""
+        await self.run(context.bot)
+
+    async def run(self, bot: Bot, now: datetime | None = None) -> RunResult:
+        """Send the current period's report to every namespace that wants it and lacks it."""
+        now = now or self.clock()
+        period = self.schedule.latest(now)
+        result = RunResult(period)
+        if not self.config.enabled or period is None or now - period > self.grace:
+            return result
+        async with self._running:
+            names = await asyncio.to_thread(self.store.namespace_names)
+            for name in names:
+                outcome = await self._run_one(bot, name, period, now)
+                if outcome is not None:
+                    getattr(result, outcome).append(name)
+        log.info(
+            "digest for %s: %d sent, %d switched off, %d failed",
+            format_time(period),
+            len(result.sent),
+            len(result.switched_off),
+            len(result.failed),
+        )
+        return result
+
+    async def _run_one(self, bot: Bot, name: str, period: datetime, now: datetime) -> str | None:
+        outgoing = None
+        try:
+            outgoing = await asyncio.to_thread(self._prepare, name, period, now)
+            if outgoing is None:
+                return None
+            await send_html(bot, outgoing.chat_id, outgoing.markup)
+        except Forbidden as e:
+            log.warning("digest for %s switched off: Telegram refused (%s)", name, e.message)
+            try:
+                self.update(name, enabled=False, off_reason="blocked")
+            except MemoryStoreError as error:
+                log.warning("could not switch off the digest of %s: %s", name, error.message)
+            return "switched_off"
+        except Exception:
+            # One namespace's failure (Telegram, its files, a bug) must not stop the others.
+            log.exception("digest for %s failed", name)
+            if outgoing is not None:
+                self._take_back(name, period, outgoing.before)
+            return "failed"
+        return "sent"
+
+    def _prepare(self, name: str, period: datetime, now: datetime) -> _Outgoing | None:
+        """The report to send to ``name`` for ``period``, recorded as sent; None if it needs
+        none (off, already sent, no memories, no chat). Runs in a worker thread."""
+        settings = self.settings(name)
+        chat_id = settings.chat_id if settings.chat_id is not None else chat_of(name)
+        if not self._wants(settings, period) or chat_id is None:
+            return None
+        memories = self.store.namespace(name).memories()
+        if not memories:
+            return None
+        since = settings.sent_at or self.schedule.latest(period - _BEFORE)
+        markup = self._render(memories, since=since, now=now, language=settings.language)
+        namespace = self.store.namespace(name)
+        with self._settings_lock:
+            before = self._load(namespace)  # /digest off may have come in meanwhile
+            if not self._wants(before, period):
+                return None
+            recorded = dataclasses.replace(
+                before, last_period=format_time(period), last_sent_at=format_time(now)
+            )
+            write_json_atomic(namespace.path / SETTINGS_FILE, recorded.to_dict())
+        return _Outgoing(chat_id, markup, before)
+
+    def _wants(self, settings: DigestSettings, period: datetime) -> bool:
+        """Whether a namespace with ``settings`` still needs the report of ``period``."""
+        last = settings.period
+        return self.is_on(settings) and (last is None or last < period)
+
+    def _take_back(self, name: str, period: datetime, before: DigestSettings) -> None:
+        """Forget that ``period`` was sent to ``name`` (sending failed), unless that changed."""
+        try:
+            with self._settings_lock:
+                namespace = self.store.namespace(name)
+                current = self._load(namespace)
+                if current.period == period:
+                    restored = dataclasses.replace(
+                        current, last_period=before.last_period, last_sent_at=before.last_sent_at
+                    )
+                    write_json_atomic(namespace.path / SETTINGS_FILE, restored.to_dict())
+        except MemoryStoreError as e:
+            log.warning("could not take back the digest period of %s: %s", name, e.message)
+
+    # -- wiring -----------------------------------------------------------------------------
+
+    def register(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """Put the job on ``application``'s JobQueue: at every scheduled time, and once as soon
+        as the application starts (the catch-up of a report missed while it was down)."""
+        queue = application.job_queue
+        if queue is None:
+            raise RuntimeError("the JobQueue is missing: install python-telegram-bot[job-queue]")
+        if not self.config.enabled:
+            return
+        grace = max(1, int(self.grace.total_seconds()))  # APScheduler wants whole seconds
+        queue.run_custom(
+            self.callback,
+            job_kwargs={"trigger": self.schedule, "misfire_grace_time": grace, "coalesce": True},
+            name=JOB_NAME,
+        )
+        # No misfire limit: start-up (post_init, network) may take longer than APScheduler's
+        # default second between this call and the scheduler's start.
+        queue.run_once(
+            self.callback,
+            when=0,
+            name=f"{JOB_NAME}-catch-up",
+            job_kwargs={"misfire_grace_time": None},
+        )
+
+
+__all__ = [
+    "JOB_NAME",
+    "SETTINGS_FILE",
+    "Digest",
+    "DigestSettings",
+    "RunResult",
+    "chat_of",
+    "guess_language",
+]

@@ -1,0 +1,237 @@
+"""The LLM tools: the article's eight operations, bound to one namespace, never crashing."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from bot.tools import TOOLS, ToolExecutor, TurnPolicy, tool_schemas
+from memory.store import MemoryStore, Namespace
+
+ARTICLE_TOOLS = [
+    "addMemory",
+    "searchMemory",
+    "getAllMemories",
+    "getMemory",
+    "updateMemory",
+    "deleteMemory",
+    "getMemoryStats",
+    "getRelatedMemories",
+]
+
+
+@pytest.fixture
+def store(tmp_path: Path) -> Iterator[MemoryStore]:
+    with MemoryStore(tmp_path / "data") as store:
+        yield store
+
+
+@pytest.fixture
+def ns(store: MemoryStore) -> Namespace:
+    return store.namespace("users/1")
+
+
+def run(executor: ToolExecutor, name: str, args: dict[str, Any] | str | None = None) -> Any:
+    raw = args if isinstance(args, str) or args is None else json.dumps(args, ensure_ascii=False)
+    return json.loads(executor.execute(name, raw))
+
+
+def on_disk(store: MemoryStore, name: str) -> list[dict[str, Any]]:
+    store.namespace(name).flush()
+    return json.loads((store.data_dir / name / "memory.json").read_text("utf-8"))
+
+
+def test_the_article_s_eight_tools_with_described_parameters() -> None:
+    schemas = tool_schemas()
+    assert [s["function"]["name"] for s in schemas] == ARTICLE_TOOLS
+    for schema in schemas:
+        function = schema["function"]
+        assert schema["type"] == "function" and len(function["description"]) > 20
+        parameters = function["parameters"]
+        assert parameters["type"] == "object" and parameters["additionalProperties"] is False
+        assert set(parameters["required"]) <= set(parameters["properties"])
+        for name, spec in parameters["properties"].items():
+            assert spec["description"], f"{function['name']}.{name} has no description"
+            assert name != "namespace"
+
+
+def test_add_stores_the_memory_with_lower_case_tags_and_reports_it(
+    store: MemoryStore, ns: Namespace
+) -> None:
+    executor = ToolExecutor(ns)
+    raw = executor.execute(
+        "addMemory",
+        json.dumps(
+            {
+                "content": "我的代码都在 D:\\projects 里",
+                "tags": ["代码", "Path"],
+                "category": "Work",
+            }
+        ),
+    )
+    assert '", "' not in raw and '": ' not in raw and "\\u" not in raw  # compact, CJK as is
+    result = json.loads(raw)
+    assert result["ok"] is True
+    memory = result["memory"]
+    assert memory["tags"] == ["代码", "path"] and memory["category"] == "work"
+    assert executor.changes.added == [memory["id"]]
+    [record] = on_disk(store, "users/1")
+    assert record["content"] == "我的代码都在 D:\\projects 里" and record["id"] == memory["id"]
+
+
+def test_search_finds_and_counts_the_access(ns: Namespace) -> None:
+    target = ns.add("standup is at 10:00 every day", ["meeting", "schedule"], "work")
+    ns.add("buy oat milk", ["shopping"])
+    result = run(ToolExecutor(ns), "searchMemory", {"query": "standup meeting", "limit": 5})
+    assert result["ok"] and result["memories"][0]["id"] == target.id
+    assert result["count"] == len(result["memories"]) and result["memories"][0]["score"] > 0
+    assert ns.get(target.id).access_count == 1
+
+
+def test_all_memories_by_category_newest_when_limited(ns: Namespace) -> None:
+    ids = [ns.add(f"work note {i}", category="work").id for i in range(5)]
+    ns.add("a personal note", category="personal")
+    result = run(ToolExecutor(ns), "getAllMemories", {"category": "work", "limit": 2})
+    assert result["total"] == 5 and result["shown"] == 2
+    assert [m["id"] for m in result["memories"]] == ids[-2:]
+    assert run(ToolExecutor(ns), "getAllMemories")["total"] == 6
+
+
+def test_get_update_related_and_stats(ns: Namespace) -> None:
+    a = ns.add("project X lives in /srv/x", ["project", "path"], "work")
+    b = ns.add("project Y lives in /srv/y", ["project"], "work")
+    executor = ToolExecutor(ns)
+    got = run(executor, "getMemory", {"id": str(a.id)})["memory"]
+    assert got["content"] == a.content and got["accessCount"] == 0
+    updated = run(executor, "updateMemory", {"id": a.id, "content": "project X moved to /opt/x"})
+    assert updated["memory"]["content"] == "project X moved to /opt/x"
+    # The article's form: updateMemory(id, updates).
+    run(executor, "updateMemory", {"id": a.id, "updates": {"tags": ["moved"]}})
+    assert ns.get(a.id).tags == ("moved",) and executor.changes.updated == [a.id]
+    related = run(executor, "getRelatedMemories", {"id": b.id})
+    assert [m["id"] for m in related["memories"]] == [a.id]
+    stats = run(executor, "getMemoryStats")
+    assert stats["total"] == 2 and stats["byCategory"] == {"work": 2}
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "code"),
+    [
+        ("addMemory", '{"content": "unterminated', "MEMORY_INVALID"),
+        ("addMemory", '["not", "an", "object"]', "MEMORY_INVALID"),
+        ("addMemory", "{}", "MEMORY_INVALID"),
+        ("addMemory", {"content": "   "}, "MEMORY_INVALID"),
+        ("addMemory", {"content": "x", "tags": 5}, "MEMORY_INVALID"),
+        (
+            "addMemory",
+            {"content": "x", "tags": ["a"] * 3 + [f"t{i}" for i in range(30)]},
+            "MEMORY_INVALID",
+        ),
+        ("addMemory", {"content": "x", "namespace": "users/2"}, "MEMORY_INVALID"),
+        ("searchMemory", {"query": "x", "limit": 0}, "MEMORY_INVALID"),
+        ("searchMemory", {"query": ""}, "MEMORY_INVALID"),
+        ("getMemory", {"id": "twelve"}, "MEMORY_INVALID"),
+        ("getMemory", {"id": 42}, "MEMORY_NOT_FOUND"),
+        ("updateMemory", {"id": 42, "content": "y"}, "MEMORY_NOT_FOUND"),
+        ("deleteMemory", {"id": -1}, "MEMORY_INVALID"),
+        ("rm -rf", {}, "UNKNOWN_TOOL"),
+    ],
+)
+def test_bad_calls_come_back_as_errors(
+    ns: Namespace, name: str, args: dict[str, Any] | str, code: str
+) -> None:
+    result = run(ToolExecutor(ns), name, args)
+    assert result["ok"] is False
+    assert result["error"]["code"] == code and result["error"]["message"]
+
+
+def test_updating_nothing_changes_nothing(ns: Namespace) -> None:
+    memory = ns.add("keep me", ["a"])
+    result = run(ToolExecutor(ns), "updateMemory", {"id": memory.id})
+    assert result["error"]["code"] == "MEMORY_INVALID"
+    assert ns.get(memory.id) == memory
+
+
+def test_a_call_cannot_reach_another_namespace(store: MemoryStore) -> None:
+    mine, theirs = store.namespace("users/1"), store.namespace("users/2")
+    secret = theirs.add("their secret", ["secret"])
+    executor = ToolExecutor(mine)
+    assert run(executor, "getMemory", {"id": secret.id})["error"]["code"] == "MEMORY_NOT_FOUND"
+    assert run(executor, "deleteMemory", {"id": secret.id})["error"]["code"] == "MEMORY_NOT_FOUND"
+    assert run(executor, "searchMemory", {"query": "secret"})["count"] == 0
+    assert run(executor, "getAllMemories")["total"] == 0
+    assert run(executor, "updateMemory", {"id": secret.id, "namespace": "users/2"})["ok"] is False
+    assert theirs.get(secret.id) == secret
+
+
+def test_one_deletion_per_turn_the_rest_waits_for_the_user(
+    store: MemoryStore, ns: Namespace
+) -> None:
+    ids = [ns.add(f"memory {i}").id for i in range(4)]
+    policy = TurnPolicy()
+    executor = ToolExecutor(ns, policy)
+    first = run(executor, "deleteMemory", {"id": ids[0]})
+    assert first["ok"] and first["deleted"]["id"] == ids[0]
+    for memory_id in (ids[1], ids[2], ids[2]):
+        result = run(executor, "deleteMemory", {"id": memory_id})
+        assert result["ok"] is False and result["needsConfirmation"] is True
+        assert "confirm" in result["message"]
+    assert [m.id for m in policy.pending] == [ids[1], ids[2]]
+    assert executor.changes.deleted == [ids[0]]
+    assert [r["id"] for r in on_disk(store, "users/1")] == ids[1:]
+
+
+def test_rollback_undoes_the_turn(store: MemoryStore, ns: Namespace) -> None:
+    kept = ns.add("original text", ["old"], "work")
+    doomed = ns.add("will be deleted and come back", ["back"])
+    before = ns.export()
+    executor = ToolExecutor(ns)
+    added = run(executor, "addMemory", {"content": "half a turn", "tags": ["x"]})["memory"]["id"]
+    run(executor, "updateMemory", {"id": kept.id, "content": "changed", "category": "other"})
+    run(executor, "deleteMemory", {"id": doomed.id})
+    assert executor.changes
+    executor.rollback()
+    assert not executor.changes
+    after = ns.export()
+    assert [m["id"] for m in after] == [m["id"] for m in before]
+    assert added not in {m["id"] for m in after}
+    restored = ns.get(kept.id)
+    assert (restored.content, restored.tags, restored.category) == (
+        "original text",
+        ("old",),
+        "work",
+    )
+    assert ns.get(doomed.id).to_dict() == doomed.to_dict()
+    assert [r["id"] for r in on_disk(store, "users/1")] == [kept.id, doomed.id]
+
+
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    name=st.sampled_from([t.name for t in TOOLS]) | st.text(max_size=20),
+    arguments=st.none()
+    | st.text(max_size=60)
+    | st.dictionaries(
+        st.sampled_from(["content", "tags", "category", "query", "limit", "id", "updates", "x"]),
+        st.none()
+        | st.booleans()
+        | st.integers(min_value=-(2**70), max_value=2**70)
+        | st.floats(allow_nan=False)
+        | st.text(max_size=30)
+        | st.lists(st.text(max_size=10) | st.integers(), max_size=4)
+        | st.dictionaries(st.text(max_size=8), st.text(max_size=8), max_size=2),
+        max_size=4,
+    ).map(json.dumps),
+)
+def test_the_executor_never_raises(ns: Namespace, name: str, arguments: str | None) -> None:
+    result = json.loads(ToolExecutor(ns).execute(name, arguments))
+    assert isinstance(result["ok"], bool)
+    if not result["ok"]:
+        assert result.get("needsConfirmation") or result["error"]["code"]
