@@ -19,34 +19,17 @@ Callers serialise access per namespace (``bot.assistant`` holds a lock per names
 
 from __future__ import annotations
 
-import contextlib
-import os
-import secrets
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from memory.errors import MemorySaveFailed
-from memory.files import dump_json, read_json
+from memory.files import read_json, write_json_atomic
 from memory.model import now_iso
 
 HISTORY_FILE = "history.json"
 USAGE_FILE = "usage.json"
 MAX_ENTRY_CHARS = 2000
 ROLES = ("user", "assistant")
-
-
-def _replace(path: Path, value: Any) -> None:
-    """Replace ``path`` with ``value`` as JSON, atomically (not durably: see the docstring)."""
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        tmp.write_bytes(dump_json(value))
-        os.replace(tmp, path)
-    except OSError as e:
-        with contextlib.suppress(OSError):  # the temporary file may not exist
-            tmp.unlink()
-        raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
 
 
 def load_history(folder: Path) -> list[dict[str, str]]:
@@ -72,7 +55,7 @@ def append_history(folder: Path, messages: list[tuple[str, str]], *, keep: int) 
     for role, content in messages:
         text = content if len(content) <= MAX_ENTRY_CHARS else content[:MAX_ENTRY_CHARS] + "…"
         entries.append({"role": role, "content": text, "at": at})
-    _replace(path, entries[-keep:])
+    write_json_atomic(path, entries[-keep:], durable=False)
 
 
 @dataclass(frozen=True)
@@ -130,5 +113,5 @@ def add_usage(folder: Path, *, requests: int, prompt_tokens: int, completion_tok
         completion_tokens=old.completion_tokens + completion_tokens,
         since=old.since or now_iso(),
     )
-    _replace(folder / USAGE_FILE, new.to_dict())
+    write_json_atomic(folder / USAGE_FILE, new.to_dict(), durable=False)
     return new

@@ -32,17 +32,24 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def write_bytes_atomic(path: Path, data: bytes) -> None:
-    """Replace ``path`` with ``data`` atomically and durably; ``MemorySaveFailed`` if not."""
+def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``data`` atomically; ``MemorySaveFailed`` if not.
+
+    A reader sees the old bytes or the new, never half. With ``durable`` (the default) the new
+    bytes are also on disk when this returns, whatever happens next; without it a power cut may
+    bring the old ones back, which suits conveniences (chat history) better than an fsync's cost.
+    """
     tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
         os.replace(tmp, path)
-        fsync_dir(path.parent)
+        if durable:
+            fsync_dir(path.parent)
     except OSError as e:
         with contextlib.suppress(OSError):  # the temporary file may not exist; nothing to lose
             tmp.unlink()
@@ -54,9 +61,9 @@ def dump_json(value: Any) -> bytes:
     return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
-def write_json_atomic(path: Path, value: Any) -> None:
-    """Replace ``path`` with ``value`` as readable JSON, atomically and durably."""
-    write_bytes_atomic(path, dump_json(value))
+def write_json_atomic(path: Path, value: Any, *, durable: bool = True) -> None:
+    """Replace ``path`` with ``value`` as readable JSON, atomically (see ``write_bytes_atomic``)."""
+    write_bytes_atomic(path, dump_json(value), durable=durable)
 
 
 def quarantine(path: Path) -> Path:
