@@ -54,8 +54,9 @@ async def test_group_scope_user_keeps_each_members_memories_apart(
         [alice] = await bot.say("/recall locker", user=ALICE, chat=group)
         [bob] = await bot.say("/recall locker", user=BOB, chat=group)
         [private] = await bot.say("/recall locker", user=ALICE)
-        assert "12" in alice.text and "99" not in alice.text
-        assert "99" in bob.text and "12" not in bob.text
+        # Whole phrases: a bare "12" could also stand in a memory's id.
+        assert "locker is 12" in alice.text and "locker is 99" not in alice.text
+        assert "locker is 99" in bob.text and "locker is 12" not in bob.text
         assert "my locker is 12" in private.text  # the same namespace as her private chat
         assert sorted(bot.namespaces()) == ["users/42", "users/43"]
 
