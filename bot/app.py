@@ -9,7 +9,9 @@ closed after it (``post_init`` / ``post_shutdown``): the store is closed, so tha
 
 Updates are handled concurrently across chats and in order within a chat
 (``bot.updates.ChatOrderedUpdateProcessor``): a slow answer in one chat (the disk, a language
-model) does not hold up the others. Handler groups: -1 is the gatekeeper (allow list, chats the
+model) does not hold up the others. Every update is on disk (``bot.inbox``) before Telegram is
+told it arrived, until it has been handled: a crash loses none, and one Telegram delivers again
+is handled once. Handler groups: -1 is the gatekeeper (allow list, chats the
 bot does not serve); 0 holds the commands, the buttons and free text. Later features add theirs
 to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.digest``), registered
 here too: at its cron times, and once at start-up to catch up a report missed while stopped.
@@ -52,7 +54,7 @@ from bot.config import Config
 from bot.digest import Digest
 from bot.i18n import COMMANDS, language_of, t
 from bot.inbox import FOLDER as INBOX_FOLDER
-from bot.inbox import Inbox, InboxQueue
+from bot.inbox import Inbox, InboxQueue, SyncingRequest
 from bot.render import escape
 from bot.replies import reply_html
 from bot.services import KEY, Services, services
@@ -105,7 +107,8 @@ def build_application(
     (with ``jobs``) the scheduled digest on the JobQueue."""
     telegram = config.telegram
     limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
-    queue = InboxQueue(Inbox(config.data_dir / INBOX_FOLDER))  # see bot.inbox
+    # Updates polled from Telegram go through the inbox (bot.inbox); the console's do not.
+    queue = InboxQueue(Inbox(config.data_dir / INBOX_FOLDER)) if request is None else None
     builder = (
         ApplicationBuilder()
         .token(telegram.token)
@@ -117,13 +120,18 @@ def build_application(
             )
         )
         .rate_limiter(AIORateLimiter(max_retries=RETRIES_ON_429, **limits))
-        .update_queue(queue)
-        .concurrent_updates(ChatOrderedUpdateProcessor(on_done=queue.done))
+        .concurrent_updates(
+            ChatOrderedUpdateProcessor(on_done=queue.done if queue is not None else None)
+        )
         .post_init(post_init)
         .post_shutdown(post_shutdown)
     )
+    if queue is not None:
+        builder = builder.get_updates_request(SyncingRequest(queue.inbox))
     if request is not None:
         builder = builder.request(request).get_updates_request(request)
+    if queue is not None:
+        builder = builder.update_queue(queue)
     application = builder.build()
     digest = Digest(config.digest, store)
     conversation = None

@@ -182,7 +182,10 @@ class Assistant:
             *recent_history(history, settings.history_messages, settings.history_tokens),
             {"role": "user", "content": said},
         ]
-        executor = ToolExecutor(namespace, TurnPolicy(max_deletions=settings.max_deletions))
+        # In a group the model deletes nothing on its own: each deletion is asked with buttons,
+        # which only the memory's author or an administrator can confirm (bot.access).
+        allowed = 0 if group else settings.max_deletions
+        executor = ToolExecutor(namespace, TurnPolicy(max_deletions=allowed))
         meter = Meter()
         rounds = 0
         calls_left = MAX_TOOL_CALLS

@@ -125,13 +125,16 @@ async def _pressed(
     """The presser's namespace, the memory the button names (None: not there) and the message
     the button is on; None (the press answered) when the message is gone or not in a chat."""
     query = update.callback_query
-    assert query is not None and query.data is not None
+    assert query is not None
     namespace = current_namespace(update, context)
     if namespace is None or not isinstance(query.message, Message):
         await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
         return None
+    # A press without data reaches every button handler whatever its pattern (python-telegram-
+    # bot's rule); this bot's buttons always have data, so such a press names no memory.
+    _, _, value = (query.data or "").partition(":")
     try:
-        memory: Memory | None = namespace.get(parse_id(query.data.split(":")[1]))
+        memory: Memory | None = namespace.get(parse_id(value))
     except (MemoryNotFound, MemoryInvalid):
         memory = None
     return namespace, memory, query.message
@@ -197,12 +200,13 @@ async def keep(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """◀ or ▶ pressed under /list: show that page."""
     query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None and query.data is not None
+    assert query is not None
     namespace = current_namespace(update, context)
-    if namespace is None or not isinstance(query.message, Message):
+    data = query.data or ""  # empty: see _pressed
+    if namespace is None or not isinstance(query.message, Message) or not data:
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return
-    _, page, *key = query.data.split(":")
+    _, page, *key = data.split(":")
     category = None
     if key:
         names = {m.category for m in namespace.memories()}

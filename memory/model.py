@@ -74,7 +74,8 @@ def parse_id(value: object) -> int:
     if isinstance(value, int):
         memory_id = value
     elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        memory_id = int(value.strip())
+        digits = value.strip().lstrip("0") or "0"
+        memory_id = int(digits) if len(digits) < 20 else 2**63  # int() refuses 4300+ digits
     else:
         raise MemoryInvalid(f"not a memory id: {value!r} (ids are whole numbers)", field="id")
     if not 0 < memory_id < 2**63:
@@ -86,7 +87,8 @@ def parse_limit(value: object, *, maximum: int = MAX_LIMIT) -> int:
     """A result limit: a positive whole number no larger than ``maximum``."""
     if isinstance(value, bool) or not isinstance(value, int):
         if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-            value = int(value.strip())
+            digits = value.strip().lstrip("0") or "0"
+            value = int(digits) if len(digits) < 20 else 10**20  # int() refuses 4300+ digits
         else:
             raise MemoryInvalid(f"limit must be a whole number, not {value!r}", field="limit")
     if not 1 <= value <= maximum:
@@ -254,7 +256,6 @@ class Memory:
             updated_at=normalize_time(updated) if isinstance(updated, str) else None,
             source=source if isinstance(source, str) and source else None,
         )
-
 
     @classmethod
     def from_store(cls, record: Mapping[str, Any]) -> Memory:

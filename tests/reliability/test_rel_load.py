@@ -1,0 +1,53 @@
+"""Load: 50 users send 20 messages each, all at once, through the fake Bot API.
+
+Nothing may be lost or stored twice, and each chat keeps its order: memories in the order they
+were sent, replies in the order of the messages. Throughput is a benchmark's business
+(``python -m bench.load_bench``); this test asserts only correctness.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from fakes.telegram_server import FakeBotAPI
+from rel_harness import config_for, contents, replies, running, user
+
+USERS = 50
+MESSAGES = 20
+
+
+def text(who: int, number: int) -> str:
+    # Every third message is a question about the one before it, which must already be there.
+    if number % 3 == 2:
+        return f"/recall item {who}-{number - 1}"
+    return f"/remember item {who}-{number} belongs to user {who} #load"
+
+
+@pytest.mark.slow
+async def test_50_users_at_once_lose_nothing_and_keep_their_order(
+    telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    people = [user(1000 + n) for n in range(USERS)]
+    data_dir = tmp_path / "data"
+    async with running(config_for(telegram, data_dir)):
+        for number in range(MESSAGES):  # round robin: every chat's messages interleaved
+            for who in people:
+                telegram.send(text(who["id"], number), user=who)
+        await telegram.wait("sendMessage", count=USERS * MESSAGES, timeout=120)
+    assert not telegram.find("sendMessage", ok=False)
+    for who in people:
+        uid = who["id"]
+        sent = [text(uid, n) for n in range(MESSAGES)]
+        stored = [
+            s.removeprefix("/remember ").removesuffix(" #load") for s in sent if "/remember" in s
+        ]
+        assert contents(data_dir, f"users/{uid}") == stored  # none lost, none twice, in order
+        said = replies(telegram.calls, uid)
+        assert len(said) == MESSAGES
+        for message, reply in zip(sent, said, strict=True):
+            if message.startswith("/remember"):
+                assert reply.startswith("✅ Remembered.") and message[10:].split(" #")[0] in reply
+            else:  # answered after the /remember before it, so it finds it
+                asked = message.removeprefix("/recall ")
+                assert "Best matches" in reply and f"{asked} belongs to user {uid}" in reply
