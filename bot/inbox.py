@@ -3,9 +3,10 @@
 Telegram forgets an update once the bot confirms it (``getUpdates`` with a higher ``offset``),
 and python-telegram-bot confirms a batch as soon as it has queued it, before handling it. A bot
 killed with a batch in its queue would lose those messages: Telegram will not send them again,
-and their senders never get an answer. So every update is written here (appended and fsynced)
-before it is queued, which is before it is confirmed; handling it appends a ``done`` line. On
-start-up the updates without one are handled again, in update order, before any new update.
+and their senders never get an answer. So every update is written here before it is queued, and
+fsynced before the next ``getUpdates`` confirms it (``SyncingRequest``); handling it appends
+a ``done`` line. On start-up the updates without one are handled again, in update order,
+before any new update.
 
 Telegram also sends an update again when the bot handled it but its confirmation never arrived
 (the process died between the two). The inbox drops an update whose id it already holds, so its
@@ -41,6 +42,8 @@ from pathlib import Path
 from typing import Any
 
 from telegram import Bot, Update
+from telegram._utils.types import ODVInput
+from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
 from memory.errors import MemorySaveFailed
 from memory.files import fsync_dir, write_bytes_atomic
@@ -67,6 +70,7 @@ class Inbox:
         self._fd: int | None = None
         self._lines = 0
         self._failing = False  # the last write failed (told once in the log)
+        self._unsynced = False  # received lines written but not yet fsynced
 
     def open(self) -> list[dict[str, Any]]:
         """Read the file and compact it; the updates to handle again, in update order."""
@@ -108,10 +112,25 @@ class Inbox:
         return update_id in self._pending or update_id in self._seen
 
     def receive(self, update: dict[str, Any]) -> None:
-        """Keep ``update`` on disk (fsynced) until ``done``; a refusing disk is logged only."""
+        """Keep ``update`` on disk until ``done``; a refusing disk is logged only.
+
+        The line is written now and made durable by ``sync``, which runs before the next
+        ``getUpdates`` (``SyncingRequest``): one fsync per batch, still before Telegram forgets.
+        """
         update_id = int(update["update_id"])
         self._pending[update_id] = {"update": update, "tries": 0}
-        self._write({"update": update, "tries": 0}, durable=True)
+        self._write({"update": update, "tries": 0}, durable=False)
+        self._unsynced = True
+
+    def sync(self) -> None:
+        """Make every received update durable (one fsync for all since the last call)."""
+        if not self._unsynced or self._fd is None:
+            return
+        self._unsynced = False
+        try:
+            os.fdatasync(self._fd)
+        except OSError as e:
+            self._failed(f"could not sync {self.path}: {e.strerror or e}")
 
     def done(self, update_id: int) -> None:
         """The update was handled (not fsynced: losing this line only repeats a reply)."""
@@ -203,6 +222,35 @@ class Inbox:
 
 def _line(entry: dict[str, Any]) -> bytes:
     return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+
+
+class SyncingRequest(HTTPXRequest):
+    """The ``getUpdates`` connection: syncs the inbox before each call.
+
+    A ``getUpdates`` with a higher offset is how Telegram learns that the previous batch
+    arrived; after that it never sends those updates again. Syncing here, rather than once per
+    update, costs one fsync per batch and keeps the promise: on disk before Telegram forgets.
+    """
+
+    def __init__(self, inbox: Inbox) -> None:
+        super().__init__(connection_pool_size=1)  # python-telegram-bot's own for getUpdates
+        self._inbox = inbox
+
+    async def do_request(
+        self,
+        url: str,
+        method: str,
+        request_data: RequestData | None = None,
+        read_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        write_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        connect_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+        pool_timeout: ODVInput[float] = BaseRequest.DEFAULT_NONE,
+    ) -> tuple[int, bytes]:
+        """Sync the inbox, then make the request."""
+        self._inbox.sync()
+        return await super().do_request(
+            url, method, request_data, read_timeout, write_timeout, connect_timeout, pool_timeout
+        )
 
 
 class InboxQueue(asyncio.Queue[object]):
