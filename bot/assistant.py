@@ -133,17 +133,21 @@ class Assistant:
         language: str = "en",
         speaker: str | None = None,
         group: bool = False,
+        may_change: Callable[[Memory], bool] | None = None,
         on_text: TextSink | None = None,
     ) -> TurnResult:
         """Run one turn for ``message`` in ``namespace``.
 
         ``speaker`` (a display name) prefixes the message in groups, where several people share
         the history. Memory errors (``memory.errors``) propagate; endpoint failures come back in
-        ``TurnResult.failure``.
+        ``TurnResult.failure``. ``may_change`` limits which existing memories the model may
+        update (``TurnPolicy``).
         """
         async with self._lock(namespace):
             started = time.perf_counter()
-            result = await self._turn(namespace, message, language, speaker, group, on_text)
+            result = await self._turn(
+                namespace, message, language, speaker, group, may_change, on_text
+            )
             seconds = time.perf_counter() - started
             log.info(
                 "turn in %s: %d rounds, %d requests, %d+%d tokens, %d memories (%d tokens) in "
@@ -168,6 +172,7 @@ class Assistant:
         language: str,
         speaker: str | None,
         group: bool,
+        may_change: Callable[[Memory], bool] | None,
         on_text: TextSink | None,
     ) -> TurnResult:
         settings = self.settings
@@ -185,7 +190,7 @@ class Assistant:
         # In a group the model deletes nothing on its own: each deletion is asked with buttons,
         # which only the memory's author or an administrator can confirm (bot.access).
         allowed = 0 if group else settings.max_deletions
-        executor = ToolExecutor(namespace, TurnPolicy(max_deletions=allowed))
+        executor = ToolExecutor(namespace, TurnPolicy(max_deletions=allowed, may_change=may_change))
         meter = Meter()
         rounds = 0
         calls_left = MAX_TOOL_CALLS

@@ -28,12 +28,14 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 
 from openai import AsyncOpenAI
 from telegram import Message
 from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
+from bot.access import stored_by
 from bot.assistant import TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
 from bot.buttons import forget_prompt
 from bot.config import LLMConfig
@@ -41,6 +43,7 @@ from bot.i18n import t
 from bot.llm import RATE_LIMIT, ChatModel, RetryPolicy
 from bot.markdown import markdown_to_html
 from bot.replies import reply_html
+from memory.model import Memory
 from memory.store import Namespace
 
 log = logging.getLogger(__name__)
@@ -103,6 +106,12 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
     return "\n\n".join(parts)
 
 
+def _own_memories(message: Message) -> Callable[[Memory], bool]:
+    """In a group: the memories the sender stored themselves (the README's group policy)."""
+    sender = message.from_user.id if message.from_user is not None else None
+    return lambda memory: sender is not None and stored_by(memory) == sender
+
+
 class Conversation:
     """Free text through the language model, for the whole application (``Services``)."""
 
@@ -119,7 +128,12 @@ class Conversation:
         typing = asyncio.create_task(_keep_typing(message))
         try:
             result = await self.assistant.reply(
-                namespace, text, language=language, speaker=speaker, group=group
+                namespace,
+                text,
+                language=language,
+                speaker=speaker,
+                group=group,
+                may_change=_own_memories(message) if group else None,
             )
         finally:
             typing.cancel()

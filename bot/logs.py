@@ -17,7 +17,7 @@ from collections.abc import Iterable
 from urllib.parse import quote
 
 REDACTED = "[REDACTED]"
-QUIET_LOGGERS = ("httpx", "httpcore", "apscheduler")
+QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "apscheduler")  # httpx2: the openai SDK's
 
 
 class SecretFilter(logging.Filter):

@@ -128,6 +128,15 @@ def _get(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
 
 def _update(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
     before = run.namespace.get(args["id"])
+    if not run.policy.allows_change(before, run.changes):
+        return {
+            "ok": False,
+            "error": {
+                "code": "NOT_ALLOWED",
+                "message": "Not changed: in this group only the member who stored this memory, "
+                "or an administrator with /edit, may change it. Tell the user so.",
+            },
+        }
     memory = run.namespace.update(
         before.id, content=args.get("content"), tags=args.get("tags"), category=args.get("category")
     )
@@ -320,8 +329,15 @@ class TurnPolicy:
     """What the model may do on its own in one turn; deletions past the limit wait for the user."""
 
     max_deletions: int = 1
+    # Which existing memories the model may change for this speaker (None: all of them). In a
+    # group it is the speaker's own: the model must not edit another member's memory for them.
+    may_change: Callable[[Memory], bool] | None = None
     deleted: list[int] = field(default_factory=list)
     pending: list[Memory] = field(default_factory=list)
+
+    def allows_change(self, memory: Memory, changes: Changes) -> bool:
+        """Whether the model may update ``memory`` (always one it added in this turn)."""
+        return self.may_change is None or memory.id in changes.added or self.may_change(memory)
 
     def allow_deletion(self, memory: Memory) -> bool:
         """Whether to delete now; if not, ``memory`` is kept for the user to confirm."""

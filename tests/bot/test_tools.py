@@ -235,3 +235,20 @@ def test_the_executor_never_raises(ns: Namespace, name: str, arguments: str | No
     assert isinstance(result["ok"], bool)
     if not result["ok"]:
         assert result.get("needsConfirmation") or result["error"]["code"]
+
+
+def test_a_group_policy_keeps_the_model_from_changing_another_members_memory(
+    ns: Namespace,
+) -> None:
+    theirs = ns.add("bob's locker is 99", source="telegram:-5:1:43")
+    mine = ns.add("alice's locker is 12", source="telegram:-5:2:42")
+    executor = ToolExecutor(ns, TurnPolicy(may_change=lambda m: m.source == mine.source))
+
+    refused = run(executor, "updateMemory", {"id": theirs.id, "content": "bob's locker is 1"})
+    assert refused["ok"] is False and refused["error"]["code"] == "NOT_ALLOWED"
+    assert ns.get(theirs.id).content == "bob's locker is 99"
+
+    assert run(executor, "updateMemory", {"id": mine.id, "content": "alice's locker is 13"})["ok"]
+    added = run(executor, "addMemory", {"content": "the retro moved to friday"})["memory"]["id"]
+    assert run(executor, "updateMemory", {"id": added, "content": "the retro is on friday"})["ok"]
+    assert executor.changes.updated == [mine.id]
