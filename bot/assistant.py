@@ -149,7 +149,9 @@ class Assistant:
                 namespace, message, language, speaker, group, may_change, on_text
             )
             seconds = time.perf_counter() - started
-            log.info(
+            # A failed turn (a refused key, an endpoint down) is the operator's to notice.
+            log.log(
+                logging.WARNING if result.failure else logging.INFO,
                 "turn in %s: %d rounds, %d requests, %d+%d tokens, %d memories (%d tokens) in "
                 "context, %.0f ms (%.1f ms ours)%s",
                 namespace.name,
@@ -161,7 +163,9 @@ class Assistant:
                 result.context_tokens,
                 seconds * 1000,
                 (seconds - result.model_seconds) * 1000,
-                f", failed: {result.failure.kind}" if result.failure else "",
+                f", failed: {result.failure.kind} ({result.failure.message})"
+                if result.failure
+                else "",
             )
             return dataclasses.replace(result, seconds=seconds)
 

@@ -140,20 +140,34 @@ async def _pressed(
     return namespace, memory, query.message
 
 
-async def ask_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """🗑 pressed under a result: ask for confirmation in a new message."""
+async def _pressed_to_change(
+    update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> tuple[Namespace, Memory, Message] | None:
+    """Like ``_pressed``, for a button that changes its memory: None (the press answered with
+    why) when the memory is gone or the presser may not change it (the group policy)."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
     pressed = await _pressed(update, context)
     if pressed is None:
-        return
-    _, memory, message = pressed
+        return None
+    namespace, memory, message = pressed
     if memory is None:
         await query.answer(t(language, "stale_plain"), show_alert=True)
-        return
+        return None
     if not await may_change_memory(update, context, memory):
         await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        return None
+    return namespace, memory, message
+
+
+async def ask_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """🗑 pressed under a result: ask for confirmation in a new message."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await _pressed_to_change(update, context)
+    if pressed is None:
         return
+    _, memory, message = pressed
     await query.answer()
     text, keyboard = forget_prompt(memory, language)
     await reply_html(message, text, keyboard)
@@ -163,16 +177,10 @@ async def confirm_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     """ "Delete" pressed in a confirmation: forget the memory."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    pressed = await _pressed(update, context)
+    pressed = await _pressed_to_change(update, context)
     if pressed is None:
         return
     namespace, memory, _ = pressed
-    if memory is None:
-        await query.answer(t(language, "stale_plain"), show_alert=True)
-        return
-    if not await may_change_memory(update, context, memory):
-        await query.answer(t(language, "not_yours_plain"), show_alert=True)
-        return
     try:
         namespace.delete(memory.id)
     except MemoryNotFound:  # deleted in between, by another member or process

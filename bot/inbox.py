@@ -46,7 +46,7 @@ from telegram._utils.types import ODVInput
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
 from memory.errors import MemorySaveFailed
-from memory.files import fsync_dir, write_bytes_atomic
+from memory.files import append_bytes, fsync_dir, write_bytes_atomic
 
 log = logging.getLogger(__name__)
 
@@ -193,11 +193,7 @@ class Inbox:
                 if new:
                     fsync_dir(self.path.parent)
             size = os.lseek(self._fd, 0, os.SEEK_END)
-            written = 0
-            while written < len(data):
-                written += os.write(self._fd, data[written:])
-            if durable:
-                os.fdatasync(self._fd)
+            append_bytes(self._fd, data, durable=durable)
         except OSError as e:
             if self._fd is not None and size is not None:
                 with contextlib.suppress(OSError):  # a full disk can still shrink a file

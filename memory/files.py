@@ -56,6 +56,15 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
         raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
 
 
+def append_bytes(fd: int, data: bytes, *, durable: bool) -> None:
+    """Write all of ``data`` to ``fd`` (opened with ``O_APPEND``); fdatasync with ``durable``."""
+    written = 0
+    while written < len(data):
+        written += os.write(fd, data[written:])
+    if durable:
+        os.fdatasync(fd)
+
+
 def dump_json(value: Any) -> bytes:
     """JSON as a person would like to read it: indented, UTF-8, non-ASCII kept as is."""
     return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")

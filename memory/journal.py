@@ -34,7 +34,14 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
-from memory.files import FileLock, dump_json, fsync_dir, quarantine, write_bytes_atomic
+from memory.files import (
+    FileLock,
+    append_bytes,
+    dump_json,
+    fsync_dir,
+    quarantine,
+    write_bytes_atomic,
+)
 
 log = logging.getLogger(__name__)
 
@@ -219,11 +226,7 @@ class NamespaceFiles:
                 if self._journal_ino != st.st_ino:  # we just created it
                     self._journal_ino = st.st_ino
                     fsync_dir(self.folder)
-            written = 0
-            while written < len(data):
-                written += os.write(self._fd, data[written:])
-            if durable:
-                os.fdatasync(self._fd)
+            append_bytes(self._fd, data, durable=durable)
         except OSError as e:
             if self._fd is not None:
                 self._truncate(self._journal_offset)
