@@ -13,7 +13,8 @@ common). Then measured:
 - ``open``: time from a cold ``MemoryStore`` to the first answered ``get`` (snapshot read and
   parsed, journal replayed; the ranking index is built lazily on the first search);
 - ``first search``: that first search, which analyses every memory;
-- ``rss``: resident memory added by loading the namespace, in MiB.
+- ``rss``: resident memory added by loading the namespace, in MiB, and once its search index
+  is built (``indexed``).
 
 The baseline, ``bench.seed_port``, is measured in the same run at the sizes where it finishes in
 reasonable time. Each figure is the median over ``--runs`` runs, each run a fresh process.
@@ -167,6 +168,7 @@ def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict
     t = time.perf_counter()
     ns.search(qs[0])  # warm: builds the ranking index
     first_ms = (time.perf_counter() - t) * 1000
+    rss_indexed = _rss_mib() - rss_before
     search = []
     for q in qs[: max(ops, 50)]:
         t = time.perf_counter()
@@ -184,6 +186,7 @@ def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict
         "open_ms": open_ms,
         "first_search_ms": first_ms,
         "rss_mib": rss,
+        "rss_indexed_mib": rss_indexed,
     }
 
 
@@ -259,7 +262,7 @@ def main(argv: list[str] | None = None) -> int:
         line = (
             f"{size:>7} memories: add {ours['add_ms']:.3f} ms, search {ours['search_ms']:.3f} ms,"
             f" open {ours['open_ms']:.1f} ms, first search {ours['first_search_ms']:.0f} ms,"
-            f" RSS {ours['rss_mib']:.1f} MiB"
+            f" RSS {ours['rss_mib']:.1f} MiB ({ours['rss_indexed_mib']:.1f} MiB indexed)"
         )
         if seed:
             add_ratio = seed["add_ms"] / ours["add_ms"]
