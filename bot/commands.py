@@ -25,7 +25,7 @@ from bot.access import (
 from bot.buttons import forget_prompt, page_view, results_view
 from bot.entry import Entry, parse_entry, split_command
 from bot.history import read_usage
-from bot.i18n import language_of, t
+from bot.i18n import invalid_reason, language_of, t
 from bot.render import escape, memory_block, preview, stats_text
 from bot.replies import reply_html
 from bot.report import when_text
@@ -108,7 +108,7 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             entry.content, entry.tags, entry.category, source=message_source(message)
         )
     except MemoryInvalid as e:
-        await reply_html(message, t(language, "invalid", reason=escape(e.message)))
+        await reply_html(message, invalid_reason(language, e, entry.content))
         return
     text = t(language, "remembered", memory=memory_block(memory))
     if entry.derived_tags and memory.tags:
@@ -191,7 +191,7 @@ async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     try:
         text, keyboard = page_view(namespace, 0, argument or None, language)
     except MemoryInvalid as e:  # not a possible category (too long, control characters)
-        await reply_html(message, t(language, "invalid", reason=escape(e.message)))
+        await reply_html(message, invalid_reason(language, e))
         return
     await reply_html(message, text, keyboard)
 
@@ -223,7 +223,7 @@ async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply_html(message, t(language, "not_found", id=e.memory_id))
         return
     except MemoryInvalid as e:
-        await reply_html(message, t(language, "invalid", reason=escape(e.message)))
+        await reply_html(message, invalid_reason(language, e, entry.content))
         return
     await reply_html(message, t(language, "edited", memory=memory_block(memory)))
 

@@ -86,8 +86,17 @@ async def test_remember_with_nothing_to_store_explains_usage(bot: Bot) -> None:
 
 async def test_remember_refuses_content_over_the_limit(bot: Bot) -> None:
     [reply] = await bot.say("/remember " + "x" * 4001, user=ALICE)
-    assert "couldn't do that" in reply.text and "4000" in reply.text
+    assert "couldn't do that" in reply.text and "4000" in reply.text and "4001" in reply.text
     assert bot.memories("users/42") == []
+
+
+async def test_a_refusal_is_explained_in_the_users_language(bot: Bot) -> None:
+    [reply] = await bot.say("/remember " + "长" * 4001, user=LI)
+    assert "无法完成" in reply.text and "4000" in reply.text and "4001" in reply.text
+    assert "content is" not in reply.text  # not the library's English message
+    [reply] = await bot.say("/remember 标签太多 " + " ".join(f"#t{i}" for i in range(25)), user=LI)
+    assert "标签最多 20 个" in reply.text
+    assert bot.namespaces() == []
 
 
 async def test_recall_lists_best_matches_first_with_forget_buttons(bot: Bot) -> None:
