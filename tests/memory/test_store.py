@@ -1,4 +1,5 @@
-"""The store's operations, the article's walkthrough, validation and the article's file format.
+"""The store's operations and the article's walkthrough (validation: test_validation.py; the
+file format: test_format.py).
 
 Every test uses a real ``MemoryStore`` on files in ``tmp_path`` and looks at what a caller or a
 person opening ``memory.json`` would see.
@@ -6,22 +7,16 @@ person opening ``memory.json`` would see.
 
 from __future__ import annotations
 
-import contextlib
 import json
 import re
 import time
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError, NamespaceInvalid
+from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
 from memory.model import (
-    MAX_CATEGORY_CHARS,
-    MAX_CONTENT_CHARS,
     MAX_LIMIT,
-    MAX_TAG_CHARS,
-    MAX_TAGS,
     Memory,
 )
 from memory.store import MemoryStore, Namespace
@@ -36,17 +31,6 @@ WALKTHROUGH = [
     {"id": 2, "content": "今天天气很好", "tags": ["天气"]},
     {"id": 3, "content": "周五下午三点开会", "tags": ["项目", "会议"]},
 ]
-
-
-@pytest.fixture
-def store(tmp_path: Path) -> Iterator[MemoryStore]:
-    with MemoryStore(tmp_path / "data") as store:
-        yield store
-
-
-@pytest.fixture
-def ns(store: MemoryStore) -> Namespace:
-    return store.namespace("users/42")
 
 
 def reopen(store: MemoryStore, name: str = "users/42") -> tuple[MemoryStore, Namespace]:
@@ -423,92 +407,6 @@ def test_an_id_that_is_not_a_whole_number_is_invalid(
     assert ns.memories() == [memory]
 
 
-# -- validation of what is stored -------------------------------------------------------------
-
-
-@pytest.mark.parametrize(
-    "content", ["", "   ", "\n\t ", "x" * (MAX_CONTENT_CHARS + 1), "a\x00b", 42, None]
-)
-def test_add_rejects_bad_content(ns: Namespace, content: object) -> None:
-    with pytest.raises(MemoryInvalid) as caught:
-        ns.add(content)  # type: ignore[arg-type]
-    assert codes(caught) == "MEMORY_INVALID"
-    assert ns.memories() == []
-
-
-def test_content_of_the_maximum_length_is_accepted(ns: Namespace) -> None:
-    assert len(ns.add("字" * MAX_CONTENT_CHARS).content) == MAX_CONTENT_CHARS
-
-
-def test_too_many_tags_are_rejected(ns: Namespace) -> None:
-    limit = [f"tag{i}" for i in range(MAX_TAGS)]
-    assert len(ns.add("ok", limit).tags) == MAX_TAGS
-    assert len(ns.add("duplicates do not count", [*limit, "TAG0"]).tags) == MAX_TAGS
-    with pytest.raises(MemoryInvalid) as caught:
-        ns.add("too many", [*limit, "one more"])
-    assert codes(caught) == "MEMORY_INVALID"
-    assert len(ns.memories()) == 2
-
-
-def test_an_overlong_tag_or_category_is_rejected(ns: Namespace) -> None:
-    assert ns.add("ok", ["t" * MAX_TAG_CHARS], "c" * MAX_CATEGORY_CHARS).tags == (
-        "t" * MAX_TAG_CHARS,
-    )
-    with pytest.raises(MemoryInvalid) as caught:
-        ns.add("x", ["t" * (MAX_TAG_CHARS + 1)])
-    assert codes(caught) == "MEMORY_INVALID"
-    with pytest.raises(MemoryInvalid) as caught:
-        ns.add("x", category="c" * (MAX_CATEGORY_CHARS + 1))
-    assert codes(caught) == "MEMORY_INVALID"
-    assert len(ns.memories()) == 1
-
-
-@pytest.mark.parametrize(
-    "label", ["a\x00b", "bell\x07", "line\nbreak", "\x1b[31mred", "zero\u200bwidth", "x\u2028y"]
-)
-def test_control_characters_in_a_tag_or_category_are_rejected(ns: Namespace, label: str) -> None:
-    with pytest.raises(MemoryInvalid) as caught:
-        ns.add("content", [label])
-    assert codes(caught) == "MEMORY_INVALID"
-    with pytest.raises(MemoryInvalid) as caught:
-        ns.add("content", category=label)
-    assert codes(caught) == "MEMORY_INVALID"
-    assert ns.memories() == []
-
-
-@pytest.mark.parametrize(
-    "name",
-    ["..", "../x", "/abs", "/etc/passwd", "a/../b", "users/..", "./x", "a\x00b", "", "a//b", "a/"],
-)
-def test_a_namespace_that_could_leave_the_data_directory_is_rejected(
-    store: MemoryStore, name: str
-) -> None:
-    with pytest.raises(NamespaceInvalid) as caught:
-        store.namespace(name)
-    assert codes(caught) == "NAMESPACE_INVALID"
-    assert isinstance(caught.value, MemoryInvalid)
-    assert not store.data_dir.exists()
-
-
-@pytest.mark.parametrize("name", ["users/42", "chats/-1001234567890", "team_a/bob-smith"])
-def test_namespace_folders_stay_inside_the_data_directory(store: MemoryStore, name: str) -> None:
-    ns = store.namespace(name)
-    ns.add("x")
-    assert ns.path == store.data_dir / name
-    assert ns.path.resolve().is_relative_to(store.data_dir.resolve())
-
-
-@pytest.mark.parametrize("intruder", ["users/42/memory.json", "users/42/memory.journal"])
-def test_a_namespace_cannot_take_the_place_of_another_ones_files(
-    store: MemoryStore, intruder: str
-) -> None:
-    with contextlib.suppress(MemoryStoreError):  # refusing the name is one good answer
-        store.namespace(intruder).add("in the way")
-    ns = store.namespace("users/42")
-    assert ns.add("mine").content == "mine"
-    assert contents(ns) == ["mine"]
-
-
 # -- stats and related ---------------------------------------------------------------------
 
 
@@ -627,116 +525,6 @@ def test_export_round_trips_through_import(store: MemoryStore) -> None:
     target = store.namespace("users/2")
     assert target.import_memories(exported) == len(exported)
     assert target.export() == exported
-
-
-# -- the article's file format --------------------------------------------------------------
-
-ARTICLE_JSON = """[
-  {
-    "id": 1705312200000,
-    "content": "代码在 D:\\\\projects",
-    "tags": ["代码", "路径", "项目"],
-    "category": "general",
-    "createdAt": "2024-01-15T10:30:00.000Z",
-    "accessedAt": "2024-01-15T10:30:00.000Z",
-    "accessCount": 0
-  }
-]
-"""
-
-
-def write_article_file(data_dir: Path, name: str = "users/42") -> Path:
-    path = data_dir / name / "memory.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(ARTICLE_JSON, encoding="utf-8")
-    return path
-
-
-def test_the_articles_json_example_loads_unchanged(tmp_path: Path) -> None:
-    path = write_article_file(tmp_path)
-    (record,) = json.loads(ARTICLE_JSON)
-    with MemoryStore(tmp_path) as store:
-        ns = store.namespace("users/42")
-        assert ns.export() == [record]
-        (memory,) = ns.memories()
-        assert memory.content == "代码在 D:\\projects"
-        assert memory.updated_at is None
-        assert ns.get(1705312200000) == memory
-        assert ns.stats().total == 1
-    assert path.read_text(encoding="utf-8") == ARTICLE_JSON  # reading rewrites nothing
-
-
-def test_after_a_change_memory_json_is_still_the_articles_format(tmp_path: Path) -> None:
-    path = write_article_file(tmp_path)
-    (record,) = json.loads(ARTICLE_JSON)
-    with MemoryStore(tmp_path) as store:
-        ns = store.namespace("users/42")
-        added = ns.add("周五下午三点开会", ["会议"])
-    text = path.read_text(encoding="utf-8")
-    records = json.loads(text)
-    assert isinstance(records, list)
-    assert records[0] == record
-    assert records[1] == added.to_dict()
-    assert all(list(r) == ARTICLE_KEYS for r in records)
-    assert "代码在 D:\\\\projects" in text  # Chinese kept as is, the backslash JSON-escaped
-    assert "周五下午三点开会" in text
-    assert "\\u" not in text
-
-
-def test_a_hand_edited_file_with_extra_fields_and_no_optional_ones_loads(tmp_path: Path) -> None:
-    path = tmp_path / "users" / "42" / "memory.json"
-    path.parent.mkdir(parents=True)
-    records = [
-        {"id": 1, "content": "minimal"},
-        {"id": 2, "content": "edited", "updatedAt": "2024-02-01T00:00:00.000Z", "tags": "a,B"},
-    ]
-    path.write_text(json.dumps(records), encoding="utf-8")
-    with MemoryStore(tmp_path) as store:
-        ns = store.namespace("users/42")
-        assert contents(ns) == ["minimal", "edited"]
-        assert ns.get(2).tags == ("a", "b")
-        assert ns.get(2).updated_at == "2024-02-01T00:00:00.000Z"
-        assert ns.get(1).category == "general"
-
-
-def test_a_record_without_times_keeps_one_created_at(tmp_path: Path) -> None:
-    path = tmp_path / "users" / "42" / "memory.json"
-    path.parent.mkdir(parents=True)
-    path.write_text(json.dumps([{"id": 1705312200000, "content": "no times"}]), encoding="utf-8")
-    seen = []
-    for _ in range(2):
-        with MemoryStore(tmp_path) as store:
-            seen.append(store.namespace("users/42").get(1705312200000).created_at)
-        time.sleep(0.005)  # a later reading must not invent a later creation time
-    assert seen[0] == seen[1]
-    assert ARTICLE_TIME.fullmatch(seen[0])
-
-
-def test_a_file_saved_with_a_byte_order_mark_loads(tmp_path: Path) -> None:
-    path = write_article_file(tmp_path)
-    path.write_bytes(b"\xef\xbb\xbf" + ARTICLE_JSON.replace("\n", "\r\n").encode())  # Notepad
-    with MemoryStore(tmp_path) as store:
-        ns = store.namespace("users/42")
-        assert ns.export() == json.loads(ARTICLE_JSON)
-        assert ns.pop_quarantine() is None
-
-
-def test_an_edit_by_hand_while_running_is_seen_on_the_next_operation(tmp_path: Path) -> None:
-    with MemoryStore(tmp_path) as store:
-        ns = store.namespace("users/42")
-        memory = ns.add("standup at 10:00", ["work"])
-        store.close()  # memory.json up to date; the namespace object stays usable
-        assert ns.get(memory.id) == memory
-
-        path = ns.path / "memory.json"
-        records = json.loads(path.read_text("utf-8"))
-        records[0]["content"] = "standup at 10:30"
-        records.append({"id": 1, "content": "typed in by hand", "tags": ["Manual"]})
-        path.write_text(json.dumps(records, ensure_ascii=False, indent=2), encoding="utf-8")
-
-        assert contents(ns) == ["standup at 10:30", "typed in by hand"]
-        assert ns.get(1).tags == ("manual",)
-        assert [hit.memory.id for hit in ns.search("10:30", ranker="seed")] == [memory.id]
 
 
 # -- release ----------------------------------------------------------------------------------
