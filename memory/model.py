@@ -25,6 +25,7 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 64
 MAX_CATEGORY_CHARS = 64
 MAX_LIMIT = 1000
+MAX_ID = 2**63  # ids stay below it: a signed 64-bit integer, as other stores keep them
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half a UTF-16 pair: no UTF-8 file can hold it
 
 
@@ -75,10 +76,10 @@ def parse_id(value: object) -> int:
         memory_id = value
     elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
         digits = value.strip().lstrip("0") or "0"
-        memory_id = int(digits) if len(digits) < 20 else 2**63  # int() refuses 4300+ digits
+        memory_id = int(digits) if len(digits) < 20 else MAX_ID  # int() refuses 4300+ digits
     else:
         raise MemoryInvalid(f"not a memory id: {value!r} (ids are whole numbers)", field="id")
-    if not 0 < memory_id < 2**63:
+    if not 0 < memory_id < MAX_ID:
         raise MemoryInvalid(f"not a memory id: {value!r} (out of range)", field="id")
     return memory_id
 
@@ -243,7 +244,7 @@ class Memory:
         updated = record.get("updatedAt")
         source = record.get("source")
         memory_id, content = record["id"], record["content"]
-        if type(memory_id) is not int or not 0 < memory_id < 2**63:
+        if type(memory_id) is not int or not 0 < memory_id < MAX_ID:
             memory_id = parse_id(memory_id)
         return cls(
             id=memory_id,

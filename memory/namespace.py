@@ -27,6 +27,7 @@ from memory.bm25 import Bm25Ranker
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.journal import Change, NamespaceFiles
 from memory.model import (
+    MAX_ID,
     Hit,
     Memory,
     Stats,
@@ -93,6 +94,8 @@ class Namespace:
             now_ms = time.time_ns() // 1_000_000
             at = format_time_ms(now_ms)
             memory_id = max(now_ms, self._high_id + 1)
+            if memory_id >= MAX_ID:  # only after importing ids from the far future
+                raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
             memory = Memory(memory_id, content, clean, group, at, at, 0, source=source)
             self._commit([{"op": "put", "m": memory.to_dict()}])
             self._put(memory)
@@ -289,8 +292,15 @@ class Namespace:
         change = self._files.poll()
         if change.reload:
             self._reload(change)
-        for entry in change.entries:
-            self._apply(entry)
+        skipped = sum(not self._apply(entry) for entry in change.entries)
+        if skipped:
+            # Keep the journal's bytes: a skipped entry is a change nobody should lose silently.
+            kept = self._files.copy_aside(self._files.journal_path)
+            change.quarantined.append(kept)
+            log.warning(
+                "%d journal entries of %s skipped; a copy is in %s", skipped, self.name, kept
+            )
+            self._dirty_since = 0.0  # compact soon, so that the copy is made once
         if change.quarantined and self._quarantined is None:
             self._quarantined = change.quarantined[0]
 
@@ -316,7 +326,8 @@ class Namespace:
             log.warning("%d unreadable memories in %s; a copy is in %s", bad, self.path, kept)
             self._dirty_since = 0.0
 
-    def _apply(self, entry: dict[str, Any]) -> None:
+    def _apply(self, entry: dict[str, Any]) -> bool:
+        """Replay one journal entry; False if it could not be understood (and was skipped)."""
         try:
             op = entry["op"]
             if op == "put":
@@ -327,7 +338,7 @@ class Namespace:
                 self._drop(key)
             elif op == "high":
                 self._high_id = max(self._high_id, int(entry["id"]))
-                return  # not a change: the snapshot is as current as this line
+                return True  # not a change: the snapshot is as current as this line
             elif op == "touch":
                 at = str(entry["at"])
                 for key, count in dict(entry["n"]).items():
@@ -339,12 +350,11 @@ class Namespace:
             else:
                 raise ValueError(op)
         except (KeyError, TypeError, ValueError, MemoryStoreError):
-            log.warning(
-                "skipped a journal entry of %s it does not understand: %r", self.name, entry
-            )
-            return
+            log.warning("skipped a journal entry of %s: %r", self.name, entry)
+            return False
         if self._dirty_since is None:
             self._dirty_since = time.monotonic()
+        return True
 
     def _put(self, memory: Memory) -> None:
         self._memories[memory.id] = memory

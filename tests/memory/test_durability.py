@@ -20,6 +20,7 @@ from pathlib import Path
 
 import pytest
 
+from memory.errors import MemoryInvalid
 from memory.store import MemoryStore, Namespace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -499,3 +500,26 @@ def test_a_read_only_data_directory_still_answers_and_changes_nothing(tmp_path: 
         "memories": ["代码在 D:\\projects", "standup at 10:00"],
     }
     assert files_under(data) == before
+
+
+def test_a_journal_entry_that_cannot_be_replayed_is_kept_aside(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path) as store:
+        store.namespace(NS).add("kept")
+    journal = journal_of(tmp_path)
+    bad = {"op": "put", "m": {"id": 2**64, "content": "an id no store can hold"}}
+    with journal.open("a", encoding="utf-8") as f:
+        f.write(json.dumps(bad) + "\n")
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace(NS)
+        assert [m.content for m in ns.memories()] == ["kept"]
+        kept = ns.pop_quarantine()
+    assert kept is not None and "an id no store can hold" in kept.read_text("utf-8")
+
+
+def test_no_id_is_handed_out_past_the_largest_one(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace(NS)
+        ns.import_memories([{"id": 2**63 - 1, "content": "from the far future"}])
+        with pytest.raises(MemoryInvalid):
+            ns.add("one more")
+        assert [m.content for m in ns.memories()] == ["from the far future"]
