@@ -178,9 +178,13 @@ def message_source(message: Message) -> str:
 
 
 def stored_by(memory: Memory) -> int | None:
-    """The Telegram user who stored ``memory`` with a command, if its source says so."""
+    """The Telegram user whose message stored ``memory``, if its source says so.
+
+    ``telegram:<chat>:<message>:<user>`` from a command, with ``:<n>`` after it when the
+    assistant stored it while answering that user's message.
+    """
     parts = (memory.source or "").split(":")
-    if len(parts) != 4 or parts[0] != "telegram" or not parts[3].isdigit():
+    if len(parts) not in (4, 5) or parts[0] != "telegram" or not parts[3].isdigit():
         return None
     return int(parts[3]) or None
 

@@ -134,6 +134,7 @@ class Assistant:
         speaker: str | None = None,
         group: bool = False,
         may_change: Callable[[Memory], bool] | None = None,
+        source: str | None = None,
         on_text: TextSink | None = None,
     ) -> TurnResult:
         """Run one turn for ``message`` in ``namespace``.
@@ -141,12 +142,13 @@ class Assistant:
         ``speaker`` (a display name) prefixes the message in groups, where several people share
         the history. Memory errors (``memory.errors``) propagate; endpoint failures come back in
         ``TurnResult.failure``. ``may_change`` limits which existing memories the model may
-        update (``TurnPolicy``).
+        update (``TurnPolicy``); ``source`` names the message, so that a turn
+        run again (after a crash) adds no memory twice (``ToolExecutor``).
         """
         async with self._lock(namespace):
             started = time.perf_counter()
             result = await self._turn(
-                namespace, message, language, speaker, group, may_change, on_text
+                namespace, message, language, speaker, group, may_change, source, on_text
             )
             seconds = time.perf_counter() - started
             # A failed turn (a refused key, an endpoint down) is the operator's to notice.
@@ -177,6 +179,7 @@ class Assistant:
         speaker: str | None,
         group: bool,
         may_change: Callable[[Memory], bool] | None,
+        source: str | None,
         on_text: TextSink | None,
     ) -> TurnResult:
         settings = self.settings
@@ -194,7 +197,8 @@ class Assistant:
         # In a group the model deletes nothing on its own: each deletion is asked with buttons,
         # which only the memory's author or an administrator can confirm (bot.access).
         allowed = 0 if group else settings.max_deletions
-        executor = ToolExecutor(namespace, TurnPolicy(max_deletions=allowed, may_change=may_change))
+        policy = TurnPolicy(max_deletions=allowed, may_change=may_change)
+        executor = ToolExecutor(namespace, policy, source)
         meter = Meter()
         rounds = 0
         calls_left = MAX_TOOL_CALLS

@@ -35,7 +35,7 @@ from telegram import Message
 from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
-from bot.access import stored_by
+from bot.access import message_source, stored_by
 from bot.assistant import TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
 from bot.buttons import forget_prompt
 from bot.config import LLMConfig
@@ -134,6 +134,7 @@ class Conversation:
                 speaker=speaker,
                 group=group,
                 may_change=_own_memories(message) if group else None,
+                source=message_source(message),
             )
         finally:
             typing.cancel()

@@ -21,6 +21,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from memory.model import MAX_TAG_CHARS
 from memory.text import STOP_WORDS, query_words
 
 MAX_KEYWORDS = 5
@@ -67,10 +68,12 @@ def hashtags(text: str) -> list[str]:
 
 
 def keywords(text: str, limit: int = MAX_KEYWORDS) -> list[str]:
-    """Up to ``limit`` keywords of ``text``, in order: no stop words, no single characters."""
+    """Up to ``limit`` keywords of ``text``, in order: no stop words, no single characters,
+    nothing longer than a tag may be."""
     found: list[str] = []
     for word in query_words(text):
-        if len(word) < 2 or word.isdigit() or _NOT_A_TAG.search(word):
+        # A word too long for a tag (a key, an address) stays in the content, not in the tags.
+        if not 2 <= len(word) <= MAX_TAG_CHARS or word.isdigit() or _NOT_A_TAG.search(word):
             continue
         if word in STOP_WORDS or word in _CHINESE_STOP_WORDS:
             continue

@@ -103,7 +103,9 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 
 
 def _add(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
-    memory = run.namespace.add(args["content"], args.get("tags", ()), args.get("category"))
+    memory = run.namespace.add(
+        args["content"], args.get("tags", ()), args.get("category"), source=run.next_source()
+    )
     run.changes.added.append(memory.id)
     run.undo.append(("delete", memory))
     return {"ok": True, "memory": _memory(memory)}
@@ -373,15 +375,26 @@ def error_result(code: str, message: str) -> str:
 class ToolExecutor:
     """Runs the model's tool calls against one namespace, for one turn. Never raises."""
 
-    def __init__(self, namespace: Namespace, policy: TurnPolicy | None = None) -> None:
+    def __init__(
+        self, namespace: Namespace, policy: TurnPolicy | None = None, source: str | None = None
+    ) -> None:
         self.namespace = namespace
         self.policy = policy if policy is not None else TurnPolicy()
+        # The message this turn answers (``bot.access.message_source``): the n-th memory the
+        # turn adds gets ``<source>:<n>``, so a turn run again after a crash adds nothing new.
+        self.source = source
+        self._adds = 0
         self.changes = Changes()
         self.undo: list[tuple[str, Memory]] = []  # (how to undo, the memory as it was)
         # Calls run in a worker thread; a rollback (from the event loop, when a turn is
         # cancelled) waits for the call in progress and ends the turn: no write after it.
         self._lock = threading.Lock()
         self._ended = False
+
+    def next_source(self) -> str | None:
+        """The ``source`` of the next memory this turn adds (None without a message)."""
+        self._adds += 1
+        return f"{self.source}:{self._adds}" if self.source is not None else None
 
     def execute(self, name: str, arguments: str | None) -> str:
         """Run the tool ``name`` with its raw JSON ``arguments``; the result as compact JSON."""

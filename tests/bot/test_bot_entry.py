@@ -48,3 +48,10 @@ def test_split_command_keeps_inner_lines() -> None:
     assert split_command("/remember@CogitoBot  first\nsecond ") == ("remember", "first\nsecond")
     assert split_command("/recall") == ("recall", "")
     assert split_command("no command") == ("", "no command")
+
+
+def test_a_word_too_long_for_a_tag_stays_in_the_content_only() -> None:
+    key = "sk-proj-" + "a1b2c3d4" * 10
+    entry = parse_entry(f"my openai key is {key}")
+    assert entry.content.endswith(key)
+    assert entry.tags and all(len(tag) <= 64 for tag in entry.tags)

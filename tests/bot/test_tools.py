@@ -252,3 +252,17 @@ def test_a_group_policy_keeps_the_model_from_changing_another_members_memory(
     added = run(executor, "addMemory", {"content": "the retro moved to friday"})["memory"]["id"]
     assert run(executor, "updateMemory", {"id": added, "content": "the retro is on friday"})["ok"]
     assert executor.changes.updated == [mine.id]
+
+
+def test_a_turn_run_again_after_a_crash_adds_no_memory_twice(ns: Namespace) -> None:
+    def turn() -> list[int]:
+        executor = ToolExecutor(ns, source="telegram:42:7:42")
+        return [
+            run(executor, "addMemory", {"content": content})["memory"]["id"]
+            for content in ("standup is at 10", "retro is on friday")
+        ]
+
+    first = turn()
+    assert turn() == first  # the inbox replayed the message: the same memories come back
+    assert [m.id for m in ns.memories()] == first
+    assert [m.source for m in ns.memories()] == ["telegram:42:7:42:1", "telegram:42:7:42:2"]
