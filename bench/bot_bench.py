@@ -138,40 +138,48 @@ async def stop(application: BotApplication) -> None:
         await application.post_shutdown(application)
 
 
+class FakeServer:
+    """The tests' fake Bot API in a child process (``serve_fake``), driven through a pipe."""
+
+    async def __aenter__(self) -> FakeServer:
+        context = multiprocessing.get_context("spawn")
+        self._pipe, theirs = context.Pipe()
+        self._child = context.Process(target=serve_fake, args=(theirs,), daemon=True)
+        self._child.start()
+        self.base_url, self.token = await self._receive()
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        self._pipe.send(("stop",))
+        self._child.join(10)
+
+    async def _receive(self) -> Any:
+        loop = asyncio.get_running_loop()
+        if not await loop.run_in_executor(None, self._pipe.poll, 600):
+            raise RuntimeError("the fake Bot API process did not answer")
+        return self._pipe.recv()
+
+    async def run(self, order: list[tuple[int, str]]) -> float:
+        """Send ``(user number, text)`` messages at once; seconds until every reply came."""
+        t = time.perf_counter()
+        self._pipe.send(("run", order))
+        await self._receive()
+        return time.perf_counter() - t
+
+
 async def throughput(memories: int, texts: list[str], users: int = 1) -> dict[str, float]:
     """One run of updates/s through the fake Bot API (in a child process): ``texts`` dealt
     round-robin to ``users`` users, each in their private chat with their own namespace."""
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    child = context.Process(target=serve_fake, args=(theirs,), daemon=True)
-    child.start()
-    loop = asyncio.get_running_loop()
-
-    async def receive() -> Any:
-        if not await loop.run_in_executor(None, ours.poll, 600):
-            raise RuntimeError("the fake Bot API process did not answer")
-        return ours.recv()
-
-    try:
-        base_url, token = await receive()
+    async with FakeServer() as fake:
         with tempfile.TemporaryDirectory() as folder:
-            config = prepare(Path(folder), memories, base_url, token, users)
+            config = prepare(Path(folder), memories, fake.base_url, fake.token, users)
             application = await start(config)
             try:
-                t = time.perf_counter()
                 warm = [(n, "/recall where is my train ticket?") for n in range(users)]
-                ours.send(("run", warm))  # builds each namespace's ranking index
-                await receive()
-                first_recall = (time.perf_counter() - t) / users
-                t = time.perf_counter()
-                ours.send(("run", [(i % users, text) for i, text in enumerate(texts)]))
-                await receive()
-                elapsed = time.perf_counter() - t
+                first_recall = await fake.run(warm) / users  # builds each namespace's index
+                elapsed = await fake.run([(i % users, text) for i, text in enumerate(texts)])
             finally:
                 await stop(application)
-        ours.send(("stop",))
-    finally:
-        child.join(10)
     return {"updates_per_s": len(texts) / elapsed, "first_recall_ms": first_recall * 1000}
 
 

@@ -21,18 +21,16 @@ from __future__ import annotations
 import argparse
 import asyncio
 import json
-import multiprocessing
 import os
 import platform
 import statistics
 import sys
 import tempfile
-import time
 from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.bot_bench import FIRST_USER, prepare, serve_fake, start, stop
+from bench.bot_bench import FIRST_USER, FakeServer, prepare, start, stop
 from memory.store import MemoryStore
 
 
@@ -56,21 +54,9 @@ def check(data_dir: Path, users: int, messages: int) -> dict[str, int]:
 
 async def run(users: int, messages: int) -> dict[str, Any]:
     """One run: all messages at once; updates/s and the check."""
-    context = multiprocessing.get_context("spawn")
-    ours, theirs = context.Pipe()
-    child = context.Process(target=serve_fake, args=(theirs,), daemon=True)
-    child.start()
-    loop = asyncio.get_running_loop()
-
-    async def receive() -> Any:
-        if not await loop.run_in_executor(None, ours.poll, 600):
-            raise RuntimeError("the fake Bot API process did not answer")
-        return ours.recv()
-
-    try:
-        base_url, token = await receive()
+    async with FakeServer() as fake:
         with tempfile.TemporaryDirectory() as folder:
-            config = prepare(Path(folder), 0, base_url, token, users)
+            config = prepare(Path(folder), 0, fake.base_url, fake.token, users)
             application = await start(config)
             try:
                 order = [
@@ -78,17 +64,11 @@ async def run(users: int, messages: int) -> dict[str, Any]:
                     for index in range(messages)
                     for number in range(users)
                 ]
-                t = time.perf_counter()
-                ours.send(("run", order))
-                await receive()
-                elapsed = time.perf_counter() - t
+                elapsed = await fake.run(order)
             finally:
                 await stop(application)
             result: dict[str, Any] = {"updates_per_s": len(order) / elapsed}
             result.update(check(config.data_dir, users, messages))
-        ours.send(("stop",))
-    finally:
-        child.join(10)
     return result
 
 
