@@ -107,7 +107,7 @@ def _add(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
         args["content"], args.get("tags", ()), args.get("category"), source=run.next_source()
     )
     run.changes.added.append(memory.id)
-    run.undo.append(("delete", memory))
+    run.undo.append(("delete", memory, memory))
     return {"ok": True, "memory": _memory(memory)}
 
 
@@ -144,7 +144,7 @@ def _update(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
     )
     if memory.id not in run.changes.added and memory.id not in run.changes.updated:
         run.changes.updated.append(memory.id)
-    run.undo.append(("restore", before))
+    run.undo.append(("restore", before, memory))
     return {"ok": True, "memory": _memory(memory)}
 
 
@@ -161,7 +161,7 @@ def _delete(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
     deleted = run.namespace.delete(memory.id)
     run.policy.deleted.append(deleted.id)
     run.changes.deleted.append(deleted.id)
-    run.undo.append(("reinstate", deleted))
+    run.undo.append(("reinstate", deleted, None))
     return {"ok": True, "deleted": _memory(deleted)}
 
 
@@ -372,6 +372,11 @@ def error_result(code: str, message: str) -> str:
     return dumps({"ok": False, "error": {"code": code, "message": message}})
 
 
+def _content(memory: Memory) -> tuple[str, tuple[str, ...], str]:
+    """What a user stored in ``memory`` (not its access bookkeeping)."""
+    return memory.content, memory.tags, memory.category
+
+
 class ToolExecutor:
     """Runs the model's tool calls against one namespace, for one turn. Never raises."""
 
@@ -385,7 +390,8 @@ class ToolExecutor:
         self.source = source
         self._adds = 0
         self.changes = Changes()
-        self.undo: list[tuple[str, Memory]] = []  # (how to undo, the memory as it was)
+        # (how to undo, the memory as it was, as this turn left it: None once deleted)
+        self.undo: list[tuple[str, Memory, Memory | None]] = []
         # Calls run in a worker thread; a rollback (from the event loop, when a turn is
         # cancelled) waits for the call in progress and ends the turn: no write after it.
         self._lock = threading.Lock()
@@ -424,8 +430,12 @@ class ToolExecutor:
 
     def _undo(self) -> None:
         while self.undo:
-            how, memory = self.undo.pop()
+            how, memory, left = self.undo.pop()
             try:
+                if left is not None and _content(self.namespace.get(left.id)) != _content(left):
+                    # Changed since by someone else (another chat, the CLI): theirs stands.
+                    log.warning("not undoing %s of %s: changed since", how, left.id)
+                    continue
                 if how == "delete":
                     self.namespace.delete(memory.id)
                 elif how == "restore":

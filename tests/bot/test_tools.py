@@ -211,6 +211,18 @@ def test_rollback_undoes_the_turn(store: MemoryStore, ns: Namespace) -> None:
     assert [r["id"] for r in on_disk(store, "users/1")] == [kept.id, doomed.id]
 
 
+def test_rollback_leaves_alone_what_someone_else_changed_since(ns: Namespace) -> None:
+    memory = ns.add("standup is at 10", ["work"])
+    executor = ToolExecutor(ns)
+    added = run(executor, "addMemory", {"content": "retro is on friday"})["memory"]["id"]
+    run(executor, "updateMemory", {"id": memory.id, "content": "standup is at 11"})
+    ns.update(memory.id, content="standup is at 9:30")  # another chat, meanwhile
+    ns.update(added, tags=["retro"])
+    executor.rollback()
+    assert ns.get(memory.id).content == "standup is at 9:30"
+    assert ns.get(added).tags == ("retro",)
+
+
 @settings(
     max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
 )
