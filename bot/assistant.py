@@ -37,10 +37,11 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bot.executor import Changes, ToolExecutor, TurnPolicy, error_result
 from bot.history import Usage, add_usage, append_history, load_history
 from bot.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.prompt import memory_context, recent_history, system_prompt
-from bot.tools import Changes, ToolExecutor, TurnPolicy, error_result, tool_schemas
+from bot.tools import tool_schemas
 from memory.errors import MemoryStoreError
 from memory.model import Hit, Memory
 from memory.store import Namespace

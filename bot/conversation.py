@@ -9,7 +9,7 @@ chats; in groups a mention of the bot or a reply to it, see ``bot.access``) and 
   never a parse error), split at 4096 UTF-16 units by ``bot.replies.reply_html``;
 - when the turn added, changed or deleted memories, one short line says so with the ids
   ("🧠 Memory updated: added 1712…"); deletions the model was not allowed to make on its own
-  (``bot.tools.TurnPolicy``) follow as /forget-style confirmations, one per memory, whose
+  (``bot.executor.TurnPolicy``) follow as /forget-style confirmations, one per memory, whose
   Delete / Keep buttons are resolved in the presser's namespace (``bot.buttons``);
 - a failure of the endpoint or a model stopped at the round limit is told plainly, in the
   user's language, with what to do; the turn's memory changes were undone.

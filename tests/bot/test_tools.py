@@ -11,7 +11,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.tools import TOOLS, ToolExecutor, TurnPolicy, tool_schemas
+from bot.executor import ToolExecutor, TurnPolicy
+from bot.tools import TOOLS, tool_schemas
 from memory.store import MemoryStore, Namespace
 
 ARTICLE_TOOLS = [
