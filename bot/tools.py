@@ -10,7 +10,6 @@ How calls are run, checked and undone for one turn is ``bot.executor``.
 from __future__ import annotations
 
 import json
-import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -20,8 +19,6 @@ from memory.model import Memory
 
 if TYPE_CHECKING:
     from bot.executor import ToolExecutor
-
-log = logging.getLogger(__name__)
 
 ALL_MEMORIES_DEFAULT = 50  # getAllMemories returns at most this many (the newest) by default
 ALL_MEMORIES_MAX = 200
