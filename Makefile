@@ -19,6 +19,7 @@ run: $(STAMP)
 
 test: $(STAMP)
 	$(VENV)/bin/python -m ruff check .
+	$(VENV)/bin/python -m ruff format --check .
 	$(VENV)/bin/python -m mypy
 	$(VENV)/bin/python -m pytest -q
 
