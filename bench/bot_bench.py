@@ -35,13 +35,14 @@ import statistics
 import sys
 import tempfile
 import time
+from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
 from telegram import Update
 
 from bench.store_bench import queries, synthetic_records
-from bot.app import ALLOWED_UPDATES, BotApplication, build_application
+from bot.app import BotApplication, build_application, serving
 from bot.config import Config, parse_config
 from bot.console import LocalBotAPI
 from memory.store import MemoryStore
@@ -118,24 +119,13 @@ def serve_fake(connection: multiprocessing.connection.Connection) -> None:
     asyncio.run(main())
 
 
-async def start(config: Config, request: LocalBotAPI | None = None) -> BotApplication:
+def running(
+    config: Config, request: LocalBotAPI | None = None
+) -> AbstractAsyncContextManager[BotApplication]:
+    """The bot on its own store, running in this event loop; long-polling the Bot API unless
+    ``request`` answers it in-process (``async with running(config) as application``)."""
     application = build_application(config, MemoryStore(config.data_dir), None, request=request)
-    await application.initialize()
-    if application.post_init is not None:
-        await application.post_init(application)
-    if request is None and application.updater is not None:
-        await application.updater.start_polling(timeout=10, allowed_updates=list(ALLOWED_UPDATES))
-    await application.start()
-    return application
-
-
-async def stop(application: BotApplication) -> None:
-    if application.updater is not None and application.updater.running:
-        await application.updater.stop()
-    await application.stop()
-    await application.shutdown()
-    if application.post_shutdown is not None:
-        await application.post_shutdown(application)
+    return serving(application, poll_timeout=None if request is not None else 10)
 
 
 class FakeServer:
@@ -173,13 +163,10 @@ async def throughput(memories: int, texts: list[str], users: int = 1) -> dict[st
     async with FakeServer() as fake:
         with tempfile.TemporaryDirectory() as folder:
             config = prepare(Path(folder), memories, fake.base_url, fake.token, users)
-            application = await start(config)
-            try:
+            async with running(config):
                 warm = [(n, "/recall where is my train ticket?") for n in range(users)]
                 first_recall = await fake.run(warm) / users  # builds each namespace's index
                 elapsed = await fake.run([(i % users, text) for i, text in enumerate(texts)])
-            finally:
-                await stop(application)
     return {"updates_per_s": len(texts) / elapsed, "first_recall_ms": first_recall * 1000}
 
 
@@ -187,10 +174,9 @@ async def latency(memories: int, updates: int) -> dict[str, float]:
     """One run of the bot's own time per update, the Bot API answered in-process."""
     with tempfile.TemporaryDirectory() as folder:
         config = prepare(Path(folder), memories, "http://unused/bot", "0:local")
-        application = await start(config, LocalBotAPI(lambda sent: None, CHAT))
         ids = itertools.count(1)
         times: dict[str, list[float]] = {"remember": [], "recall": []}
-        try:
+        async with running(config, LocalBotAPI(lambda sent: None, CHAT)) as application:
             for text in ["/recall where is my train ticket?", *commands(updates)]:
                 n = next(ids)
                 update = Update.de_json(
@@ -201,8 +187,6 @@ async def latency(memories: int, updates: int) -> dict[str, float]:
                 elapsed = time.perf_counter() - t
                 if n > 1:  # the first builds the index
                     times[text.split()[0].lstrip("/")].append(elapsed)
-        finally:
-            await stop(application)
     return {f"{name}_ms": statistics.median(values) * 1000 for name, values in times.items()}
 
 

@@ -30,7 +30,7 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from bench.bot_bench import FIRST_USER, FakeServer, prepare, start, stop
+from bench.bot_bench import FIRST_USER, FakeServer, prepare, running
 from memory.store import MemoryStore
 
 
@@ -57,16 +57,13 @@ async def run(users: int, messages: int) -> dict[str, Any]:
     async with FakeServer() as fake:
         with tempfile.TemporaryDirectory() as folder:
             config = prepare(Path(folder), 0, fake.base_url, fake.token, users)
-            application = await start(config)
-            try:
-                order = [
-                    (number, f"/remember {content(number, index)}")
-                    for index in range(messages)
-                    for number in range(users)
-                ]
+            order = [
+                (number, f"/remember {content(number, index)}")
+                for index in range(messages)
+                for number in range(users)
+            ]
+            async with running(config):
                 elapsed = await fake.run(order)
-            finally:
-                await stop(application)
             result: dict[str, Any] = {"updates_per_s": len(order) / elapsed}
             result.update(check(config.data_dir, users, messages))
     return result

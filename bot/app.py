@@ -26,7 +26,9 @@ answered with 429 after the ``retry_after`` it asked for.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
+from collections.abc import AsyncIterator
 from typing import TYPE_CHECKING, Any
 
 from telegram import BotCommand, LinkPreviewOptions, Update
@@ -192,6 +194,36 @@ async def post_shutdown(application: BotApplication) -> None:
         application.update_queue.inbox.close()
     if found.llm is not None:
         await found.llm.close()
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    application: BotApplication, *, poll_timeout: float | None = None
+) -> AsyncIterator[BotApplication]:
+    """Run ``application`` in the current event loop, as ``run_polling`` does.
+
+    Initialise, ``post_init``, long-poll (when ``poll_timeout`` gives getUpdates' timeout; the
+    console and in-process benchmarks feed updates themselves), start; on leaving, the reverse,
+    ``post_shutdown`` last (it closes the store, so memory.json is complete).
+    """
+    await application.initialize()
+    try:
+        if application.post_init is not None:
+            await application.post_init(application)
+        if poll_timeout is not None and application.updater is not None:
+            await application.updater.start_polling(
+                timeout=poll_timeout, allowed_updates=list(ALLOWED_UPDATES)
+            )
+        await application.start()
+        yield application
+    finally:
+        if application.updater is not None and application.updater.running:
+            await application.updater.stop()
+        if application.running:
+            await application.stop()
+        await application.shutdown()
+        if application.post_shutdown is not None:
+            await application.post_shutdown(application)
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -30,7 +30,7 @@ from typing import IO, TYPE_CHECKING, Any
 from telegram import Update
 from telegram.request import BaseRequest, RequestData
 
-from bot.app import build_application
+from bot.app import build_application, serving
 from bot.config import Config
 from bot.render import to_plain
 from memory.store import MemoryStore
@@ -202,6 +202,7 @@ class Console:
         self.application = build_application(local, store, llm, request=self.api, jobs=False)
         self.update_ids = itertools.count(1)
         self.buttons: list[tuple[dict[str, Any], str]] = []  # the latest keyboard shown
+        self._running = contextlib.AsyncExitStack()  # holds ``serving`` while in ``async with``
 
     def show(self, sent: Outgoing) -> None:
         """Print what the bot sent, as plain text, numbering its buttons."""
@@ -224,19 +225,12 @@ class Console:
 
     async def __aenter__(self) -> Console:
         """Start the application as ``run_polling`` would, minus the polling."""
-        await self.application.initialize()
-        if self.application.post_init is not None:
-            await self.application.post_init(self.application)
-        await self.application.start()
+        await self._running.enter_async_context(serving(self.application))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
         """Stop the application and close its resources (the store)."""
-        with contextlib.suppress(RuntimeError):  # stop() of an application not started
-            await self.application.stop()
-        await self.application.shutdown()
-        if self.application.post_shutdown is not None:
-            await self.application.post_shutdown(self.application)
+        await self._running.aclose()
 
     async def say(self, line: str) -> None:
         """Handle one typed line: a button press, or a message to the bot."""

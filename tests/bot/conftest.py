@@ -16,7 +16,7 @@ import pytest
 from bot_harness import Bot, StartBot
 from fakes.telegram_server import TOKEN, FakeBotAPI
 
-from bot.app import ALLOWED_UPDATES, build_application
+from bot.app import build_application, serving
 from bot.config import parse_config
 from memory.store import MemoryStore
 
@@ -60,19 +60,8 @@ def start_bot(telegram: FakeBotAPI, tmp_path: Path) -> StartBot:
         }
         config = parse_config(data, base_dir=tmp_path)
         application = build_application(config, MemoryStore(config.data_dir), llm)
-        await application.initialize()
-        assert application.post_init is not None and application.post_shutdown is not None
-        await application.post_init(application)
-        assert application.updater is not None
-        await application.updater.start_polling(timeout=5, allowed_updates=list(ALLOWED_UPDATES))
-        await application.start()
-        try:
+        async with serving(application, poll_timeout=5):
             yield Bot(telegram, config)
-        finally:
-            await application.updater.stop()
-            await application.stop()
-            await application.shutdown()
-            await application.post_shutdown(application)
 
     return start
 

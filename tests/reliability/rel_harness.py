@@ -19,7 +19,7 @@ from typing import Any
 
 from fakes.telegram_server import TOKEN, Call, FakeBotAPI
 
-from bot.app import ALLOWED_UPDATES, BotApplication, build_application
+from bot.app import BotApplication, build_application, serving
 from bot.config import Config, parse_config
 from memory.store import MemoryStore
 
@@ -56,19 +56,8 @@ def config_for(
 async def running(config: Config, llm: Any = None) -> AsyncIterator[BotApplication]:
     """The bot, polling, in this event loop; stopped as ``run_polling`` stops it."""
     application = build_application(config, MemoryStore(config.data_dir), llm, jobs=False)
-    await application.initialize()
-    assert application.post_init is not None and application.post_shutdown is not None
-    await application.post_init(application)
-    assert application.updater is not None
-    await application.updater.start_polling(timeout=5, allowed_updates=list(ALLOWED_UPDATES))
-    await application.start()
-    try:
+    async with serving(application, poll_timeout=5):
         yield application
-    finally:
-        await application.updater.stop()
-        await application.stop()
-        await application.shutdown()
-        await application.post_shutdown(application)
 
 
 def write_config(path: Path, telegram: FakeBotAPI, data_dir: Path, extra: str = "") -> Path:
