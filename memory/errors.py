@@ -9,7 +9,8 @@ parsing text, and data as attributes::
     │   └── NamespaceInvalid        NAMESPACE_INVALID    namespace: str
     ├── MemoryNotFound              MEMORY_NOT_FOUND     memory_id: int
     ├── MemorySaveFailed            MEMORY_SAVE_FAILED   path: Path
-    └── MemoryLoadFailed            MEMORY_LOAD_FAILED   path: Path
+    ├── MemoryLoadFailed            MEMORY_LOAD_FAILED   path: Path
+    └── DocumentConflict            DOCUMENT_CONFLICT    key: str, expected: str, actual: str
 
 The library raises only these; foreign errors (``OSError``, ``json.JSONDecodeError``) are
 wrapped at the boundary with ``raise ... from e``.
@@ -78,3 +79,15 @@ class MemoryLoadFailed(MemoryStoreError):
     def __init__(self, message: str, *, path: Path) -> None:
         super().__init__(message)
         self.path = path
+
+
+class DocumentConflict(MemoryStoreError):
+    """A compare-and-set lost: the document is no longer at the version the caller read."""
+
+    code = "DOCUMENT_CONFLICT"
+
+    def __init__(self, key: str, *, expected: str, actual: str) -> None:
+        super().__init__(f"document {key!r} changed meanwhile (version {actual}, not {expected})")
+        self.key = key
+        self.expected = expected
+        self.actual = actual

@@ -29,6 +29,7 @@ import re
 import threading
 from pathlib import Path
 
+from memory.documents import FileDocuments
 from memory.errors import MemoryStoreError, NamespaceInvalid
 from memory.journal import JOURNAL, SNAPSHOT
 from memory.namespace import RANKERS, Namespace
@@ -102,6 +103,10 @@ class MemoryStore:
                 )
                 self._janitor.start()
             return namespace
+
+    def documents(self, name: str) -> FileDocuments:
+        """The documents of the namespace called ``name`` (``memory.documents``)."""
+        return FileDocuments(self.data_dir / validate_namespace(name))
 
     def namespace_names(self) -> list[str]:
         """Every namespace that has memories on disk, sorted."""
