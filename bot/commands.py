@@ -15,6 +15,7 @@ from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.access import (
+    actor_of,
     addressed_to_bot,
     current_namespace,
     is_group,
@@ -70,8 +71,11 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, _, language, _ = found
-    user = update.effective_user
-    name = escape(user.first_name) if user is not None else ""
+    user, actor = update.effective_user, actor_of(update)
+    if actor is not None and not actor.is_user:  # a channel, or the group itself
+        name = escape(actor.name)
+    else:
+        name = escape(user.first_name) if user is not None else ""
     await reply_html(message, t(language, "start", name=name))
 
 

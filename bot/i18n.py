@@ -151,6 +151,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "unknown_command": "I don't know that command. /help lists what I can do.",
         "refused": "Sorry, this bot is private. Your Telegram user id is <code>{user_id}</code>:"
         " send it to the bot's owner, who can add it to <code>allowed_user_ids</code>.",
+        "refused_chat": "Sorry, this bot is private. You are writing as a chat (a channel, or "
+        "the group itself) whose Telegram id is <code>{chat_id}</code>: the bot's owner can add "
+        "it to <code>allowed_user_ids</code>, or write as yourself.",
         "error_generic": "Sorry, something went wrong on my side and nothing was changed. Please "
         "try again; if it keeps happening, tell the bot's owner.",
         "error_storage": "Sorry, I couldn't reach my storage, so nothing was saved. Please try "
@@ -276,6 +279,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "unknown_command": "我不认识这个命令。/help 里有我能做的事。",
         "refused": "抱歉，这是私人机器人。你的 Telegram 用户编号是 <code>{user_id}</code>："
         "把它发给机器人的主人，主人可以把它加入 <code>allowed_user_ids</code>。",
+        "refused_chat": "抱歉，这是私人机器人。你正以一个聊天（频道或群组本身）的身份发言，"
+        "它的 Telegram 编号是 <code>{chat_id}</code>：机器人的主人可以把它加入 "
+        "<code>allowed_user_ids</code>，或者请以你自己的身份发言。",
         "error_generic": "抱歉，我这边出了问题，什么都没有改动。"
         "请再试一次；如果一直出错，请告诉机器人的主人。",
         "error_storage": "抱歉，我无法访问存储，所以没有保存。"
