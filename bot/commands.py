@@ -24,6 +24,7 @@ from bot.access import (
     message_source,
 )
 from bot.buttons import forget_prompt, page_view, results_view
+from bot.digest import chat_of
 from bot.entry import Entry, parse_entry, split_command
 from bot.history import read_usage
 from bot.i18n import invalid_reason, language_of, t
@@ -283,6 +284,10 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply_html(message, t(language, "digest_usage"))
     elif not reporter.config.enabled:
         await reply_html(message, t(language, "digest_disabled"))
+    elif chat_of(namespace.name) is None and reporter.settings(namespace.name).chat_id is None:
+        # A channel's own namespace (``channels/<id>``, group_scope = "user"): no chat of its
+        # own to send to, and the groups it writes in must not get what it stored elsewhere.
+        await reply_html(message, t(language, "digest_no_chat"))
     elif action and not await may_change_settings(update, context):
         await reply_html(message, t(language, "digest_admins_only"))
     else:

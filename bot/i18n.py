@@ -205,6 +205,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "still sends the report.",
         "digest_admins_only": "Only the group's administrators can turn the digest on or off. "
         "/digest alone shows the setting; /digest now sends the report.",
+        "digest_no_chat": "The scheduled digest goes to a private chat or to a group, and "
+        "memories kept for a channel have neither. /digest now sends the report here.",
         "digest_usage": "Send <code>/digest on</code>, <code>/digest off</code> or "
         "<code>/digest now</code>; /digest alone shows the setting.",
         "digest_when": "{weekday} {date} {time} ({zone})",
@@ -328,6 +330,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "digest_disabled": "机器人的主人关闭了定期摘要。/digest now 仍然可以发送摘要。",
         "digest_admins_only": "只有群组管理员可以开启或关闭定期摘要。"
         "只发送 /digest 可以查看设置；/digest now 可以发送摘要。",
+        "digest_no_chat": "定期摘要只发到私聊或群组，而频道的记忆两者都没有。"
+        "/digest now 可以在这里发送摘要。",
         "digest_usage": "请发送 <code>/digest on</code>、<code>/digest off</code> 或 "
         "<code>/digest now</code>；只发送 /digest 可以查看设置。",
         "digest_when": "{date}（{weekday}）{time}（{zone}）",

@@ -236,3 +236,26 @@ async def test_in_a_group_the_model_may_change_only_the_channels_own_memories(
         "ads - budget is 600",
     ]
     assert "Ads" in llm.requests[0].system or "Ads" in json.dumps(llm.requests[0].body)
+
+
+async def test_the_digest_setting_follows_the_real_sender(
+    telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    group = telegram.group(GROUP, "Team")
+    async with running(config_for(telegram, data_dir)):
+        since = telegram.mark()
+        refused = await say(telegram, "/digest on", group, as_chat=NEWS)
+        assert "Only the group's administrators" in refused.text
+        # A channel is never an administrator: nothing to ask Telegram about a placeholder.
+        assert not telegram.find("getChatMember", since=since)
+        switched = await say(telegram, "/digest on", group, as_chat=group)
+        assert switched.text.startswith("✅ Digest on.")
+    async with running(config_for(telegram, data_dir, group_scope="user")):
+        # A channel's own memories have no chat for a scheduled report (not this group's).
+        refused = await say(telegram, "/digest on", group, as_chat=NEWS)
+        assert "memories kept for a channel" in refused.text
+        report = await say(telegram, "/digest now", group, as_chat=NEWS)
+        assert report.text.startswith("No memories yet.")  # reading it here is fine
+    names = MemoryStore(data_dir).namespace_names()
+    assert not [n for n in names if n != f"chats/{GROUP}"], names
