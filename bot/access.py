@@ -1,28 +1,46 @@
-"""Who may use the bot, whether a message is for the bot, and whose memories it touches.
+"""Who acts in an update, whether they may use the bot, and whose memories they touch.
+
+Who acts (``Actor``, from ``actor_of``) is the real sender: ``sender_chat`` when Telegram sets
+it, else ``from``. Posting "as a channel" (or a linked channel's automatic forward) puts a shared
+placeholder user in ``from`` (``Channel_Bot``, 136817688; ``Telegram``, 777000) and the channel
+in ``sender_chat``; an anonymous administrator is ``GroupAnonymousBot`` (1087968824) with the
+group itself in ``sender_chat``. Those placeholders are never a person: without a
+``sender_chat`` they are nobody, and the update is ignored. A button press has no
+``sender_chat``: its ``from`` is always the real person who pressed, so a press is theirs,
+whoever's message the button is under (an anonymous administrator presses as themself and has
+their administrator rights, asked of Telegram).
 
 The namespace is always derived from the update being handled, never from anything the update
 carries as data: a private chat is ``users/<user id>``; a group or supergroup is
-``chats/<chat id>`` (shared by its members), or each member's ``users/<user id>`` when
-``group_scope = "user"``. A button press is re-derived the same way, from the person who pressed,
-so a callback naming a memory of another namespace finds nothing.
+``chats/<chat id>`` (shared by its members), or with ``group_scope = "user"`` each member's
+``users/<user id>``, a channel's ``channels/<chat id>`` (its own, in every group it writes in)
+and the group itself's (its anonymous administrators) ``chats/<chat id>``. A button press is
+re-derived the same way, from the person who pressed, so a callback naming a memory of another
+namespace finds nothing.
 
-The gatekeeper runs before every handler (handler group -1). A user outside
+The gatekeeper runs before every handler (handler group -1). An actor outside
 ``allowed_user_ids`` (when it is not empty) gets a refusal that shows their numeric id, so the
-owner can add them, and nothing else happens for them. In a group the bot answers only what is
-addressed to it: commands (``/recall`` or ``/recall@thisbot``), @mentions and replies to its
-own messages. A group's shared settings (``/digest on|off``) are changed by its administrators
-only (``may_change_settings``); everyone may read them.
+owner can add them, and nothing else happens for them; a channel (or an anonymous administrator,
+the group itself) is allowed when that chat's id is in the list. In a group the bot answers only
+what is addressed to it: commands (``/recall`` or ``/recall@thisbot``), @mentions and replies to
+its own messages. A group's shared settings (``/digest on|off``) are changed by its
+administrators only (``may_change_settings``), an anonymous administrator included and a channel
+never; everyone may read them. Every button press the gatekeeper stops is answered, so no
+client is left spinning (a press on an inline-mode message has no chat, and so no namespace).
 
 A group's shared memory may be deleted or edited by the member who stored it or by one of the
-group's administrators (``may_change_memory``); everyone may read it. The gatekeeper also tells
-a user, once, when their namespace's file was unreadable and moved aside (quarantined).
+group's administrators (``may_change_memory``); everyone may read it. Who stored it is the
+actor recorded in its ``source`` (``message_source``). The gatekeeper also tells a user, once,
+when their namespace's file was unreadable and moved aside (quarantined).
 """
 
 from __future__ import annotations
 
 import logging
+import re
+from dataclasses import dataclass
 
-from telegram import Bot, Chat, Message, MessageEntity, Update
+from telegram import Bot, Chat, Message, MessageEntity, Update, User
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import ApplicationHandlerStop, ContextTypes
 
@@ -39,23 +57,95 @@ log = logging.getLogger(__name__)
 
 GROUP_TYPES = (ChatType.GROUP, ChatType.SUPERGROUP)
 
+# The users Telegram puts in ``from`` when the sender is a chat (``sender_chat``): shared by
+# everyone writing that way, so never anyone's identity.
+CHANNEL_BOT = 136817688  # "Channel_Bot": a message posted as a channel
+ANONYMOUS_ADMIN = 1087968824  # "GroupAnonymousBot": an anonymous administrator's message
+SERVICE_USER = 777000  # "Telegram": a linked channel's automatic forward
+PLACEHOLDER_USERS = frozenset({CHANNEL_BOT, ANONYMOUS_ADMIN, SERVICE_USER})
+
+
+@dataclass(frozen=True)
+class Actor:
+    """Who acts in an update: a person (``user``) or a chat writing as itself (``chat``).
+
+    ``key`` is stable and unique across both kinds (``user:42``, ``chat:-100123``);
+    ``is_group_itself`` marks an anonymous administrator, who writes as the group ``id`` and
+    has its administrators' rights there.
+    """
+
+    kind: str  # "user" or "chat"
+    id: int
+    name: str
+    is_group_itself: bool = False
+
+    @property
+    def key(self) -> str:
+        return f"{self.kind}:{self.id}"
+
+    @property
+    def is_user(self) -> bool:
+        return self.kind == "user"
+
+
+def _person(user: User | None) -> Actor | None:
+    if user is None or user.id in PLACEHOLDER_USERS:
+        return None
+    return Actor("user", user.id, user.full_name)
+
+
+def message_actor(message: Message) -> Actor | None:
+    """Who wrote ``message``: its ``sender_chat`` when set, else its (real) ``from``."""
+    sender = message.sender_chat
+    if sender is not None:
+        name = sender.title or sender.full_name or str(sender.id)
+        return Actor("chat", sender.id, name, is_group_itself=sender.id == message.chat.id)
+    return _person(message.from_user)
+
+
+def actor_of(update: Update) -> Actor | None:
+    """Who acts in ``update`` (None: nobody the bot can tell apart, e.g. a bare placeholder).
+
+    A button press is the person who pressed (callback queries have no ``sender_chat``), not
+    the author of the message the button is under.
+    """
+    if update.callback_query is not None:
+        return _person(update.callback_query.from_user)
+    message = update.effective_message
+    if message is not None:
+        return message_actor(message)
+    return _person(update.effective_user)
+
+
+def namespace_for(actor: Actor, chat: Chat, config: Config) -> str | None:
+    """The namespace ``actor`` reads and changes in ``chat`` (None: none, e.g. a channel)."""
+    if chat.type == ChatType.PRIVATE:
+        return f"users/{actor.id}" if actor.is_user else None
+    if chat.type not in GROUP_TYPES:
+        return None
+    if config.telegram.group_scope != "user" or (actor.is_group_itself and actor.id == chat.id):
+        return f"chats/{chat.id}"
+    # A chat's id is negative and a user's positive; the prefixes keep them apart anyway.
+    return f"users/{actor.id}" if actor.is_user else f"channels/{actor.id}"
+
 
 def namespace_name(update: Update, config: Config) -> str | None:
     """The namespace this update may read and change (None: none, e.g. a channel post)."""
-    chat, user = update.effective_chat, update.effective_user
-    if chat is None or user is None:
+    chat, actor = update.effective_chat, actor_of(update)
+    if chat is None or actor is None:
         return None
-    if chat.type == ChatType.PRIVATE:
-        return f"users/{user.id}"
-    if chat.type in GROUP_TYPES:
-        return f"users/{user.id}" if config.telegram.group_scope == "user" else f"chats/{chat.id}"
-    return None
+    return namespace_for(actor, chat, config)
 
 
-def is_allowed(user_id: int, config: Config) -> bool:
-    """Whether this user may use the bot (admins always may)."""
+def is_allowed(actor: Actor, config: Config) -> bool:
+    """Whether ``actor`` may use the bot: a user or a chat whose id is in ``allowed_user_ids``
+    (everyone when it is empty); the bot's admins (users) always may."""
     allowed = config.telegram.allowed_user_ids
-    return not allowed or user_id in allowed or user_id in config.telegram.admin_user_ids
+    if not allowed:
+        return True
+    if not actor.is_user:  # a chat's id is negative: it never matches a user's entry
+        return actor.id < 0 and actor.id in allowed
+    return actor.id in allowed or actor.id in config.telegram.admin_user_ids
 
 
 def addressed_to_bot(message: Message, bot: Bot) -> bool:
@@ -86,22 +176,27 @@ def without_mention(text: str, bot: Bot) -> str:
 
 
 async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Stop updates from users outside the allow list (with a refusal when spoken to)."""
+    """Stop updates from actors outside the allow list (with a refusal when spoken to)."""
     config = services(context).config
-    user, chat = update.effective_user, update.effective_chat
-    if user is None or chat is None or chat.type not in (ChatType.PRIVATE, *GROUP_TYPES):
-        raise ApplicationHandlerStop  # channels and the like: nothing for this bot
-    if is_allowed(user.id, config):
+    actor, chat, query = actor_of(update), update.effective_chat, update.callback_query
+    language = language_of(update.effective_user)
+    if actor is None or chat is None or namespace_for(actor, chat, config) is None:
+        # Channels, inline-mode messages, bare placeholders: nothing for this bot. A press is
+        # still answered, or the presser's client keeps spinning.
+        if query is not None:
+            await query.answer(t(language, "stale_plain"), show_alert=True)
+        raise ApplicationHandlerStop
+    if is_allowed(actor, config):
         await _tell_about_quarantine(update, context)
         return
-    language = language_of(user)
-    log.info("refused user %s in chat %s", user.id, chat.id)
-    if update.callback_query is not None:
-        await update.callback_query.answer(
-            t(language, "refused_plain", user_id=user.id), show_alert=True
-        )
+    log.info("refused %s in chat %s", actor.key, chat.id)
+    if query is not None:
+        await query.answer(t(language, "refused_plain", user_id=actor.id), show_alert=True)
     elif update.message is not None and addressed_to_bot(update.message, context.bot):
-        await reply_html(update.message, t(language, "refused", user_id=user.id))
+        key, values = ("refused", {"user_id": actor.id})
+        if not actor.is_user:
+            key, values = ("refused_chat", {"chat_id": actor.id})
+        await reply_html(update.message, t(language, key, **values))
     raise ApplicationHandlerStop
 
 
@@ -118,20 +213,17 @@ def current_namespace(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Nam
 
 
 async def may_change_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
-    """Whether the sender may change the settings of this update's namespace: their own always;
-    a group's shared one only as one of its administrators (asked of Telegram each time)."""
-    chat, user, message = update.effective_chat, update.effective_user, update.effective_message
-    if chat is None or user is None:
+    """Whether the actor may change the settings of this update's namespace: their own always;
+    a group's shared one only as one of its administrators (asked of Telegram each time), or
+    as the group itself (an anonymous administrator). A channel is never an administrator."""
+    chat, actor = update.effective_chat, actor_of(update)
+    if chat is None or actor is None:
         return False
     if not is_group(chat) or services(context).config.telegram.group_scope == "user":
         return True
-    if (
-        message is not None
-        and message.sender_chat is not None
-        and message.sender_chat.id == chat.id
-    ):
-        return True  # an anonymous administrator, writing as the group itself
-    member = await context.bot.get_chat_member(chat.id, user.id)
+    if not actor.is_user:
+        return actor.is_group_itself and actor.id == chat.id
+    member = await context.bot.get_chat_member(chat.id, actor.id)
     return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
 
 
@@ -167,26 +259,39 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
         await context.bot.send_message(update.effective_chat.id, text, parse_mode="HTML")
 
 
+_AUTHOR = re.compile(r"(?:(?P<user>[0-9]+)|chat(?P<chat>-?[0-9]+))")
+
+
 def message_source(message: Message) -> str:
-    """The ``source`` of a memory stored from ``message``: ``telegram:<chat>:<message>:<user>``.
+    """The ``source`` of a memory stored from ``message``: ``telegram:<chat>:<message>:<who>``.
 
-    The store keeps one memory per source (``Namespace.add``), so a message that Telegram
-    delivers twice is remembered once; the last part records who stored it (``stored_by``).
+    ``<who>`` is the actor: a user's numeric id (as memories stored before chats were told
+    apart have it), ``chat<id>`` for a chat writing as itself (``chat-100123``), ``0`` for
+    nobody known. The store keeps one memory per source (``Namespace.add``), so a message that
+    Telegram delivers twice is remembered once; ``stored_by`` reads the author back.
     """
-    user = message.from_user.id if message.from_user is not None else 0
-    return f"telegram:{message.chat.id}:{message.message_id}:{user}"
+    actor = message_actor(message)
+    who = "0" if actor is None else str(actor.id) if actor.is_user else f"chat{actor.id}"
+    return f"telegram:{message.chat.id}:{message.message_id}:{who}"
 
 
-def stored_by(memory: Memory) -> int | None:
-    """The Telegram user whose message stored ``memory``, if its source says so.
+def stored_by(memory: Memory) -> str | None:
+    """The key (``Actor.key``) of whoever's message stored ``memory``, if its source says so.
 
-    ``telegram:<chat>:<message>:<user>`` from a command, with ``:<n>`` after it when the
-    assistant stored it while answering that user's message.
+    ``telegram:<chat>:<message>:<who>`` from a command, with ``:<n>`` after it when the
+    assistant stored it while answering that message. A placeholder user (the ``from`` of a
+    channel's message stored before chats were told apart) is nobody.
     """
     parts = (memory.source or "").split(":")
-    if len(parts) not in (4, 5) or parts[0] != "telegram" or not parts[3].isdigit():
+    if len(parts) not in (4, 5) or parts[0] != "telegram":
         return None
-    return int(parts[3]) or None
+    match = _AUTHOR.fullmatch(parts[3])
+    if match is None:
+        return None
+    if match["chat"] is not None:
+        return f"chat:{int(match['chat'])}"
+    user = int(match["user"])
+    return f"user:{user}" if user and user not in PLACEHOLDER_USERS else None
 
 
 async def may_change_memory(
@@ -199,7 +304,7 @@ async def may_change_memory(
     messages and administrators anyone's. A memory with no recorded author (added by the
     assistant, imported, or stored before authors were recorded) is the administrators'.
     """
-    user = update.effective_user
-    if user is not None and stored_by(memory) == user.id:
+    actor = actor_of(update)
+    if actor is not None and stored_by(memory) == actor.key:
         return True
     return await may_change_settings(update, context)

@@ -15,6 +15,7 @@ from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.access import (
+    actor_of,
     addressed_to_bot,
     current_namespace,
     is_group,
@@ -23,6 +24,7 @@ from bot.access import (
     message_source,
 )
 from bot.buttons import forget_prompt, page_view, results_view
+from bot.digest import chat_of
 from bot.entry import Entry, parse_entry, split_command
 from bot.history import read_usage
 from bot.i18n import invalid_reason, language_of, t
@@ -70,8 +72,11 @@ async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, _, language, _ = found
-    user = update.effective_user
-    name = escape(user.first_name) if user is not None else ""
+    user, actor = update.effective_user, actor_of(update)
+    if actor is not None and not actor.is_user:  # a channel, or the group itself
+        name = escape(actor.name)
+    else:
+        name = escape(user.first_name) if user is not None else ""
     await reply_html(message, t(language, "start", name=name))
 
 
@@ -279,6 +284,10 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply_html(message, t(language, "digest_usage"))
     elif not reporter.config.enabled:
         await reply_html(message, t(language, "digest_disabled"))
+    elif chat_of(namespace.name) is None and reporter.settings(namespace.name).chat_id is None:
+        # A channel's own namespace (``channels/<id>``, group_scope = "user"): no chat of its
+        # own to send to, and the groups it writes in must not get what it stored elsewhere.
+        await reply_html(message, t(language, "digest_no_chat"))
     elif action and not await may_change_settings(update, context):
         await reply_html(message, t(language, "digest_admins_only"))
     else:

@@ -35,7 +35,7 @@ from telegram import Message
 from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
-from bot.access import message_source, stored_by
+from bot.access import message_actor, message_source, stored_by
 from bot.assistant import TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
 from bot.buttons import forget_prompt
 from bot.config import LLMConfig
@@ -107,9 +107,10 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
 
 
 def _own_memories(message: Message) -> Callable[[Memory], bool]:
-    """In a group: the memories the sender stored themselves (the README's group policy)."""
-    sender = message.from_user.id if message.from_user is not None else None
-    return lambda memory: sender is not None and stored_by(memory) == sender
+    """In a group: the memories the sender stored themselves (the README's group policy); the
+    sender is the actor (``bot.access.message_actor``), a channel's as much as a person's."""
+    sender = message_actor(message)
+    return lambda memory: sender is not None and stored_by(memory) == sender.key
 
 
 class Conversation:
@@ -124,7 +125,8 @@ class Conversation:
     ) -> None:
         """Answer ``text`` (a message addressed to the bot) with the model, "typing…" meanwhile."""
         group = message.chat.type != ChatType.PRIVATE
-        speaker = message.from_user.full_name if group and message.from_user else None
+        actor = message_actor(message)
+        speaker = actor.name if group and actor is not None else None
         typing = asyncio.create_task(_keep_typing(message))
         try:
             result = await self.assistant.reply(

@@ -151,6 +151,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "unknown_command": "I don't know that command. /help lists what I can do.",
         "refused": "Sorry, this bot is private. Your Telegram user id is <code>{user_id}</code>:"
         " send it to the bot's owner, who can add it to <code>allowed_user_ids</code>.",
+        "refused_chat": "Sorry, this bot is private. You are writing as a chat (a channel, or "
+        "the group itself) whose Telegram id is <code>{chat_id}</code>: the bot's owner can add "
+        "it to <code>allowed_user_ids</code>, or write as yourself.",
         "error_generic": "Sorry, something went wrong on my side and nothing was changed. Please "
         "try again; if it keeps happening, tell the bot's owner.",
         "error_storage": "Sorry, I couldn't reach my storage, so nothing was saved. Please try "
@@ -202,6 +205,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "still sends the report.",
         "digest_admins_only": "Only the group's administrators can turn the digest on or off. "
         "/digest alone shows the setting; /digest now sends the report.",
+        "digest_no_chat": "The scheduled digest goes to a private chat or to a group, and "
+        "memories kept for a channel have neither. /digest now sends the report here.",
         "digest_usage": "Send <code>/digest on</code>, <code>/digest off</code> or "
         "<code>/digest now</code>; /digest alone shows the setting.",
         "digest_when": "{weekday} {date} {time} ({zone})",
@@ -276,6 +281,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "unknown_command": "我不认识这个命令。/help 里有我能做的事。",
         "refused": "抱歉，这是私人机器人。你的 Telegram 用户编号是 <code>{user_id}</code>："
         "把它发给机器人的主人，主人可以把它加入 <code>allowed_user_ids</code>。",
+        "refused_chat": "抱歉，这是私人机器人。你正以一个聊天（频道或群组本身）的身份发言，"
+        "它的 Telegram 编号是 <code>{chat_id}</code>：机器人的主人可以把它加入 "
+        "<code>allowed_user_ids</code>，或者请以你自己的身份发言。",
         "error_generic": "抱歉，我这边出了问题，什么都没有改动。"
         "请再试一次；如果一直出错，请告诉机器人的主人。",
         "error_storage": "抱歉，我无法访问存储，所以没有保存。"
@@ -322,6 +330,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "digest_disabled": "机器人的主人关闭了定期摘要。/digest now 仍然可以发送摘要。",
         "digest_admins_only": "只有群组管理员可以开启或关闭定期摘要。"
         "只发送 /digest 可以查看设置；/digest now 可以发送摘要。",
+        "digest_no_chat": "定期摘要只发到私聊或群组，而频道的记忆两者都没有。"
+        "/digest now 可以在这里发送摘要。",
         "digest_usage": "请发送 <code>/digest on</code>、<code>/digest off</code> 或 "
         "<code>/digest now</code>；只发送 /digest 可以查看设置。",
         "digest_when": "{date}（{weekday}）{time}（{zone}）",

@@ -44,8 +44,11 @@ from .telegram_chats import TelegramChats
 from .telegram_protocol import ApiError, Call, parse_html, read_params, utf16_len
 
 __all__ = [
+    "ANONYMOUS_ADMIN",
     "BOT_ID",
     "BOT_USERNAME",
+    "CHANNEL_BOT",
+    "SERVICE_USER",
     "TOKEN",
     "ApiError",
     "Call",
@@ -57,6 +60,16 @@ __all__ = [
 TOKEN = "123456789:TEST-token_for-the-fake-Bot-API"
 BOT_ID = 123456789
 BOT_USERNAME = "CogitoTestBot"
+
+# The users Telegram puts in ``from`` when a chat is the sender (``sender_chat``).
+CHANNEL_BOT = {"id": 136817688, "is_bot": True, "first_name": "Channel", "username": "Channel_Bot"}
+ANONYMOUS_ADMIN = {
+    "id": 1087968824,
+    "is_bot": True,
+    "first_name": "Group",
+    "username": "GroupAnonymousBot",
+}
+SERVICE_USER = {"id": 777000, "is_bot": False, "first_name": "Telegram"}
 
 _COMMAND = re.compile(r"/[A-Za-z0-9_]+(?:@[A-Za-z0-9_]+)?")
 _MENTION = re.compile(r"(?<![\w@])@[A-Za-z0-9_]{3,32}")
@@ -147,6 +160,11 @@ class FakeBotAPI(TelegramChats):
         self.chats[chat_id] = chat
         return chat
 
+    @staticmethod
+    def channel(chat_id: int = -1009876543210, title: str = "News") -> dict[str, Any]:
+        """A channel, to post "as" in a group (``send(..., sender_chat=...)``)."""
+        return {"id": chat_id, "type": "channel", "title": title}
+
     def private_chat(self, user: dict[str, Any]) -> dict[str, Any]:
         """The private chat of ``user`` with the bot (they have started the bot)."""
         chat = {"id": user["id"], "type": "private", "first_name": user["first_name"]}
@@ -164,14 +182,29 @@ class FakeBotAPI(TelegramChats):
         self,
         text: str,
         *,
-        user: dict[str, Any],
+        user: dict[str, Any] | None = None,
         chat: dict[str, Any] | None = None,
         reply_to: dict[str, Any] | None = None,
+        sender_chat: dict[str, Any] | None = None,
+        automatic_forward: bool = False,
     ) -> dict[str, Any]:
         """A user sends ``text`` (in their private chat unless ``chat``); returns the message.
 
-        Entities are set as Telegram sets them: a leading bot command, @mentions.
+        Entities are set as Telegram sets them: a leading bot command, @mentions. With
+        ``sender_chat`` (a ``channel``, or the group ``chat`` itself: an anonymous
+        administrator) the message is sent on behalf of that chat, and ``from`` is Telegram's
+        placeholder unless ``user`` is given: ``Channel_Bot``, ``GroupAnonymousBot``, or
+        ``Telegram`` for a linked channel's ``automatic_forward``.
         """
+        if user is None:
+            if sender_chat is None:
+                raise ValueError("a message needs a user or a sender_chat")
+            if automatic_forward:
+                user = SERVICE_USER
+            elif chat is not None and sender_chat["id"] == chat["id"]:
+                user = ANONYMOUS_ADMIN
+            else:
+                user = CHANNEL_BOT
         chat = chat if chat is not None else self.private_chat(user)
         self.chats.setdefault(chat["id"], chat)
         message: dict[str, Any] = {
@@ -181,6 +214,10 @@ class FakeBotAPI(TelegramChats):
             "from": user,
             "text": text,
         }
+        if sender_chat is not None:
+            message["sender_chat"] = sender_chat
+        if automatic_forward:
+            message["is_automatic_forward"] = True
         entities = []
         command = _COMMAND.match(text)
         if command:
@@ -195,18 +232,19 @@ class FakeBotAPI(TelegramChats):
         self.push({"message": message})
         return message
 
-    def press(self, message: dict[str, Any], data: str, *, user: dict[str, Any]) -> str:
+    def press(self, message: dict[str, Any] | None, data: str, *, user: dict[str, Any]) -> str:
         """``user`` presses the button with callback ``data`` under ``message`` (any data: a
-        test may forge it). Returns the callback query id."""
+        test may forge it); ``message=None`` is a button of an inline-mode message, which
+        Telegram sends with ``inline_message_id`` and no message. Returns the query id."""
         query_id = f"q{next(self._update_ids)}"
         self._open_queries.add(query_id)
-        query = {
-            "id": query_id,
-            "from": user,
-            "message": message,
-            "chat_instance": str(message["chat"]["id"]),
-            "data": data,
-        }
+        query: dict[str, Any] = {"id": query_id, "from": user, "data": data}
+        if message is None:
+            query["inline_message_id"] = f"inline{query_id}"
+            query["chat_instance"] = f"instance{query_id}"
+        else:
+            query["message"] = message
+            query["chat_instance"] = str(message["chat"]["id"])
         self.push({"callback_query": query})
         return query_id
 
