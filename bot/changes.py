@@ -33,7 +33,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from memory.errors import MemoryInvalid, MemoryStoreError
+from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
 from memory.files import read_json, write_json_atomic
 from memory.model import Memory, now_iso
 from memory.store import Namespace
@@ -137,19 +137,30 @@ class Proposal:
         )
 
 
-def revert(namespace: Namespace, revisions: Iterable[Revision]) -> tuple[int, int]:
-    """Undo ``revisions``, newest first; how many were undone and how many left alone.
+@dataclass(frozen=True)
+class Reverted:
+    """What ``revert`` did: undone, left alone (changed since, or back already) and failed
+    (the store refused: still to undo, so keep them)."""
+
+    undone: int = 0
+    left_alone: int = 0
+    failed: tuple[Revision, ...] = ()
+
+
+def revert(namespace: Namespace, revisions: Iterable[Revision]) -> Reverted:
+    """Undo ``revisions``, newest first.
 
     A memory changed since by someone else (another chat, a command, the CLI) keeps their
-    version; one already back as it was counts as undone.
+    version, and so does a deleted one whose id is back already.
     """
-    undone = skipped = 0
+    undone = left_alone = 0
+    failed: list[Revision] = []
     for revision in reversed(list(revisions)):
         memory, left = revision.memory, revision.left
         try:
             if left is not None and content_of(namespace.get(left.id)) != content_of(left):
                 log.warning("not undoing %s of %s: changed since", revision.how, left.id)
-                skipped += 1
+                left_alone += 1
                 continue
             if revision.how == "delete":
                 namespace.delete(memory.id)
@@ -158,16 +169,18 @@ def revert(namespace: Namespace, revisions: Iterable[Revision]) -> tuple[int, in
                     memory.id, content=memory.content, tags=memory.tags, category=memory.category
                 )
             elif namespace.import_memories([memory.to_dict()]) == 0:
-                # Its id is back already (someone restored it, or imported it): theirs stands.
-                skipped += 1
+                left_alone += 1  # its id is back already (restored or imported): theirs stands
                 continue
             undone += 1
+        except MemoryNotFound:
+            log.warning("not undoing %s of %s: deleted since", revision.how, memory.id)
+            left_alone += 1
         except MemoryStoreError as e:
             log.warning(
                 "could not undo %s of %s in %s: %s", revision.how, memory.id, namespace.name, e
             )
-            skipped += 1
-    return undone, skipped
+            failed.append(revision)
+    return Reverted(undone, left_alone, tuple(reversed(failed)))
 
 
 class ChangeFile:

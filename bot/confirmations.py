@@ -137,14 +137,16 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
         await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
         return
     book.set_pending(token, refused)  # first: a second press must not apply twice
-    done = _apply(namespace, todo)
-    skipped += len(todo) - len(done)
+    done: list[Revision] = []
     try:
+        _apply(namespace, todo, done)
         undo = book.keep_undo(done) if done else None
     except MemoryStoreError:
-        revert(namespace, done)  # no change stands without its old version kept for Undo
+        # All or nothing, as a turn is; and no change stands without its old version kept.
+        revert(namespace, done)
         book.set_pending(token, proposals)
         raise
+    skipped += len(todo) - len(done)
     await query.answer()
     parts = [t(language, "changes_applied", count=len(done))]
     if skipped:
@@ -155,31 +157,26 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     await edit_html(query, "\n".join(parts), keyboard)
 
 
-def _apply(namespace: Namespace, proposals: Sequence[Proposal]) -> list[Revision]:
-    """Make ``proposals``; the revisions of those made (one gone meanwhile is not)."""
-    done: list[Revision] = []
-    try:
-        for proposal in proposals:
-            try:
-                before = namespace.get(proposal.id)
-                if content_of(before) != content_of(proposal.memory):
-                    continue  # changed while the presser's rights were asked of Telegram
-                if proposal.op == "delete":
-                    done.append(Revision("reinstate", namespace.delete(proposal.id), None))
-                else:
-                    changed = namespace.update(
-                        proposal.id,
-                        content=proposal.content,
-                        tags=proposal.tags,
-                        category=proposal.category,
-                    )
-                    done.append(Revision("restore", before, changed))
-            except MemoryNotFound:
-                continue  # deleted in between, by another member or process
-    except MemoryStoreError:
-        revert(namespace, done)  # all or nothing, as a turn is
-        raise
-    return done
+def _apply(namespace: Namespace, proposals: Sequence[Proposal], done: list[Revision]) -> None:
+    """Make ``proposals``, adding each one's revision to ``done`` as it is made (a memory
+    changed or deleted meanwhile is left alone)."""
+    for proposal in proposals:
+        try:
+            before = namespace.get(proposal.id)
+            if content_of(before) != content_of(proposal.memory):
+                continue  # changed while the presser's rights were asked of Telegram
+            if proposal.op == "delete":
+                done.append(Revision("reinstate", namespace.delete(proposal.id), None))
+            else:
+                changed = namespace.update(
+                    proposal.id,
+                    content=proposal.content,
+                    tags=proposal.tags,
+                    category=proposal.category,
+                )
+                done.append(Revision("restore", before, changed))
+        except MemoryNotFound:
+            continue  # deleted in between, by another member or process
 
 
 async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -220,9 +217,13 @@ async def undo_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
         return
     book.set_undo(token, theirs)  # first: a second press must not undo twice
-    undone, skipped = revert(namespace, mine)
+    reverted = revert(namespace, mine)
+    if reverted.failed:  # the store refused: keep them for another press
+        book.set_undo(token, [*theirs, *reverted.failed])
     await query.answer()
-    parts = [t(language, "undone", count=undone)]
-    if skipped:
-        parts.append(t(language, "undo_skipped", count=skipped))
+    parts = [t(language, "undone", count=reverted.undone)]
+    if reverted.left_alone:
+        parts.append(t(language, "undo_skipped", count=reverted.left_alone))
+    if reverted.failed:
+        parts.append(t(language, "undo_failed", count=len(reverted.failed)))
     await reply_html(message, "\n".join(parts))

@@ -124,6 +124,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "changes_discarded": "👍 Discarded: nothing was changed.",
         "undone": "↩ Undone: {count} put back as they were.",
         "undo_skipped": "Left alone, changed since by someone else: {count}.",
+        "undo_failed": "Not undone yet, the storage refused: {count}. Press ↩ Undo again later.",
         "llm_empty": "<i>(The model gave no answer.)</i>",
         "llm_timeout": "⏱ The language model did not answer within {timeout} s. Nothing was "
         "changed; please send your message again.",
@@ -276,6 +277,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "changes_discarded": "👍 已放弃：什么都没有改动。",
         "undone": "↩ 已撤销：{count} 条已恢复原样。",
         "undo_skipped": "之后已被他人修改，未动：{count} 条。",
+        "undo_failed": "存储出错，尚未撤销：{count} 条。请稍后再按 ↩ 撤销。",
         "llm_empty": "<i>（模型没有给出回答。）</i>",
         "llm_timeout": "⏱ 语言模型在 {timeout} 秒内没有回应。什么都没有改动，请重新发送你的消息。",
         "llm_connection": "🔌 无法连接语言模型。什么都没有改动，请过一分钟再试。在此期间 /recal"

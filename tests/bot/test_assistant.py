@@ -24,7 +24,7 @@ from fakes.openai_server import (
 )
 
 from bot.assistant import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings
-from bot.changes import CHANGES_FILE, ChangeFile, revert
+from bot.changes import CHANGES_FILE, ChangeFile, Reverted, revert
 from bot.history import read_usage
 from bot.llm import ChatModel, RetryPolicy, make_client
 from bot.prompt import estimate_tokens
@@ -518,7 +518,7 @@ async def test_a_turns_changes_are_kept_for_undo_and_its_waiting_ones_for_confir
     assert waiting is not None and [(p.id, p.content) for p in waiting] == [
         (i, "pwned") for i in ids[2:]
     ]
-    assert revert(ns, kept) == (2, 0)
+    assert revert(ns, kept) == Reverted(undone=2)
     assert [m.content for m in ns.memories()] == [f"fact {i}" for i in range(5)]
 
 

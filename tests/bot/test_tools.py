@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.changes import revert
+from bot.changes import Reverted, revert
 from bot.executor import ToolExecutor, TurnPolicy
 from bot.tools import TOOLS, tool_schemas
 from memory.store import MemoryStore, Namespace
@@ -222,7 +222,7 @@ def test_changes_to_existing_memories_are_capped_and_the_rest_waits(
         "new, edited",
     ]
     # Every write of the turn can be undone from what the executor kept.
-    assert revert(ns, executor.undo) == (6, 0)
+    assert revert(ns, executor.undo) == Reverted(undone=6)
     restored = sorted(ns.memories(), key=lambda m: m.id)  # a reinstated one is stored last
     assert [(m.content, m.tags) for m in restored] == [(f"memory {i}", ("old",)) for i in range(6)]
 
@@ -244,7 +244,7 @@ def test_undo_leaves_alone_what_someone_else_changed_since(ns: Namespace) -> Non
         run(executor, "updateMemory", {"id": memory_id, "content": "pwned"})
     run(executor, "deleteMemory", {"id": ids[2]})
     ns.update(ids[1], content="fixed by hand")  # another chat, meanwhile
-    assert revert(ns, executor.undo) == (2, 1)
+    assert revert(ns, executor.undo) == Reverted(undone=2, left_alone=1)
     restored = sorted(ns.memories(), key=lambda m: m.id)
     assert [m.content for m in restored] == ["memory 0", "fixed by hand", "memory 2"]
 

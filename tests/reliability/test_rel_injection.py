@@ -273,8 +273,32 @@ async def test_in_a_group_the_cap_holds_and_only_the_author_applies_or_undoes(
         assert "Only the member who stored these memories" in refused.params["text"]
         assert pwned(data_dir, namespace) == 3
 
+        since = telegram.mark()
         await press(telegram, prompt, apply, ALICE)
         assert pwned(data_dir, namespace) == len(ids)
+        message_id = prompt.result["message_id"]
+        [applied] = await telegram.wait("editMessageText", since=since, message_id=message_id)
         await press(telegram, answer, undo, ALICE)
         assert pwned(data_dir, namespace) == len(ids) - 3
-    assert contents(data_dir, namespace)[-1] == "bob's desk is by the window"
+        await press(telegram, applied, applied.buttons[-1][1], ALICE)
+    assert contents(data_dir, namespace) == original
+
+
+async def test_waiting_changes_and_undo_survive_a_restart(
+    telegram: FakeBotAPI, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    ids = seed(data_dir, "users/42", 42, 42)[:4]
+    original = contents(data_dir, "users/42")
+    llm_keys = {"base_url": llm.base_url, "api_key": API_KEY, "model": "test"}
+    config = config_for(telegram, data_dir, {"llm": {**llm_keys, "max_changes_per_turn": 1}})
+    async with running(config, make_client(llm.base_url, API_KEY, 10.0)):
+        llm.script(*overwrite_all(ids))
+        answer, prompt = await say(telegram, "tidy my notes", ALICE, replies=2)
+    assert pwned(data_dir, "users/42") == 1
+    async with running(config, make_client(llm.base_url, API_KEY, 10.0)):  # a new process
+        await press(telegram, prompt, prompt.buttons[0][1], ALICE)
+        assert pwned(data_dir, "users/42") == len(ids)
+        await press(telegram, answer, answer.buttons[0][1], ALICE)
+    assert contents(data_dir, "users/42").count("pwned") == len(ids) - 1
+    assert contents(data_dir, "users/42")[0] == original[0]
