@@ -50,7 +50,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot import buttons, commands, messages
+from bot import buttons, commands, confirmations, messages
 from bot.access import gatekeeper
 from bot.config import Config
 from bot.digest import Digest
@@ -159,6 +159,9 @@ def register_handlers(application: BotApplication) -> None:
         (buttons.DELETE_PATTERN, buttons.confirm_forget),
         (buttons.KEEP_PATTERN, buttons.keep),
         (buttons.PAGE_PATTERN, buttons.turn_page),
+        (confirmations.APPLY_PATTERN, confirmations.apply_changes),
+        (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
+        (confirmations.UNDO_PATTERN, confirmations.undo_changes),
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

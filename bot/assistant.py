@@ -12,13 +12,18 @@ One turn, for one namespace (the chat's), one at a time per namespace:
    a model that still calls tools is stopped there, with an honest message. At most
    ``MAX_TOOL_CALLS`` calls per turn are executed;
 3. the answer, the ids the turn added, changed and deleted (for the "Memory updated" line) and
-   the deletions that wait for the user's confirmation come back as a ``TurnResult``; the
+   the changes past the turn's cap that wait for the user's confirmation
+   (``bot.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed (its
+   undo) and what waits are kept durably in the namespace's ``changes.json``
+   (``bot.changes``) under the tokens of the ↩ Undo and Apply all / Discard buttons; the
    message and the answer join the history; the tokens are added to the namespace's totals.
 
 A turn is all or nothing for the memories: if it fails (the endpoint times out or errs after
 some tool calls ran, or the model is stopped at the limit), its writes are undone
 (``ToolExecutor.rollback``) and the history is left as it was, so nothing is half-stored and
-the user can simply send the message again. The tokens spent are still counted.
+the user can simply send the message again. The tokens spent are still counted. A turn whose
+undo cannot be kept (the disk refuses ``changes.json``) fails the same way (``NOT_KEPT``): no
+change of the model's stands without the old text to restore.
 
 ``TurnResult.seconds`` is the whole turn; ``model_seconds`` the time spent waiting for the SDK
 (the model, the network, retry sleeps); the difference is the bot's own overhead, logged per
@@ -37,6 +42,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
+from bot.changes import ChangeFile, Proposal
 from bot.executor import Changes, ToolExecutor, TurnPolicy, error_result
 from bot.history import Usage, add_usage, append_history, load_history
 from bot.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
@@ -49,6 +55,7 @@ from memory.store import Namespace
 log = logging.getLogger(__name__)
 
 TOOL_LIMIT = "tool_limit"  # TurnResult.failure.kind when the model is stopped at max_rounds
+NOT_KEPT = "not_kept"  # TurnResult.failure.kind when the turn's undo could not be saved
 MAX_TOOL_CALLS = 24
 
 
@@ -61,6 +68,7 @@ class AssistantSettings:
     history_tokens: int = 2000
     memory_tokens: int = 1500
     memory_limit: int = 8
+    max_changes: int = 3
     max_deletions: int = 1
 
 
@@ -71,7 +79,9 @@ class TurnResult:
     text: str
     failure: LLMFailure | None = None
     changes: Changes = field(default_factory=Changes)
-    pending: tuple[Memory, ...] = ()
+    pending: tuple[Proposal, ...] = ()
+    undo_token: str | None = None  # of the ↩ Undo button (``bot.changes.ChangeFile``)
+    pending_token: str | None = None  # of the Apply all / Discard buttons
     rounds: int = 0
     requests: int = 0
     prompt_tokens: int = 0
@@ -198,7 +208,9 @@ class Assistant:
         # In a group the model deletes nothing on its own: each deletion is asked with buttons,
         # which only the memory's author or an administrator can confirm (bot.access).
         allowed = 0 if group else settings.max_deletions
-        policy = TurnPolicy(max_deletions=allowed, may_change=may_change)
+        policy = TurnPolicy(
+            max_changes=settings.max_changes, max_deletions=allowed, may_change=may_change
+        )
         executor = ToolExecutor(namespace, policy, source)
         meter = Meter()
         rounds = 0
@@ -233,7 +245,7 @@ class Assistant:
         except asyncio.CancelledError:
             executor.rollback()  # shutting down mid-turn: the user never saw an answer
             raise
-        usage = await asyncio.to_thread(
+        finished = await asyncio.to_thread(
             self._finish,
             namespace,
             executor,
@@ -243,9 +255,11 @@ class Assistant:
         )
         return TurnResult(
             text=answer,
-            failure=failure,
+            failure=finished.failure,
             changes=executor.changes,
             pending=tuple(executor.policy.pending),
+            undo_token=finished.undo_token,
+            pending_token=finished.pending_token,
             rounds=rounds,
             requests=meter.requests,
             prompt_tokens=meter.prompt_tokens,
@@ -253,7 +267,7 @@ class Assistant:
             context_ids=context.ids,
             context_tokens=context.tokens,
             model_seconds=meter.seconds,
-            usage=usage,
+            usage=finished.usage,
         )
 
     def _recall(self, namespace: Namespace, message: str) -> tuple[list[Hit], list[dict[str, str]]]:
@@ -269,14 +283,22 @@ class Assistant:
         meter: Meter,
         failure: LLMFailure | None,
         exchange: list[tuple[str, str]],
-    ) -> Usage | None:
-        """Undo a failed turn's writes, or remember the exchange; count the tokens either way."""
-        if failure is not None:
+    ) -> _Finished:
+        """Keep a turn's undo and pending changes, or undo a failed turn's writes; remember
+        the exchange of a turn that stands; count the tokens either way."""
+        finished = _Finished(failure)
+        if failure is None:
+            try:
+                finished = _keep(namespace, executor)
+            except MemoryStoreError as e:
+                log.warning("changes of %s not kept, turn undone: %s", namespace.name, e.message)
+                finished = _Finished(LLMFailure(NOT_KEPT, f"changes not kept: {e.message}"))
+        if finished.failure is not None:
             executor.rollback()
         try:
-            if failure is None and self.settings.history_messages > 0:
+            if finished.failure is None and self.settings.history_messages > 0:
                 append_history(namespace.path, exchange, keep=self.settings.history_messages)
-            return add_usage(
+            finished.usage = add_usage(
                 namespace.path,
                 requests=meter.requests,
                 prompt_tokens=meter.prompt_tokens,
@@ -285,7 +307,25 @@ class Assistant:
         except MemoryStoreError as e:
             # Side files only: the memories are saved and the answer stands without them.
             log.warning("history or usage of %s not saved: %s", namespace.name, e.message)
-            return None
+        return finished
+
+
+@dataclass
+class _Finished:
+    """How a turn ended, once its changes are kept (or undone)."""
+
+    failure: LLMFailure | None = None
+    undo_token: str | None = None
+    pending_token: str | None = None
+    usage: Usage | None = None
+
+
+def _keep(namespace: Namespace, executor: ToolExecutor) -> _Finished:
+    """Keep the turn's undo and its pending changes in ``changes.json``; their tokens."""
+    book = ChangeFile(namespace.path)
+    undo = book.keep_undo(executor.undo) if executor.undo else None
+    pending = executor.policy.pending
+    return _Finished(None, undo, book.keep_pending(pending) if pending else None)
 
 
 def _execute(executor: ToolExecutor, calls: list[ToolCall]) -> dict[str, str]:

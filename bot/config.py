@@ -82,6 +82,7 @@ class LLMConfig:
     max_rounds: int = field(default=5, metadata=_between(1, 20))
     history_messages: int = field(default=20, metadata=_between(0, 200))
     memory_tokens: int = field(default=1500, metadata=_between(0, 20000))
+    max_changes_per_turn: int = field(default=3, metadata=_between(0, 24))
 
     @property
     def enabled(self) -> bool:

@@ -8,9 +8,10 @@ chats; in groups a mention of the bot or a reply to it, see ``bot.access``) and 
 - the answer is the model's Markdown as Telegram HTML (``bot.markdown``: everything escaped,
   never a parse error), split at 4096 UTF-16 units by ``bot.replies.reply_html``;
 - when the turn added, changed or deleted memories, one short line says so with the ids
-  ("🧠 Memory updated: added 1712…"); deletions the model was not allowed to make on its own
-  (``bot.executor.TurnPolicy``) follow as /forget-style confirmations, one per memory, whose
-  Delete / Keep buttons are resolved in the presser's namespace (``bot.buttons``);
+  ("🧠 Memory updated: added 1712…"), and the answer gets an ↩ Undo button that puts back
+  what the turn changed; the changes the model was not allowed to make on its own
+  (``bot.executor.TurnPolicy``) follow in one confirmation listing them, whose Apply all /
+  Discard buttons are resolved in the presser's namespace (``bot.confirmations``);
 - a failure of the endpoint or a model stopped at the round limit is told plainly, in the
   user's language, with what to do; the turn's memory changes were undone.
 
@@ -36,9 +37,9 @@ from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
 from bot.access import message_actor, message_source, stored_by
-from bot.assistant import TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
-from bot.buttons import forget_prompt
+from bot.assistant import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
 from bot.config import LLMConfig
+from bot.confirmations import changes_keyboard, pending_prompt
 from bot.i18n import t
 from bot.llm import RATE_LIMIT, ChatModel, RetryPolicy
 from bot.markdown import markdown_to_html
@@ -76,6 +77,8 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
     if failure is not None:
         if failure.kind == TOOL_LIMIT:
             return t(language, "llm_tool_limit", rounds=result.rounds)
+        if failure.kind == NOT_KEPT:
+            return t(language, "llm_not_kept")
         wait = round(failure.retry_after) if failure.retry_after else 0
         key = f"llm_{failure.kind}"
         if failure.kind == RATE_LIMIT and not wait:
@@ -102,7 +105,7 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
                 done.append(t(language, key, ids=_ids(ids)))
         parts.append(t(language, "llm_memory_updated", changes="; ".join(done)))
     if result.pending:
-        parts.append(t(language, "llm_confirm_deletions", count=len(result.pending)))
+        parts.append(t(language, "llm_confirm_changes", count=len(result.pending)))
     return "\n\n".join(parts)
 
 
@@ -142,9 +145,11 @@ class Conversation:
             typing.cancel()
             with contextlib.suppress(asyncio.CancelledError):
                 await typing
-        await reply_html(message, turn_markup(result, language, timeout=self.timeout))
-        for memory in result.pending:
-            prompt, keyboard = forget_prompt(memory, language)
+        markup = turn_markup(result, language, timeout=self.timeout)
+        undo = changes_keyboard(None, result.undo_token, language) if result.ok else None
+        await reply_html(message, markup, undo)
+        if result.ok and result.pending and result.pending_token is not None:
+            prompt, keyboard = pending_prompt(result.pending, result.pending_token, language)
             await reply_html(message, prompt, keyboard)
 
 
@@ -157,5 +162,6 @@ def make_conversation(config: LLMConfig, client: AsyncOpenAI) -> Conversation:
         max_rounds=config.max_rounds,
         history_messages=config.history_messages,
         memory_tokens=config.memory_tokens,
+        max_changes=config.max_changes_per_turn,
     )
     return Conversation(Assistant(model, settings), timeout=config.timeout)

@@ -108,8 +108,23 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_added": "added {ids}",
         "llm_changed": "changed {ids}",
         "llm_deleted": "deleted {ids}",
-        "llm_confirm_deletions": "⚠️ The model also wanted to delete {count} more memories. I "
-        "delete only one per message on my own: confirm or keep each one below.",
+        "llm_confirm_changes": "⚠️ The model wanted {count} more changes to existing memories. "
+        "They wait for your confirmation below.",
+        "llm_not_kept": "⚠️ I could not save the old versions of what the model changed, so I "
+        "undid its changes: nothing was changed. Please try again later; the bot's owner can "
+        "find the details in the log.",
+        "changes_pending": "⚠️ <b>Waiting for your confirmation</b>: the model wants to make "
+        "these changes.\n{items}",
+        "change_update": "✏️ <code>{id}</code> {old}\n    → {new}",
+        "change_delete": "🗑 <code>{id}</code> {old}",
+        "changes_more": "… and {count} more",
+        "changes_applied": "✅ Applied: {count}.",
+        "changes_skipped": "Left alone, changed or deleted since: {count}.",
+        "changes_remaining": "Still waiting for their author or a group administrator:\n{items}",
+        "changes_discarded": "👍 Discarded: nothing was changed.",
+        "undone": "↩ Undone: {count} put back as they were.",
+        "undo_skipped": "Left alone, changed since by someone else: {count}.",
+        "undo_failed": "Not undone yet, the storage refused: {count}. Press ↩ Undo again later.",
         "llm_empty": "<i>(The model gave no answer.)</i>",
         "llm_timeout": "⏱ The language model did not answer within {timeout} s. Nothing was "
         "changed; please send your message again.",
@@ -172,6 +187,13 @@ STRINGS: dict[str, dict[str, str]] = {
         "button_forget_plain": "🗑 Forget {index}: {preview}",
         "button_delete_plain": "🗑 Delete",
         "button_keep_plain": "Keep",
+        "button_apply_plain": "✅ Apply all",
+        "button_discard_plain": "Discard",
+        "button_undo_plain": "↩ Undo",
+        "changes_gone_plain": "Nothing to do: these changes were already applied, discarded or "
+        "undone, or are too old.",
+        "not_yours_changes_plain": "Only the member who stored these memories or a group "
+        "administrator can change them.",
         "button_prev_plain": "◀",
         "button_next_plain": "▶",
         "cmd_start_plain": "What I do",
@@ -247,8 +269,20 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_added": "新增 {ids}",
         "llm_changed": "修改 {ids}",
         "llm_deleted": "删除 {ids}",
-        "llm_confirm_deletions": "⚠️ 模型还想再删除 {count} 条记忆。每条消息我最多自行删除一条"
-        "：请在下面逐条确认或保留。",
+        "llm_confirm_changes": "⚠️ 模型还想再修改 {count} 条已有的记忆，需要你在下面确认。",
+        "llm_not_kept": "⚠️ 我无法保存模型所改记忆的旧版本，所以撤销了它的改动：什么都没有改动。"
+        "请稍后再试；机器人的主人可以在日志里看到详情。",
+        "changes_pending": "⚠️ <b>等待你的确认</b>：模型想做以下改动。\n{items}",
+        "change_update": "✏️ <code>{id}</code> {old}\n    → {new}",
+        "change_delete": "🗑 <code>{id}</code> {old}",
+        "changes_more": "……还有 {count} 条",
+        "changes_applied": "✅ 已应用：{count} 条。",
+        "changes_skipped": "之后已被修改或删除，未动：{count} 条。",
+        "changes_remaining": "仍在等待记忆的作者或群组管理员确认：\n{items}",
+        "changes_discarded": "👍 已放弃：什么都没有改动。",
+        "undone": "↩ 已撤销：{count} 条已恢复原样。",
+        "undo_skipped": "之后已被他人修改，未动：{count} 条。",
+        "undo_failed": "存储出错，尚未撤销：{count} 条。请稍后再按 ↩ 撤销。",
         "llm_empty": "<i>（模型没有给出回答。）</i>",
         "llm_timeout": "⏱ 语言模型在 {timeout} 秒内没有回应。什么都没有改动，请重新发送你的消息。",
         "llm_connection": "🔌 无法连接语言模型。什么都没有改动，请过一分钟再试。在此期间 /recal"
@@ -299,6 +333,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "button_forget_plain": "🗑 删除 {index}：{preview}",
         "button_delete_plain": "🗑 删除",
         "button_keep_plain": "保留",
+        "button_apply_plain": "✅ 全部应用",
+        "button_discard_plain": "放弃",
+        "button_undo_plain": "↩ 撤销",
+        "changes_gone_plain": "无需操作：这些改动已被应用、放弃或撤销，或者已经太旧。",
+        "not_yours_changes_plain": "只有存入这些记忆的成员或群组管理员可以修改它们。",
         "button_prev_plain": "◀",
         "button_next_plain": "▶",
         "cmd_start_plain": "我能做什么",

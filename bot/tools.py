@@ -14,8 +14,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from bot.changes import Proposal, Revision
 from memory.errors import MemoryInvalid
-from memory.model import Memory
+from memory.model import Memory, clean_category, clean_content, clean_tags
 
 if TYPE_CHECKING:
     from bot.executor import ToolExecutor
@@ -88,7 +89,7 @@ def _add(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
         args["content"], args.get("tags", ()), args.get("category"), source=run.next_source()
     )
     run.changes.added.append(memory.id)
-    run.undo.append(("delete", memory, memory))
+    run.undo.append(Revision("delete", memory, memory))
     return {"ok": True, "memory": _memory(memory)}
 
 
@@ -109,6 +110,12 @@ def _get(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "memory": _detailed(run.namespace.get(args["id"]))}
 
 
+def _waiting(run: ToolExecutor, proposal: Proposal) -> dict[str, Any]:
+    """The result of a change kept for the user's confirmation (``TurnPolicy.admit``)."""
+    message = run.policy.waiting(proposal.op)
+    return {"ok": False, "needsConfirmation": True, "id": proposal.id, "message": message}
+
+
 def _update(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
     before = run.namespace.get(args["id"])
     if not run.policy.allows_change(before, run.changes):
@@ -120,29 +127,37 @@ def _update(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
                 "or an administrator with /edit, may change it. Tell the user so.",
             },
         }
-    memory = run.namespace.update(
-        before.id, content=args.get("content"), tags=args.get("tags"), category=args.get("category")
+    content, tags, category = args.get("content"), args.get("tags"), args.get("category")
+    if content is None and tags is None and category is None:
+        raise MemoryInvalid("nothing to update: give content, tags or category")
+    # Checked now, as the store would: a change that waits for the user must be one it takes.
+    proposal = Proposal(
+        "update",
+        before,
+        clean_content(content) if content is not None else None,
+        clean_tags(tags) if tags is not None else None,
+        clean_category(category) if category is not None else None,
     )
+    if not run.policy.admit(proposal, run.changes):
+        return _waiting(run, proposal)
+    memory = run.namespace.update(
+        before.id, content=proposal.content, tags=proposal.tags, category=proposal.category
+    )
+    run.policy.made(proposal, run.changes)
     if memory.id not in run.changes.added and memory.id not in run.changes.updated:
         run.changes.updated.append(memory.id)
-    run.undo.append(("restore", before, memory))
+    run.undo.append(Revision("restore", before, memory))
     return {"ok": True, "memory": _memory(memory)}
 
 
 def _delete(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
-    memory = run.namespace.get(args["id"])
-    if not run.policy.allow_deletion(memory):
-        return {
-            "ok": False,
-            "needsConfirmation": True,
-            "id": memory.id,
-            "message": "Not deleted: only one memory may be deleted per message without the "
-            "user's confirmation. The user will be asked with a button; tell them so.",
-        }
-    deleted = run.namespace.delete(memory.id)
-    run.policy.deleted.append(deleted.id)
+    proposal = Proposal("delete", run.namespace.get(args["id"]))
+    if not run.policy.admit(proposal, run.changes):
+        return _waiting(run, proposal)
+    deleted = run.namespace.delete(proposal.id)
+    run.policy.made(proposal, run.changes)
     run.changes.deleted.append(deleted.id)
-    run.undo.append(("reinstate", deleted, None))
+    run.undo.append(Revision("reinstate", deleted, None))
     return {"ok": True, "deleted": _memory(deleted)}
 
 
@@ -216,8 +231,10 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "updateMemory",
-        "Change a memory's content, tags or category (give only what changes). Prefer this to "
-        "adding a second memory about the same thing.",
+        "Change a memory's content, tags or category (give only what changes), only when the "
+        "user asks for it or states a new fact about it. Prefer this to adding a second memory "
+        "about the same thing. A few per message; further changes need the user's "
+        "confirmation, which the bot asks for.",
         _object(
             {
                 "id": _ID,
@@ -231,8 +248,8 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "deleteMemory",
-        "Delete one memory by id, only when the user asks for it. At most one per message; "
-        "further deletions need the user's confirmation, which the bot asks for.",
+        "Delete one memory by id, only when the user asks for it. At most one per message (none "
+        "in groups); further deletions need the user's confirmation, which the bot asks for.",
         _object({"id": _ID}, ("id",)),
         _delete,
     ),

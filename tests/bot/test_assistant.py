@@ -23,7 +23,8 @@ from fakes.openai_server import (
     ToolCalls,
 )
 
-from bot.assistant import TOOL_LIMIT, Assistant, AssistantSettings
+from bot.assistant import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings
+from bot.changes import CHANGES_FILE, ChangeFile, Reverted, revert
 from bot.history import read_usage
 from bot.llm import ChatModel, RetryPolicy, make_client
 from bot.prompt import estimate_tokens
@@ -491,3 +492,44 @@ async def test_a_turn_cancelled_halfway_is_undone(
         await turn
     assert on_disk(store) == []
     assert not (ns.path / "history.json").exists()
+
+
+async def test_a_turns_changes_are_kept_for_undo_and_its_waiting_ones_for_confirmation(
+    llm: FakeOpenAI, assistant_for: Factory, store: MemoryStore, ns: Namespace
+) -> None:
+    ids = [ns.add(f"fact {i}", ["fact"], "work").id for i in range(5)]
+    llm.script(
+        ToolCalls(*(("updateMemory", {"id": i, "content": "pwned"}) for i in ids)),
+        Answer("Done."),
+    )
+    settings = AssistantSettings(max_changes=2)
+    result = await assistant_for(settings=settings).reply(ns, "tidy up")
+
+    assert result.ok and result.changes.updated == ids[:2]
+    assert [p.id for p in result.pending] == ids[2:]
+    book = ChangeFile(ns.path)
+    assert result.undo_token is not None and result.pending_token is not None
+    kept = book.undo(result.undo_token)
+    assert kept is not None and [(r.memory.content, r.left and r.left.content) for r in kept] == [
+        ("fact 0", "pwned"),
+        ("fact 1", "pwned"),
+    ]
+    waiting = book.pending(result.pending_token)
+    assert waiting is not None and [(p.id, p.content) for p in waiting] == [
+        (i, "pwned") for i in ids[2:]
+    ]
+    assert revert(ns, kept) == Reverted(undone=2)
+    assert [m.content for m in ns.memories()] == [f"fact {i}" for i in range(5)]
+
+
+async def test_a_turn_whose_old_versions_cannot_be_kept_changes_nothing(
+    llm: FakeOpenAI, assistant_for: Factory, store: MemoryStore, ns: Namespace
+) -> None:
+    memory = ns.add("standup is at 10", ["work"])
+    (ns.path / CHANGES_FILE).mkdir()  # the disk refuses changes.json
+    llm.script(ToolCalls(("updateMemory", {"id": memory.id, "content": "pwned"})), Answer("Ok."))
+    result = await assistant_for().reply(ns, "change it")
+
+    assert result.failure is not None and result.failure.kind == NOT_KEPT
+    assert not result.changes and result.undo_token is None
+    assert ns.get(memory.id).content == "standup is at 10"

@@ -70,6 +70,8 @@ def test_the_environment_overrides_the_secrets(tmp_path: Path) -> None:
         ('[telegram]\nflood_control = "yes"', "telegram.flood_control must be true or false"),
         ("[llm]\ntimeout = 0", "llm.timeout must be a positive number"),
         ("[llm]\ntimeout = true", "llm.timeout must be a number"),
+        ("[llm]\nmax_changes_per_turn = 25", "llm.max_changes_per_turn must be a whole number"),
+        ('[llm]\nmax_changes_per_turn = "3"', "llm.max_changes_per_turn must be a whole number"),
         ('telegram = "x"', "telegram must be a table"),
         ("data_dir = 3", "data_dir must be a path"),
         ('log_level = "loud"', 'log_level must be "debug" or "info"'),

@@ -162,19 +162,24 @@ async def test_bulk_deletion_asks_first_and_buttons_stay_in_the_namespace(
         ToolCalls(*(("deleteMemory", {"id": i}) for i in ids)),
         Answer("I deleted one memory; the others need your confirmation."),
     )
-    answer, *prompts = await llm_bot.say("clean up my notes", user=ALICE, replies=3)
+    answer, prompt = await llm_bot.say("clean up my notes", user=ALICE, replies=2)
     assert f"deleted {ids[0]}" in answer.text and "2 more" in answer.text
     assert [m["id"] for m in llm_bot.memories("users/42")] == ids[1:]
-    assert [p.buttons[0][1] for p in prompts] == [f"d:{ids[1]}", f"d:{ids[2]}"]
+    assert all(str(i) in prompt.text for i in ids[1:])  # one confirmation lists both
+    (_, apply), _ = prompt.buttons
+    assert apply.startswith("ca:")
 
     # Bob forges Alice's button in his own chat: nothing of Alice's can be reached.
-    forged = dict(prompts[0].result, chat=telegram.private_chat(BOB))
-    await llm_bot.press(forged, f"d:{ids[1]}", user=BOB)
+    forged = dict(prompt.result, chat=telegram.private_chat(BOB))
+    await llm_bot.press(forged, apply, user=BOB)
     assert [m["id"] for m in llm_bot.memories("users/42")] == ids[1:]
 
-    await llm_bot.press(prompts[0], f"d:{ids[1]}", user=ALICE)
-    await llm_bot.press(prompts[1], f"k:{ids[2]}", user=ALICE)
-    assert [m["id"] for m in llm_bot.memories("users/42")] == [ids[2]]
+    await llm_bot.press(prompt, apply, user=ALICE)
+    assert llm_bot.memories("users/42") == []
+    # ↩ Undo under the answer puts back the one the model deleted on its own.
+    [(_, undo)] = answer.buttons
+    await llm_bot.press(answer, undo, user=ALICE)
+    assert [m["id"] for m in llm_bot.memories("users/42")] == [ids[0]]
 
 
 async def test_one_chat_in_order_different_chats_in_parallel(

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from bot.changes import Reverted, revert
 from bot.executor import ToolExecutor, TurnPolicy
 from bot.tools import TOOLS, tool_schemas
 from memory.store import MemoryStore, Namespace
@@ -186,6 +187,66 @@ def test_one_deletion_per_turn_the_rest_waits_for_the_user(
     assert [m.id for m in policy.pending] == [ids[1], ids[2]]
     assert executor.changes.deleted == [ids[0]]
     assert [r["id"] for r in on_disk(store, "users/1")] == ids[1:]
+
+
+def test_changes_to_existing_memories_are_capped_and_the_rest_waits(
+    store: MemoryStore, ns: Namespace
+) -> None:
+    ids = [ns.add(f"memory {i}", ["old"]).id for i in range(6)]
+    policy = TurnPolicy(max_changes=3)
+    executor = ToolExecutor(ns, policy)
+    added = run(executor, "addMemory", {"content": "new today"})["memory"]["id"]
+    assert run(executor, "updateMemory", {"id": added, "content": "new, edited"})["ok"]
+    for memory_id in ids[:2]:
+        assert run(executor, "updateMemory", {"id": memory_id, "content": "pwned"})["ok"]
+    assert run(executor, "updateMemory", {"id": ids[0], "tags": ["again"]})["ok"]  # counted once
+    assert run(executor, "deleteMemory", {"id": ids[2]})["ok"]  # the third change
+    for args in ({"id": ids[3], "content": "pwned"}, {"id": ids[3], "tags": ["x"]}):
+        result = run(executor, "updateMemory", args)
+        assert result["needsConfirmation"] is True and "Do not call it again" in result["message"]
+    assert run(executor, "deleteMemory", {"id": ids[4]})["needsConfirmation"] is True
+    # A change the store would refuse is refused now, not kept for the user to confirm.
+    assert run(executor, "updateMemory", {"id": ids[5], "content": " "})["ok"] is False
+
+    assert [(p.op, p.id, p.content, p.tags) for p in policy.pending] == [
+        ("update", ids[3], "pwned", ("x",)),  # both edits of one memory, merged
+        ("delete", ids[4], None, None),
+    ]
+    assert policy.changed == [ids[0], ids[1], ids[2]]
+    assert [m.content for m in ns.memories()] == [
+        "pwned",
+        "pwned",
+        "memory 3",
+        "memory 4",
+        "memory 5",
+        "new, edited",
+    ]
+    # Every write of the turn can be undone from what the executor kept.
+    assert revert(ns, executor.undo) == Reverted(undone=6)
+    restored = sorted(ns.memories(), key=lambda m: m.id)  # a reinstated one is stored last
+    assert [(m.content, m.tags) for m in restored] == [(f"memory {i}", ("old",)) for i in range(6)]
+
+
+def test_deletions_keep_their_stricter_limit_inside_the_cap(ns: Namespace) -> None:
+    ids = [ns.add(f"memory {i}").id for i in range(3)]
+    policy = TurnPolicy(max_changes=3, max_deletions=0)  # a group
+    executor = ToolExecutor(ns, policy)
+    assert run(executor, "deleteMemory", {"id": ids[0]})["needsConfirmation"] is True
+    assert run(executor, "updateMemory", {"id": ids[1], "content": "changed"})["ok"]
+    assert "every deletion needs" in run(executor, "deleteMemory", {"id": ids[1]})["message"]
+    assert len(ns.memories()) == 3 and [p.op for p in policy.pending] == ["delete", "delete"]
+
+
+def test_undo_leaves_alone_what_someone_else_changed_since(ns: Namespace) -> None:
+    ids = [ns.add(f"memory {i}").id for i in range(3)]
+    executor = ToolExecutor(ns)
+    for memory_id in ids[:2]:
+        run(executor, "updateMemory", {"id": memory_id, "content": "pwned"})
+    run(executor, "deleteMemory", {"id": ids[2]})
+    ns.update(ids[1], content="fixed by hand")  # another chat, meanwhile
+    assert revert(ns, executor.undo) == Reverted(undone=2, left_alone=1)
+    restored = sorted(ns.memories(), key=lambda m: m.id)
+    assert [m.content for m in restored] == ["memory 0", "fixed by hand", "memory 2"]
 
 
 def test_rollback_undoes_the_turn(store: MemoryStore, ns: Namespace) -> None:

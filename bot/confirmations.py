@@ -1,0 +1,229 @@
+"""The buttons of the model's changes: Apply all / Discard for what waits, ↩ Undo for what it did.
+
+Callback data carries a token only (``bot.changes``: the record stays on the server)::
+
+    ca:<token>   "Apply all" under the model's changes that wait for confirmation
+    cx:<token>   "Discard" there
+    cu:<token>   ↩ Undo under the "Memory updated" line, and under what Apply all did
+
+As every button (``bot.buttons``), a press is resolved in the namespace of the person who
+pressed, in the chat where they pressed, so a token of another namespace finds nothing. In a
+group, Apply all and ↩ Undo make a change only to a memory the presser may change
+(``access.may_change_memory``: its author or an administrator); the others stay waiting, for
+someone who may. Neither overwrites a memory someone changed since the model's proposal or
+change: the newer version stands, and the reply counts it as left alone. Discard changes no
+memory, so anyone in the chat may press it. Pressing twice does the work once: the record is
+rewritten before the memories are touched, and a record that is gone answers so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.ext import ContextTypes
+
+from bot.access import current_namespace, may_change_memory
+from bot.changes import TOKEN_PATTERN, ChangeFile, Proposal, Revision, content_of, revert
+from bot.i18n import language_of, t
+from bot.render import escape, preview
+from bot.replies import edit_html, reply_html
+from memory.errors import MemoryNotFound, MemoryStoreError
+from memory.store import Namespace
+
+APPLY_PATTERN = rf"^ca:{TOKEN_PATTERN}$"
+DISCARD_PATTERN = rf"^cx:{TOKEN_PATTERN}$"
+UNDO_PATTERN = rf"^cu:{TOKEN_PATTERN}$"
+CHANGE_PREVIEW = 60  # characters of content per change listed for confirmation
+CHANGES_LISTED = 20  # changes listed in one confirmation; the rest are counted
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+def _button(language: str, key: str, data: str) -> InlineKeyboardButton:
+    return InlineKeyboardButton(t(language, key), callback_data=data)
+
+
+def changes_keyboard(
+    pending: str | None, undo: str | None, language: str
+) -> InlineKeyboardMarkup | None:
+    """Apply all / Discard for the changes waiting under ``pending``, ↩ Undo for ``undo``."""
+    rows = []
+    if pending is not None:
+        apply = _button(language, "button_apply_plain", f"ca:{pending}")
+        rows.append([apply, _button(language, "button_discard_plain", f"cx:{pending}")])
+    if undo is not None:
+        rows.append([_button(language, "button_undo_plain", f"cu:{undo}")])
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def change_lines(proposals: Sequence[Proposal], language: str) -> str:
+    """One line per waiting change (the first ``CHANGES_LISTED``): old → new, or 🗑."""
+    lines = []
+    for proposal in proposals[:CHANGES_LISTED]:
+        memory = proposal.memory
+        old = escape(preview(memory.content, CHANGE_PREVIEW))
+        if proposal.op == "delete":
+            lines.append(t(language, "change_delete", id=memory.id, old=old))
+            continue
+        new = []
+        if proposal.content is not None:
+            new.append(escape(preview(proposal.content, CHANGE_PREVIEW)))
+        if proposal.tags is not None:
+            new.append(" ".join(f"#{escape(tag)}" for tag in proposal.tags) or "—")
+        if proposal.category is not None:
+            new.append(escape(proposal.category))
+        lines.append(t(language, "change_update", id=memory.id, old=old, new=" · ".join(new)))
+    if len(proposals) > CHANGES_LISTED:
+        lines.append(t(language, "changes_more", count=len(proposals) - CHANGES_LISTED))
+    return "\n".join(lines)
+
+
+def pending_prompt(
+    proposals: Sequence[Proposal], token: str, language: str
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """The one confirmation of a turn's waiting changes, with Apply all / Discard."""
+    text = t(language, "changes_pending", items=change_lines(proposals, language))
+    return text, changes_keyboard(token, None, language)
+
+
+# -- presses -----------------------------------------------------------------------------------
+
+
+async def _pressed(
+    update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> tuple[Namespace, ChangeFile, str, Message] | None:
+    """The presser's namespace, its ``ChangeFile``, the token and the message the button is
+    on; None (the press answered) when the message is gone or not in a chat."""
+    query = update.callback_query
+    assert query is not None
+    namespace = current_namespace(update, context)
+    if namespace is None or not isinstance(query.message, Message):
+        await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
+        return None
+    token = (query.data or "").partition(":")[2]
+    return namespace, ChangeFile(namespace.path), token, query.message
+
+
+async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Apply all" pressed: make the waiting changes the presser may make, undoably."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await _pressed(update, context)
+    if pressed is None:
+        return
+    namespace, book, token, _ = pressed
+    proposals = book.pending(token)
+    if not proposals:
+        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+        return
+    todo: list[Proposal] = []
+    refused: list[Proposal] = []
+    skipped = 0
+    for proposal in proposals:
+        try:
+            current = namespace.get(proposal.id)
+        except MemoryNotFound:
+            skipped += 1
+            continue
+        if content_of(current) != content_of(proposal.memory):
+            skipped += 1  # changed since the model asked: the newer version stands
+        elif await may_change_memory(update, context, current):
+            todo.append(proposal)
+        else:
+            refused.append(proposal)
+    if not todo and refused:
+        await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
+        return
+    book.set_pending(token, refused)  # first: a second press must not apply twice
+    done: list[Revision] = []
+    try:
+        _apply(namespace, todo, done)
+        undo = book.keep_undo(done) if done else None
+    except MemoryStoreError:
+        # All or nothing, as a turn is; and no change stands without its old version kept.
+        revert(namespace, done)
+        book.set_pending(token, proposals)
+        raise
+    skipped += len(todo) - len(done)
+    await query.answer()
+    parts = [t(language, "changes_applied", count=len(done))]
+    if skipped:
+        parts.append(t(language, "changes_skipped", count=skipped))
+    if refused:
+        parts.append(t(language, "changes_remaining", items=change_lines(refused, language)))
+    keyboard = changes_keyboard(token if refused else None, undo, language)
+    await edit_html(query, "\n".join(parts), keyboard)
+
+
+def _apply(namespace: Namespace, proposals: Sequence[Proposal], done: list[Revision]) -> None:
+    """Make ``proposals``, adding each one's revision to ``done`` as it is made (a memory
+    changed or deleted meanwhile is left alone)."""
+    for proposal in proposals:
+        try:
+            before = namespace.get(proposal.id)
+            if content_of(before) != content_of(proposal.memory):
+                continue  # changed while the presser's rights were asked of Telegram
+            if proposal.op == "delete":
+                done.append(Revision("reinstate", namespace.delete(proposal.id), None))
+            else:
+                changed = namespace.update(
+                    proposal.id,
+                    content=proposal.content,
+                    tags=proposal.tags,
+                    category=proposal.category,
+                )
+                done.append(Revision("restore", before, changed))
+        except MemoryNotFound:
+            continue  # deleted in between, by another member or process
+
+
+async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Discard" pressed: forget the waiting changes (no memory is touched)."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await _pressed(update, context)
+    if pressed is None:
+        return
+    _, book, token, _ = pressed
+    if not book.pending(token):
+        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+        return
+    book.set_pending(token, [])
+    await query.answer()
+    await edit_html(query, t(language, "changes_discarded"))
+
+
+async def undo_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """↩ Undo pressed: put back the old versions of what the model (or an Apply) changed."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await _pressed(update, context)
+    if pressed is None:
+        return
+    namespace, book, token, message = pressed
+    revisions = book.undo(token)
+    if not revisions:
+        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+        return
+    mine: list[Revision] = []
+    theirs: list[Revision] = []
+    for revision in revisions:
+        # Whose memory it is: as the change left it (as it was, for a deletion).
+        memory = revision.left if revision.left is not None else revision.memory
+        (mine if await may_change_memory(update, context, memory) else theirs).append(revision)
+    if not mine:
+        await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
+        return
+    book.set_undo(token, theirs)  # first: a second press must not undo twice
+    reverted = revert(namespace, mine)
+    if reverted.failed:  # the store refused: keep them for another press
+        book.set_undo(token, [*theirs, *reverted.failed])
+    await query.answer()
+    parts = [t(language, "undone", count=reverted.undone)]
+    if reverted.left_alone:
+        parts.append(t(language, "undo_skipped", count=reverted.left_alone))
+    if reverted.failed:
+        parts.append(t(language, "undo_failed", count=len(reverted.failed)))
+    await reply_html(message, "\n".join(parts))
