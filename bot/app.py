@@ -193,10 +193,14 @@ async def post_init(application: BotApplication) -> None:
     # first Chinese message.
     await asyncio.to_thread(query_words, "预热")
     bot = application.bot
-    await until_reachable(bot, "publish the command menu", bot.set_my_commands, bot_commands("en"))
-    await until_reachable(
-        bot, "publish the command menu", bot.set_my_commands, bot_commands("zh"), "zh"
-    )
+    for language in ("en", "zh"):
+        menu = bot_commands(language)
+        code = None if language == "en" else language  # English: every other language's too
+        await until_reachable(
+            bot,
+            "publish the command menu",
+            lambda: bot.set_my_commands(menu, language_code=code),  # noqa: B023 (awaited now)
+        )
     if isinstance(application.update_queue, InboxQueue):  # before polling: oldest first
         await application.update_queue.replay(application.bot)
 
@@ -216,10 +220,8 @@ def _where(bot: ExtBot[Any]) -> str:
     return bot.base_url.removesuffix(bot.token)
 
 
-async def until_reachable(
-    bot: ExtBot[Any], what: str, call: Callable[..., Awaitable[_T]], *args: Any
-) -> _T:
-    """``await call(*args)``, again and again while the Bot API cannot be reached.
+async def until_reachable(bot: ExtBot[Any], what: str, call: Callable[[], Awaitable[_T]]) -> _T:
+    """``await call()``, again and again while the Bot API cannot be reached.
 
     A network failure (no route, refused, timed out, a 5xx) and Telegram's 429 are waited out:
     one warning per failed attempt, waits doubling from ``FIRST_RETRY_DELAY`` to
@@ -229,7 +231,7 @@ async def until_reachable(
     delay = FIRST_RETRY_DELAY
     for attempt in itertools.count(1):
         try:
-            return await call(*args)
+            return await call()
         except RetryAfter as e:
             asked = e.retry_after
             seconds = asked.total_seconds() if isinstance(asked, timedelta) else float(asked)
