@@ -6,7 +6,9 @@
 The configuration is ``config.toml`` (see ``config.example.toml``) or ``--config PATH``, with
 ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` from the environment on top.
 Without a token the bot explains how to get one and how to try the console, and exits with
-status 2; a configuration error exits with status 2 and names the key.
+status 2; a configuration error exits with status 2 and names the key. Without a network it
+keeps trying to reach the Bot API (one log line per attempt, ``bot.app.until_reachable``) until
+it can, or until Ctrl-C or SIGTERM, which stop it cleanly at any point.
 """
 
 from __future__ import annotations
@@ -15,18 +17,23 @@ import argparse
 import asyncio
 import logging
 import os
+import signal
 import sys
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from bot.config import Config, load_config
 from bot.errors import ConfigError
-from bot.logs import configure_logging
+from bot.logs import SecretFilter, configure_logging
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
+    from bot.app import BotApplication
+
 log = logging.getLogger("bot")
+
+POLL_TIMEOUT = 10  # seconds a getUpdates long poll waits for news (run_polling's default)
 
 NO_TOKEN = """\
 No Telegram bot token is configured, so the bot cannot connect to Telegram.
@@ -69,11 +76,43 @@ def make_llm(config: Config) -> AsyncOpenAI | None:
     return make_client(config.llm.base_url, config.llm.api_key, config.llm.timeout)
 
 
+async def poll(application: BotApplication) -> None:
+    """Serve ``application`` until SIGINT or SIGTERM, then stop it cleanly.
+
+    The first signal cancels this task wherever it is (waiting for the network at start-up,
+    or polling), and ``serving`` shuts everything down; later signals are ignored so that they
+    cannot cut that shutdown short.
+    """
+    from bot.app import serving
+
+    loop = asyncio.get_running_loop()
+    task = asyncio.current_task()
+    assert task is not None
+    stopping = False
+
+    def stop() -> None:
+        nonlocal stopping
+        if not stopping:
+            stopping = True
+            log.info("stopping")
+            task.cancel()
+
+    for signum in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(signum, stop)
+    try:
+        async with serving(application, poll_timeout=POLL_TIMEOUT):
+            log.info("polling Telegram")
+            await asyncio.Event().wait()  # until a signal
+    except asyncio.CancelledError:
+        if not stopping:
+            raise
+
+
 def run_telegram(config: Config) -> int:
     """Poll Telegram until interrupted (Ctrl-C, SIGTERM)."""
-    from telegram.error import InvalidToken, NetworkError
+    from telegram.error import InvalidToken, TelegramError
 
-    from bot.app import ALLOWED_UPDATES, build_application
+    from bot.app import build_application
     from memory.store import MemoryStore
 
     if not config.telegram.allowed_user_ids:
@@ -82,9 +121,9 @@ def run_telegram(config: Config) -> int:
             "Set it to your Telegram user id (the bot shows it to users it refuses)."
         )
     application = build_application(config, MemoryStore(config.data_dir), make_llm(config))
-    log.info("polling Telegram; memories in %s", config.data_dir)
+    log.info("starting; memories in %s", config.data_dir)
     try:
-        application.run_polling(allowed_updates=list(ALLOWED_UPDATES))
+        asyncio.run(poll(application))
     except InvalidToken:
         print(
             "Telegram refused the bot token (Unauthorized). Check telegram.token or\n"
@@ -92,13 +131,16 @@ def run_telegram(config: Config) -> int:
             file=sys.stderr,
         )
         return 2
-    except NetworkError as e:
+    except TelegramError as e:  # a request Telegram rejects at start-up: waiting will not help
         print(
-            f"Cannot reach the Bot API at {config.telegram.base_url} ({e}).\n"
-            "Check the network (a proxy goes in HTTPS_PROXY) and telegram.base_url.",
+            f"The Bot API at {config.telegram.base_url} refused to start the bot: "
+            f"{SecretFilter(config.secrets()).redact(e.message)}\n"
+            "Check telegram.base_url and the bot's settings with @BotFather.",
             file=sys.stderr,
         )
         return 1
+    except KeyboardInterrupt:  # Ctrl-C before the signal handlers were installed
+        return 130
     return 0
 
 

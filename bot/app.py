@@ -21,15 +21,23 @@ Failures: expected ones (an unknown id) are answered by the handlers; everything
 unexpected errors, notifies the admins. Telegram's flood control is ``AIORateLimiter``: with
 ``flood_control`` it keeps within Telegram's limits, and it always retries a request Telegram
 answered with 429 after the ``retry_after`` it asked for.
+
+No network is never fatal. At start-up, ``serving`` calls ``getMe`` (``initialize``) and
+publishes the command menu until the Bot API answers: one warning line per failed attempt,
+waits doubling from 1 s to 30 s (``until_reachable``); only a token Telegram refuses stops it.
+While polling, python-telegram-bot retries ``getUpdates`` forever with its own backoff, and
+each failure is one warning line (``polling_failed``) rather than its default traceback.
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import logging
-from collections.abc import AsyncIterator
-from typing import TYPE_CHECKING, Any
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from telegram import BotCommand, LinkPreviewOptions, Update
 from telegram.constants import BotCommandLimit
@@ -81,6 +89,10 @@ BotApplication = Application[
 
 ALLOWED_UPDATES = (Update.MESSAGE, Update.CALLBACK_QUERY)
 RETRIES_ON_429 = 3
+FIRST_RETRY_DELAY = 1.0  # seconds; doubled after each failed attempt to reach the Bot API
+MAX_RETRY_DELAY = 30.0
+
+_T = TypeVar("_T")
 
 HANDLERS = {
     "start": commands.start,
@@ -183,8 +195,15 @@ async def post_init(application: BotApplication) -> None:
     # jieba loads its dictionary (about a second) on first use; do it now, not on a user's
     # first Chinese message.
     await asyncio.to_thread(query_words, "预热")
-    await application.bot.set_my_commands(bot_commands("en"))
-    await application.bot.set_my_commands(bot_commands("zh"), language_code="zh")
+    bot = application.bot
+    for language in ("en", "zh"):
+        menu = bot_commands(language)
+        code = None if language == "en" else language  # English: every other language's too
+        await until_reachable(
+            bot,
+            "publish the command menu",
+            lambda: bot.set_my_commands(menu, language_code=code),  # noqa: B023 (awaited now)
+        )
     if isinstance(application.update_queue, InboxQueue):  # before polling: oldest first
         await application.update_queue.replay(application.bot)
 
@@ -199,23 +218,75 @@ async def post_shutdown(application: BotApplication) -> None:
         await found.llm.close()
 
 
+def _where(bot: ExtBot[Any]) -> str:
+    """The Bot API's address as configured, without the token PTB appends."""
+    return bot.base_url.removesuffix(bot.token)
+
+
+async def until_reachable(bot: ExtBot[Any], what: str, call: Callable[[], Awaitable[_T]]) -> _T:
+    """``await call()``, again and again while the Bot API cannot be reached.
+
+    A network failure (no route, refused, timed out, a 5xx) and Telegram's 429 are waited out:
+    one warning per failed attempt, waits doubling from ``FIRST_RETRY_DELAY`` to
+    ``MAX_RETRY_DELAY`` (429: as long as Telegram asks). Anything else (a token refused, a
+    request Telegram rejects) is raised at once: waiting would not change it.
+    """
+    delay = FIRST_RETRY_DELAY
+    for attempt in itertools.count(1):
+        try:
+            return await call()
+        except RetryAfter as e:
+            asked = e.retry_after
+            seconds = asked.total_seconds() if isinstance(asked, timedelta) else float(asked)
+            wait, reason = max(seconds, delay), f"flood control: retry after {seconds:.0f} s"
+        except NetworkError as e:
+            if isinstance(e, BadRequest):
+                raise
+            wait, reason = delay, f"{type(e).__name__}: {e.message}"
+        log.warning(
+            "cannot reach the Bot API at %s to %s (attempt %d, %s); trying again in %.0f s",
+            _where(bot),
+            what,
+            attempt,
+            reason,
+            wait,
+        )
+        await asyncio.sleep(wait)
+        delay = min(delay * 2, MAX_RETRY_DELAY)
+    raise AssertionError("itertools.count() ended")
+
+
+def polling_failed(error: TelegramError) -> None:
+    """A failed ``getUpdates``: python-telegram-bot polls again after a pause; log one line."""
+    if isinstance(error, NetworkError) and not isinstance(error, BadRequest):
+        log.warning("network trouble talking to Telegram (polling again): %s", error)
+    else:
+        log.error("polling Telegram failed (polling again): %s: %s", type(error).__name__, error)
+
+
 @contextlib.asynccontextmanager
 async def serving(
     application: BotApplication, *, poll_timeout: float | None = None
 ) -> AsyncIterator[BotApplication]:
     """Run ``application`` in the current event loop, as ``run_polling`` does.
 
-    Initialise, ``post_init``, long-poll (when ``poll_timeout`` gives getUpdates' timeout; the
-    console and in-process benchmarks feed updates themselves), start; on leaving, the reverse,
-    ``post_shutdown`` last (it closes the store, so memory.json is complete).
+    Initialise (``getMe``, retried while the Bot API is unreachable: ``until_reachable``),
+    ``post_init``, long-poll (when ``poll_timeout`` gives getUpdates' timeout; the console and
+    in-process benchmarks feed updates themselves), start; on leaving, also when cancelled while
+    waiting for the network, the reverse, ``post_shutdown`` last (it closes the store, so
+    memory.json is complete).
     """
-    await application.initialize()
     try:
+        await until_reachable(application.bot, "connect", application.initialize)
+        log.info("connected to the Bot API as @%s", application.bot.username)
         if application.post_init is not None:
             await application.post_init(application)
         if poll_timeout is not None and application.updater is not None:
             await application.updater.start_polling(
-                timeout=poll_timeout, allowed_updates=list(ALLOWED_UPDATES)
+                timeout=poll_timeout,
+                allowed_updates=list(ALLOWED_UPDATES),
+                bootstrap_retries=-1,  # deleteWebhook: retried, as getMe was
+                error_callback=polling_failed,
             )
         await application.start()
         yield application

@@ -8,9 +8,15 @@ silently falls back to a default. A section is one dataclass; adding a key (or a
 a later feature) is adding a field with a default.
 
 Secrets may stay out of the file: ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and
-``OPENAI_BASE_URL`` override it. A relative ``data_dir`` is taken relative to the config file's
-folder (to the working directory when there is no file), so the bot finds the same memories
-wherever it is started from.
+``OPENAI_BASE_URL`` override it, checked as the file's keys are. A key is secret when its
+field says so (``metadata={"secret": True}``) or its name says so (a part ``token``, ``key``,
+``secret``, ``password``...: ``api_key``, ``auth_token``); a message about a secret key names
+the key and the type it got, never the value (a token pasted into the wrong place is still a
+token), nor does one about a whole table, which may hold secrets. ``Config.secrets()``
+collects the same keys' values for the log filter (``bot.logs``).
+
+A relative ``data_dir`` is taken relative to the config file's folder (to the working directory
+when there is no file), so the bot finds the same memories wherever it is started from.
 """
 
 from __future__ import annotations
@@ -50,6 +56,17 @@ def _between(low: int, high: int) -> dict[str, tuple[int, int]]:
 def _checked(check: Callable[[str], object]) -> dict[str, Callable[[str], object]]:
     """A text value that ``check`` accepts (``ValueError`` says what is wrong with it)."""
     return {"check": check}
+
+
+_SECRET_WORDS = frozenset({"token", "key", "secret", "password", "passwd", "credentials"})
+
+
+def is_secret(spec: dataclasses.Field[Any]) -> bool:
+    """Whether a key's value must never appear in a message or a log line."""
+    declared = spec.metadata.get("secret")
+    if declared is not None:
+        return bool(declared)
+    return any(part in _SECRET_WORDS for part in spec.name.lower().split("_"))
 
 
 def _check_schedule(expression: str) -> object:
@@ -114,8 +131,18 @@ class Config:
     digest: DigestConfig = field(default_factory=DigestConfig)
 
     def secrets(self) -> list[str]:
-        """The values that must never reach a log line."""
-        return [s for s in (self.telegram.token, self.llm.api_key) if s]
+        """The values of every secret key (``is_secret``): they must never reach a log line."""
+        found: list[str] = []
+        sections = [self]
+        while sections:
+            section = sections.pop()
+            for spec in dataclasses.fields(section):
+                value = getattr(section, spec.name)
+                if dataclasses.is_dataclass(value):
+                    sections.append(typing.cast(Any, value))
+                elif is_secret(spec) and isinstance(value, str) and value:
+                    found.append(value)
+        return found
 
 
 def load_config(path: Path | str | None = None, environ: Mapping[str, str] | None = None) -> Config:
@@ -155,14 +182,26 @@ def parse_config(
     for variable, (section, key) in ENVIRONMENT.items():
         value = (environ or {}).get(variable, "").strip()
         if value:
-            part = dataclasses.replace(getattr(config, section), **{key: value})
-            config = dataclasses.replace(config, **{section: part})
+            part = getattr(config, section)
+            spec = {f.name: f for f in dataclasses.fields(part)}[key]
+            hint = typing.get_type_hints(type(part))[key]
+            checked = _convert(value, hint, spec, f"{section}.{key}", variable)
+            config = dataclasses.replace(
+                config, **{section: dataclasses.replace(part, **{key: checked})}
+            )
     if not config.data_dir.is_absolute():
         config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
     return config
 
 
 _T = typing.TypeVar("_T")
+
+
+def parse_section(
+    cls: type[_T], table: Mapping[str, Any], *, name: str, source: str = "config"
+) -> _T:
+    """Check one table of the config (``[name]``) against its dataclass ``cls`` and build it."""
+    return _build(cls, table, prefix=f"{name}.", source=source)
 
 
 def _build(cls: type[_T], table: Mapping[str, Any], *, prefix: str, source: str) -> _T:
@@ -178,13 +217,27 @@ def _build(cls: type[_T], table: Mapping[str, Any], *, prefix: str, source: str)
     return cls(**values)
 
 
+_TOML_TYPES = {
+    str: "text",
+    bool: "true or false",
+    int: "a whole number",
+    float: "a number",
+    list: "a list",
+    dict: "a table",
+}
+
+
 def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, source: str) -> Any:
+    secret = is_secret(spec)
+
     def wrong(expected: str) -> ConfigError:
-        return ConfigError(
-            f"{name} must be {expected}, not {value!r} ({type(value).__name__})",
-            key=name,
-            source=source,
-        )
+        # A secret's value, or a whole table's (it may hold secrets), is never shown.
+        if secret or dataclasses.is_dataclass(hint):
+            got = _TOML_TYPES.get(type(value), f"a {type(value).__name__}")
+            got += " (the value is not shown: it is secret)" if secret else ""
+        else:
+            got = f"{value!r} ({type(value).__name__})"
+        return ConfigError(f"{name} must be {expected}, not {got}", key=name, source=source)
 
     if dataclasses.is_dataclass(hint):
         if not isinstance(value, dict):
@@ -222,6 +275,9 @@ def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, sou
             try:
                 check(value)
             except ValueError as e:
+                if secret:  # the reason may quote the value
+                    problem = "is not valid (the value is not shown: it is secret)"
+                    raise ConfigError(f"{name} {problem}", key=name, source=source) from None
                 raise ConfigError(f"{name}: {e}", key=name, source=source) from e
         return value.lower() if choices else value
     if typing.get_origin(hint) is tuple and typing.get_args(hint) == (int, ...):
@@ -238,6 +294,8 @@ __all__ = [
     "DigestConfig",
     "LLMConfig",
     "TelegramConfig",
+    "is_secret",
     "load_config",
     "parse_config",
+    "parse_section",
 ]

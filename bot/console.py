@@ -11,6 +11,11 @@ Inline buttons are printed numbered under the reply (``[1] 🗑 Forget 1: ...``)
 ``/press 1`` (or just ``1``) presses one. End of input (Ctrl-D) exits cleanly: the store is
 closed as after a Telegram run. The benchmark uses ``LocalBotAPI`` to time the bot without a
 network.
+
+Message ids never repeat (``MessageIds``): a memory records the message it came from (its
+``source``) and the store keeps one memory per source, so an id used again, by a later session,
+by a second console or by Telegram in the same chat, would make a new ``/remember`` look like
+one already handled, and it would be dropped.
 """
 
 from __future__ import annotations
@@ -20,11 +25,13 @@ import contextlib
 import dataclasses
 import itertools
 import json
+import logging
 import re
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from telegram import Update
@@ -32,7 +39,10 @@ from telegram.request import BaseRequest, RequestData
 
 from bot.app import build_application, serving
 from bot.config import Config
+from bot.inbox import FOLDER as BOT_FOLDER
 from bot.render import to_plain
+from memory.errors import MemorySaveFailed
+from memory.files import FileLock, write_bytes_atomic
 from memory.store import MemoryStore
 
 if TYPE_CHECKING:
@@ -50,6 +60,64 @@ BOT_USER = {
 CONSOLE_TOKEN = "0:console"
 _PRESS = re.compile(r"\A\s*(?:/press\s+)?(\d{1,2})\s*\Z")
 
+log = logging.getLogger(__name__)
+
+
+class MessageIds:
+    """Message ids that are never handed out twice, by any session or process on a data dir.
+
+    An id is the clock in milliseconds, and above every id handed out before: ``path`` (under
+    the data dir) holds the end of the last block reserved. A block of ``block`` ids is
+    reserved under the file's ``flock`` and written (atomically, fsynced) before any of it is
+    used, so two consoles at once draw disjoint blocks, a crash loses no more than unused ids,
+    and a session usually writes the file once. Telegram numbers a chat's messages from 1, so
+    the clock also keeps these clear of the ids of a real chat the console shares a namespace
+    with. If the file cannot be written (a read-only data dir) the clock alone is used.
+    """
+
+    def __init__(self, path: Path, *, block: int = 1000) -> None:
+        self.path = path
+        self.block = block
+        self._next = self._end = 0  # the block in use: [_next, _end)
+
+    def take(self) -> int:
+        """The next id."""
+        if self._next >= self._end:
+            self.reserve()
+        self._next += 1
+        return self._next - 1
+
+    def reserve(self) -> None:
+        """Start a new block of ids (file work: call it off the event loop when it matters)."""
+        start = max(time.time_ns() // 1_000_000, self._end)
+        lock = FileLock(self.path.with_name(f"{self.path.name}.lock"))
+        try:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            lock.acquire()
+            try:
+                start = max(start, self._last() + 1)
+                write_bytes_atomic(self.path, f"{start + self.block - 1}\n".encode())
+            finally:
+                lock.release()
+        except (OSError, MemorySaveFailed) as e:
+            log.warning(
+                "cannot keep the console's message ids in %s (%s); using the clock", self.path, e
+            )
+        finally:
+            lock.close()
+        self._next, self._end = start, start + self.block
+
+    def _last(self) -> int:
+        try:
+            text = self.path.read_text("ascii")
+        except FileNotFoundError:
+            return 0
+        try:
+            return int(text)
+        except ValueError:  # not ours, or damaged by hand: the clock is still above its ids
+            log.warning("%s does not hold a number; starting from the clock", self.path)
+            return 0
+
 
 @dataclass
 class Outgoing:
@@ -66,11 +134,17 @@ class Outgoing:
 class LocalBotAPI(BaseRequest):
     """A Bot API answered in-process; each outgoing message goes to ``on_send``."""
 
-    def __init__(self, on_send: Callable[[Outgoing], None], chat: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        on_send: Callable[[Outgoing], None],
+        chat: dict[str, Any],
+        message_ids: Callable[[], int] | None = None,
+    ) -> None:
         self.on_send = on_send
         self.chat = chat
         self.messages: dict[int, dict[str, Any]] = {}
-        self.message_ids = itertools.count(1)
+        # The chat's message ids (the user's and the bot's share them); 1, 2, 3... by default.
+        self.message_ids = message_ids or itertools.count(1).__next__
 
     @property
     def read_timeout(self) -> float | None:
@@ -109,8 +183,8 @@ class LocalBotAPI(BaseRequest):
         return 200, json.dumps({"ok": True, "result": result}).encode()
 
     def new_message_id(self) -> int:
-        """The next message id of the console's chat (the user's and the bot's share them)."""
-        return next(self.message_ids)
+        """The next message id of the console's chat."""
+        return self.message_ids()
 
     def _get_me(self, params: dict[str, Any], data: RequestData | None) -> Any:
         return BOT_USER
@@ -195,7 +269,8 @@ class Console:
         self.out = out
         self.user = {"id": user_id, "is_bot": False, "first_name": "You", "language_code": language}
         self.chat = {"id": user_id, "type": "private", "first_name": "You"}
-        self.api = LocalBotAPI(self.show, self.chat)
+        self.message_ids = MessageIds(config.data_dir / BOT_FOLDER / "console-message-ids")
+        self.api = LocalBotAPI(self.show, self.chat, self.message_ids.take)
         telegram = dataclasses.replace(config.telegram, token=CONSOLE_TOKEN, flood_control=False)
         local = dataclasses.replace(config, telegram=telegram)
         # No scheduled jobs: a digest "sent" to this terminal would count as sent to Telegram.
@@ -225,6 +300,7 @@ class Console:
 
     async def __aenter__(self) -> Console:
         """Start the application as ``run_polling`` would, minus the polling."""
+        await asyncio.to_thread(self.message_ids.reserve)
         await self._running.enter_async_context(serving(self.application))
         return self
 

@@ -6,6 +6,11 @@ Two layers: httpx's logger is set to WARNING (no request lines), and ``SecretFil
 on every handler of the root logger, replaces each secret (the bot token, the LLM key, and their
 URL-encoded forms) by ``[REDACTED]`` in the message, its arguments and any traceback text.
 
+A network failure is one line, not a traceback: python-telegram-bot logs some of its own (the
+last ``getUpdates`` on the way out, with Telegram unreachable) with ``logger.exception``;
+``NetworkErrorFilter`` puts the error at the end of the message and drops the traceback, which
+says nothing more than "the network was down".
+
 Nothing here runs at import time; ``configure_logging`` is called by ``python -m bot``.
 """
 
@@ -15,6 +20,8 @@ import logging
 import sys
 from collections.abc import Iterable
 from urllib.parse import quote
+
+from telegram.error import BadRequest, NetworkError
 
 REDACTED = "[REDACTED]"
 QUIET_LOGGERS = ("httpx", "httpx2", "httpcore", "apscheduler")  # httpx2: the openai SDK's
@@ -50,6 +57,21 @@ class SecretFilter(logging.Filter):
         return True
 
 
+class NetworkErrorFilter(logging.Filter):
+    """Log a record carrying a network error (not a request Telegram refused) as one line."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        """Rewrite ``record`` in place; never drops it."""
+        error = record.exc_info[1] if record.exc_info else None
+        if isinstance(error, NetworkError) and not isinstance(error, BadRequest):
+            record.msg, record.args = (
+                f"{record.getMessage()} ({type(error).__name__}: {error})",
+                None,
+            )
+            record.exc_info = record.exc_text = None
+        return True
+
+
 def configure_logging(level: str, secrets: Iterable[str]) -> SecretFilter:
     """Log to stderr at ``level`` with ``secrets`` redacted; returns the installed filter."""
     root = logging.getLogger()
@@ -62,5 +84,6 @@ def configure_logging(level: str, secrets: Iterable[str]) -> SecretFilter:
         logging.getLogger(name).setLevel(logging.WARNING)
     secret_filter = SecretFilter(secrets)
     for handler in root.handlers:
+        handler.addFilter(NetworkErrorFilter())  # first: the secret filter sees what is printed
         handler.addFilter(secret_filter)
     return secret_filter

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
-from bot.config import Config, load_config, parse_config
+from bot.config import Config, load_config, parse_config, parse_section
 from bot.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
@@ -90,3 +91,55 @@ def test_mistakes_stop_start_up_naming_the_key(tmp_path: Path, document: str, me
 def test_an_explicit_path_must_exist(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match="no such file"):
         load_config(tmp_path / "missing.toml")
+
+
+SECRET = "123456:SECRET-value_never-shown"
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        f'[telegram]\ntoken = ["{SECRET}"]',
+        f'[telegram]\ntoken = {{ value = "{SECRET}" }}',
+        f"[telegram]\ntoken = {SECRET.split(':')[0]}",
+        f'[llm]\napi_key = ["{SECRET}"]',
+        f'[llm]\napi_key = {{ key = "{SECRET}" }}',
+        f'telegram = "{SECRET}"',
+        f'llm = ["{SECRET}"]',
+    ],
+)
+def test_a_mistake_in_a_secret_never_shows_its_value(tmp_path: Path, document: str) -> None:
+    path = tmp_path / "config.toml"
+    path.write_text(document)
+    with pytest.raises(ConfigError) as caught:
+        load_config(path, environ={})
+    message = caught.value.message
+    assert " must be " in message
+    for part in (SECRET, SECRET.split(":")[0], SECRET.split(":")[1]):
+        assert part not in message and part not in str(caught.value)
+
+
+def test_every_key_named_like_a_secret_is_one() -> None:
+    @dataclass(frozen=True)
+    class Service:
+        password: str = ""
+        client_secret: str = ""
+        auth_token: str = ""
+        name: str = ""
+
+    hidden = "hunter2-the-password"
+    for key in ("password", "client_secret", "auth_token"):
+        with pytest.raises(ConfigError) as caught:
+            parse_section(Service, {key: [hidden]}, name="service")
+        assert f"service.{key} must be text" in caught.value.message
+        assert hidden not in caught.value.message
+    with pytest.raises(ConfigError, match=hidden):  # an ordinary key still shows what it got
+        parse_section(Service, {"name": [hidden]}, name="service")
+
+
+def test_the_secrets_are_every_secret_key(tmp_path: Path) -> None:
+    environ = {"TELEGRAM_BOT_TOKEN": " 2:env ", "OPENAI_API_KEY": "sk-env"}
+    config = parse_config({}, base_dir=tmp_path, environ=environ)
+    assert config.telegram.token == "2:env"  # the environment's value, stripped
+    assert sorted(config.secrets()) == ["2:env", "sk-env"]
+    assert "2:env" not in repr(config) and "sk-env" not in repr(config)

@@ -13,6 +13,8 @@ from pathlib import Path
 from bot_harness import ALICE
 from fakes.telegram_server import TOKEN, FakeBotAPI
 
+from memory.store import MemoryStore
+
 
 def run_bot(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
@@ -77,6 +79,58 @@ def test_the_console_speaks_chinese_and_takes_a_user_id(tmp_path: Path) -> None:
     run = run_bot("console", "--user-id", "7", "--lang", "zh", cwd=tmp_path, stdin="/recall\n")
     assert run.returncode == 0, run.stderr
     assert "还没有记忆" in run.stdout
+
+
+def stored(data_dir: Path, namespace: str) -> list[str]:
+    with MemoryStore(data_dir) as store:
+        return [m.content for m in store.namespace(namespace).memories()]
+
+
+def test_every_console_session_stores_every_message(tmp_path: Path) -> None:
+    # What Telegram delivered in the same private chat before: its first message, id 1.
+    with MemoryStore(tmp_path / "data") as store:
+        store.namespace("users/1").add("from telegram", source="telegram:1:1:1")
+    for session in range(3):
+        lines = [f"/remember session {session} note {n}" for n in range(3)]
+        run = run_bot("console", cwd=tmp_path, stdin="\n".join(lines) + "\n", LANG="en")
+        assert run.returncode == 0, run.stderr
+        for n in range(3):
+            assert f"✅ Remembered.\nsession {session} note {n}" in run.stdout
+    expected = [f"session {s} note {n}" for s in range(3) for n in range(3)]
+    assert stored(tmp_path / "data", "users/1") == ["from telegram", *expected]
+
+
+async def test_two_consoles_at_once_on_one_data_dir_store_everything(tmp_path: Path) -> None:
+    async def console() -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot",
+            "console",
+            cwd=tmp_path,
+            env={**os.environ, "LANG": "en"},
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.PIPE,
+        )
+
+    first, second = await console(), await console()
+    for n in range(5):  # taking turns, each waiting for its reply
+        for name, process in (("first", first), ("second", second)):
+            assert process.stdin is not None and process.stdout is not None
+            process.stdin.write(f"/remember {name} console note {n}\n".encode())
+            await process.stdin.drain()
+            reply = await asyncio.wait_for(process.stdout.readuntil(b"\n\n"), 60)
+            assert f"{name} console note {n}" in reply.decode()
+    for process in (first, second):
+        assert process.stdin is not None
+        process.stdin.close()
+        _, err = await asyncio.wait_for(process.communicate(), 60)
+        assert process.returncode == 0, err.decode()
+    notes = stored(tmp_path / "data", "users/1")
+    assert sorted(notes) == sorted(
+        f"{c} console note {n}" for c in ("first", "second") for n in range(5)
+    )
 
 
 async def test_python_m_bot_polls_and_never_logs_the_token(

@@ -118,11 +118,14 @@ class FakeBotAPI(TelegramChats):
         return f"http://127.0.0.1:{self.port}/bot"
 
     async def start(self) -> FakeBotAPI:
+        """Listen on ``port`` (0: any free one; after ``close``, the same one again, with the
+        chats and the pending updates kept: Telegram back after an outage)."""
+        self._closing = False
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
-        site = web.TCPSite(self._runner, "127.0.0.1", 0)
+        site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
         return self

@@ -9,6 +9,9 @@ to stderr, and everything it sent to Telegram, is searched for both.
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -73,3 +76,33 @@ async def test_no_secret_in_any_log_line_or_reply(
             assert form not in log, f"{form!r} is in the log"
             assert form not in said, f"{form!r} was sent to Telegram"
     assert [r.headers["Authorization"] for r in llm.requests] == [f"Bearer {KEY}"] * 2
+
+
+@pytest.mark.parametrize(
+    ("document", "key"),
+    [
+        (f'[telegram]\ntoken = ["{TOKEN}"]\n', "telegram.token"),
+        (f'[telegram]\ntoken = {{ token = "{TOKEN}" }}\n', "telegram.token"),
+        (f'[llm]\napi_key = ["{KEY}"]\n', "llm.api_key"),
+        (f"[llm]\napi_key = {TOKEN.split(':')[0]}\n", "llm.api_key"),
+        (f'telegram = ["{TOKEN}"]\n', "telegram"),
+        (f'llm = "{KEY}"\n', "llm"),
+    ],
+)
+def test_a_config_mistake_never_prints_the_secret(tmp_path: Path, document: str, key: str) -> None:
+    config = tmp_path / "config.toml"
+    config.write_text(document)
+    run = subprocess.run(
+        [sys.executable, "-m", "bot", "--config", str(config)],
+        cwd=tmp_path,
+        env={**os.environ, "OPENAI_API_KEY": KEY},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert run.returncode == 2
+    assert f"configuration error: {config}: {key} must be " in run.stderr
+    for secret in (TOKEN, KEY):
+        for form in [*forms(secret), TOKEN.split(":")[0]]:
+            assert form not in run.stdout + run.stderr, f"{form!r} was printed"
