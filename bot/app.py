@@ -180,7 +180,8 @@ def bot_commands(language: str) -> list[BotCommand]:
 
 
 async def post_init(application: BotApplication) -> None:
-    """Before polling: warm the tokenizer and publish the command menu (English and Chinese)."""
+    """Before polling: warm the tokenizer, publish the command menu (English and Chinese), and
+    handle again what the inbox kept, telling the admins of any update it set aside."""
     # jieba loads its dictionary (about a second) on first use; do it now, not on a user's
     # first Chinese message.
     await asyncio.to_thread(query_words, "预热")
