@@ -64,7 +64,7 @@ from bot.config import Config
 from bot.digest import Digest
 from bot.i18n import COMMANDS, language_of, t
 from bot.inbox import FOLDER as INBOX_FOLDER
-from bot.inbox import Inbox, InboxQueue, SyncingRequest
+from bot.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.render import escape
 from bot.replies import reply_html
 from bot.services import KEY, Services, services
@@ -91,6 +91,7 @@ ALLOWED_UPDATES = (Update.MESSAGE, Update.CALLBACK_QUERY)
 RETRIES_ON_429 = 3
 FIRST_RETRY_DELAY = 1.0  # seconds; doubled after each failed attempt to reach the Bot API
 MAX_RETRY_DELAY = 30.0
+POISON_PREVIEW = 100  # characters of a set-aside message the admins are shown
 
 _T = TypeVar("_T")
 
@@ -135,7 +136,10 @@ def build_application(
         )
         .rate_limiter(AIORateLimiter(max_retries=RETRIES_ON_429, **limits))
         .concurrent_updates(
-            ChatOrderedUpdateProcessor(on_done=queue.done if queue is not None else None)
+            ChatOrderedUpdateProcessor(
+                on_start=queue.start if queue is not None else None,
+                on_done=queue.done if queue is not None else None,
+            )
         )
         .post_init(post_init)
         .post_shutdown(post_shutdown)
@@ -191,7 +195,8 @@ def bot_commands(language: str) -> list[BotCommand]:
 
 
 async def post_init(application: BotApplication) -> None:
-    """Before polling: warm the tokenizer and publish the command menu (English and Chinese)."""
+    """Before polling: warm the tokenizer, publish the command menu (English and Chinese), and
+    handle again what the inbox kept, telling the admins of any update it set aside."""
     # jieba loads its dictionary (about a second) on first use; do it now, not on a user's
     # first Chinese message.
     await asyncio.to_thread(query_words, "预热")
@@ -205,7 +210,10 @@ async def post_init(application: BotApplication) -> None:
             lambda: bot.set_my_commands(menu, language_code=code),  # noqa: B023 (awaited now)
         )
     if isinstance(application.update_queue, InboxQueue):  # before polling: oldest first
-        await application.update_queue.replay(application.bot)
+        recovered = application.update_queue.recover()
+        for pending in recovered.set_aside:  # told first: the replay may crash again
+            await _tell_admins_set_aside(application, pending)
+        await application.update_queue.replay(application, recovered.again)
 
 
 async def post_shutdown(application: BotApplication) -> None:
@@ -328,6 +336,29 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         log.warning("could not tell the user about the failure: %s", e)
     if not isinstance(error, TelegramError):
         await _tell_admins(context, f"{type(error).__name__}: {error}")
+
+
+async def _tell_admins_set_aside(application: BotApplication, pending: Pending) -> None:
+    """Tell the admins of an update the inbox set aside as poison (``bot.inbox``)."""
+    update = Update.de_json(pending.update, application.bot)
+    chat = update.effective_chat.id if update.effective_chat is not None else "?"
+    message, query = update.effective_message, update.callback_query
+    text = (message.text or message.caption or "") if message is not None else ""
+    text = text or ((query.data or "") if query is not None else "")
+    config: Config = application.bot_data[KEY].config
+    for admin in config.telegram.admin_user_ids:
+        notice = t(
+            "en",
+            "admin_poison",
+            update_id=pending.update_id,
+            chat=chat,
+            tries=pending.tries,
+            text=escape(text[:POISON_PREVIEW]),
+        )
+        try:
+            await application.bot.send_message(admin, notice, parse_mode="HTML")
+        except TelegramError as e:
+            log.warning("could not notify admin %s: %s", admin, e)
 
 
 async def _tell_admins(context: ContextTypes.DEFAULT_TYPE, summary: str) -> None:

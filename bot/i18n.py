@@ -181,6 +181,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "not_yours_plain": "Only the member who stored this memory or a group administrator "
         "can delete it.",
         "admin_error": "⚠️ An update failed: <code>{error}</code>. The log has the traceback.",
+        "admin_poison": (
+            "⚠️ Update {update_id} (chat {chat}) was being handled during {tries} crashes of "
+            "the bot; it is set aside in data/.bot/poison.jsonl and will not be handled again. "
+            "Its text begins: <code>{text}</code>"
+        ),
         "refused_plain": "Sorry, this bot is private. Your Telegram user id is {user_id}.",
         "stale_plain": "That memory is not here (anymore).",
         "error_plain": "Sorry, something went wrong. Please try again.",
@@ -327,6 +332,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "not_yours": "只有存入这条记忆的成员或群组管理员可以删除或修改它。",
         "not_yours_plain": "只有存入这条记忆的成员或群组管理员可以删除它。",
         "admin_error": "⚠️ 处理一条消息时出错：<code>{error}</code>。详细信息见日志。",
+        "admin_poison": (
+            "⚠️ 机器人在处理更新 {update_id}（聊天 {chat}）时已崩溃 {tries} 次；它已移到 "
+            "data/.bot/poison.jsonl，不会再处理。它的开头是：<code>{text}</code>"
+        ),
         "refused_plain": "抱歉，这是私人机器人。你的 Telegram 用户编号是 {user_id}。",
         "stale_plain": "这条记忆已经不在这里了。",
         "error_plain": "抱歉，出了点问题，请再试一次。",

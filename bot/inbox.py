@@ -18,12 +18,29 @@ given message once. Replies may then be sent twice; memories are not.
 Lines of ``inbox.jsonl`` (in ``data_dir/.bot/``)::
 
     {"update": {...the update as Telegram sent it...}, "tries": 0}
+    {"start": 1234}                   its handler is about to run
     {"done": 1234}
     {"seen": [1201, ..., 1233]}       ids handled before the last compaction (the newest ones)
 
-An update that was being handled during ``MAX_TRIES`` crashes in a row is dropped with an error
-in the log, so that one poisonous message cannot keep the bot from starting. The file is
-compacted on start-up and whenever it has grown past ``COMPACT_LINES`` lines.
+Poison. A message whose handling kills the process (memory exhausted, a crash in native code)
+would kill it again at every start, so the inbox counts, per update, the crashes during which
+it was being handled: at start-up, an update with a ``start`` and no ``done`` was in progress
+when the process died, and gets a try. Only those: the hundreds waiting behind it in a backlog
+were not being handled and get none, however often the bot is restarted. A clean stop (SIGTERM,
+Ctrl-C) rewrites the file without its ``start`` lines (``close``), so it counts no try either.
+The ``start`` line is not fsynced: a killed process's writes are in the page cache and survive
+it; only a power cut can lose one, which then counts one crash fewer, never one more.
+Updates of several chats are handled at once, so every update in progress at a crash gets a
+try, the innocent ones with the culprit; so an update in progress during ``ALONE_AFTER``
+crashes is handled alone at the next start, before anything else, and the crash that follows,
+if any, is its own. One with ``MAX_TRIES`` is set aside: appended to ``poison.jsonl`` beside
+the inbox (kept, never deleted; fsynced before the inbox forgets it), and ``open`` returns it
+so that the admins are told. A disk that refuses ``poison.jsonl`` keeps it in the inbox,
+unhandled, until it can be set aside.
+
+The file is compacted on start-up, on a clean stop and whenever it has grown past
+``COMPACT_LINES`` lines. Its reading and writing are the methods ``_read``, ``_append``,
+``_rewrite`` and ``_set_aside``; everything else is the logic.
 
 A disk that refuses the inbox (full, read-only) does not stop the bot: the failure is logged
 (once, until a write works again) and updates are handled as they come, as python-telegram-bot
@@ -38,23 +55,51 @@ import json
 import logging
 import os
 from collections import OrderedDict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from telegram import Bot, Update
+from telegram import Update
 from telegram._utils.types import ODVInput
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
 from memory.errors import MemorySaveFailed
 from memory.files import append_bytes, fsync_dir, write_bytes_atomic
 
+if TYPE_CHECKING:
+    from telegram.ext import Application
+
 log = logging.getLogger(__name__)
 
 FOLDER = ".bot"
 FILE = "inbox.jsonl"
-MAX_TRIES = 3
+POISON_FILE = "poison.jsonl"
+MAX_TRIES = 3  # crashes while it was being handled, after which an update is set aside
+ALONE_AFTER = 2  # crashes while it was being handled, after which it is handled alone
 REMEMBERED_IDS = 10_000  # handled ids kept to recognise a second delivery
 COMPACT_LINES = 20_000
+
+
+@dataclass(frozen=True)
+class Pending:
+    """An update received and not handled, with the crashes that happened while handling it."""
+
+    update: dict[str, Any]
+    tries: int
+
+    @property
+    def update_id(self) -> int:
+        return int(self.update["update_id"])
+
+
+@dataclass(frozen=True)
+class Recovered:
+    """What ``Inbox.open`` found: updates to handle again, in update order, and those set aside
+    as poison (in ``poison.jsonl``) by this start."""
+
+    again: list[Pending] = field(default_factory=list)
+    set_aside: list[Pending] = field(default_factory=list)
 
 
 class Inbox:
@@ -65,22 +110,21 @@ class Inbox:
 
     def __init__(self, folder: Path) -> None:
         self.path = folder / FILE
+        self.poison_path = folder / POISON_FILE
         self._pending: dict[int, dict[str, Any]] = {}  # update id -> {"update", "tries"}
+        self._started: set[int] = set()  # pending ids whose handler runs (or ran, in a file)
         self._seen: OrderedDict[int, None] = OrderedDict()  # handled ids, oldest first
         self._fd: int | None = None
         self._lines = 0
         self._failing = False  # the last write failed (told once in the log)
         self._unsynced = False  # received lines written but not yet fsynced
+        self._stopped = False  # closed by a clean stop
 
-    def open(self) -> list[dict[str, Any]]:
-        """Read the file and compact it; the updates to handle again, in update order."""
-        try:
-            data = self.path.read_bytes()
-        except FileNotFoundError:
-            data = b""
-        except OSError as e:
-            self._failed(f"could not read {self.path}: {e.strerror or e}")
-            return []
+    def open(self) -> Recovered:
+        """Read the file, count the crash's tries, set poison aside and compact."""
+        data = self._read()
+        if data is None:  # unreadable: left as it is, for a person to look at
+            return Recovered()
         for line in data.splitlines():
             try:
                 entry = json.loads(line)
@@ -88,24 +132,29 @@ class Inbox:
                 continue  # an append cut short by the crash: never acknowledged
             if isinstance(entry, dict):
                 self._apply(entry)
-        replay: list[dict[str, Any]] = []
+        recovered = Recovered()
         for update_id in sorted(self._pending):
             record = self._pending[update_id]
-            if record["tries"] >= MAX_TRIES:
+            if update_id in self._started:  # in progress when the process died
+                record["tries"] += 1
+            pending = Pending(record["update"], record["tries"])
+            if pending.tries < MAX_TRIES:
+                recovered.again.append(pending)
+            elif self._set_aside(pending):
                 log.error(
-                    "update %s was being handled during %d crashes in a row; dropped: %s",
+                    "update %s was being handled during %d crashes; set aside in %s: %s",
                     update_id,
-                    record["tries"],
-                    json.dumps(record["update"], ensure_ascii=False)[:500],
+                    pending.tries,
+                    self.poison_path,
+                    json.dumps(pending.update, ensure_ascii=False)[:500],
                 )
+                recovered.set_aside.append(pending)
                 self._finish(update_id)
-                continue
-            record["tries"] += 1
-            replay.append(record["update"])
+        self._started.clear()  # counted: from here on, starts of this process only
         self._compact()
-        if replay:
-            log.warning("handling %d updates again that a stop interrupted", len(replay))
-        return replay
+        if recovered.again:
+            log.warning("handling %d updates again that a stop interrupted", len(recovered.again))
+        return recovered
 
     def knows(self, update_id: int) -> bool:
         """Whether this update was received before (pending, or handled recently)."""
@@ -119,7 +168,7 @@ class Inbox:
         """
         update_id = int(update["update_id"])
         self._pending[update_id] = {"update": update, "tries": 0}
-        self._write({"update": update, "tries": 0}, durable=False)
+        self._append({"update": update, "tries": 0})
         self._unsynced = True
 
     def sync(self) -> None:
@@ -132,19 +181,28 @@ class Inbox:
         except OSError as e:
             self._failed(f"could not sync {self.path}: {e.strerror or e}")
 
+    def start(self, update_id: int) -> None:
+        """The update's handler is about to run: a crash from now until ``done`` is a try."""
+        if update_id in self._pending and not self._stopped:
+            self._started.add(update_id)
+            self._append({"start": update_id})
+
     def done(self, update_id: int) -> None:
         """The update was handled (not fsynced: losing this line only repeats a reply)."""
         if update_id in self._pending:
             self._finish(update_id)
-            self._write({"done": update_id}, durable=False)
+            self._append({"done": update_id})
             if self._lines > COMPACT_LINES:
                 self._compact()
 
     def close(self) -> None:
-        """Close the file (the pending updates stay in it for the next start)."""
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
+        """A clean stop: the pending updates stay for the next start, and no try is counted
+        (an update whose handling the stop cancelled did not crash the bot). A handler the
+        stop interrupted may still run on in the event loop: it starts nothing more."""
+        self._stopped = True
+        self._started.clear()
+        self._compact()
+        self._close_file()
 
     def _apply(self, entry: dict[str, Any]) -> None:
         with contextlib.suppress(KeyError, TypeError, ValueError):
@@ -153,6 +211,9 @@ class Inbox:
                 update_id = int(update["update_id"])
                 if update_id not in self._seen:
                     self._pending[update_id] = {"update": update, "tries": int(entry["tries"])}
+            elif "start" in entry:
+                if int(entry["start"]) in self._pending:
+                    self._started.add(int(entry["start"]))
             elif "done" in entry:
                 self._finish(int(entry["done"]))
             elif "seen" in entry:
@@ -161,6 +222,7 @@ class Inbox:
 
     def _finish(self, update_id: int) -> None:
         self._pending.pop(update_id, None)
+        self._started.discard(update_id)
         self._remember(update_id)
 
     def _remember(self, update_id: int) -> None:
@@ -170,19 +232,36 @@ class Inbox:
             self._seen.popitem(last=False)
 
     def _compact(self) -> None:
-        """Rewrite the file with the pending updates and the handled ids only."""
-        self.close()
-        entries = [{"seen": list(self._seen)}, *self._pending.values()]
-        data = b"".join(_line(entry) for entry in entries)
+        """Rewrite the file: the handled ids, the pending updates and the starts in progress."""
+        entries = [
+            {"seen": list(self._seen)},
+            *self._pending.values(),
+            *({"start": update_id} for update_id in sorted(self._started)),
+        ]
+        self._rewrite(entries)
+
+    # -- the file (the only methods that touch the disk) -------------------------------------
+
+    def _read(self) -> bytes | None:
         try:
-            write_bytes_atomic(self.path, data)
+            return self.path.read_bytes()
+        except FileNotFoundError:
+            return b""
+        except OSError as e:
+            self._failed(f"could not read {self.path}: {e.strerror or e}")
+            return None
+
+    def _rewrite(self, entries: list[dict[str, Any]]) -> None:
+        self._close_file()
+        try:
+            write_bytes_atomic(self.path, b"".join(_line(entry) for entry in entries))
         except MemorySaveFailed as e:
             self._failed(e.message)
             return
         self._succeeded()
         self._lines = len(entries)
 
-    def _write(self, entry: dict[str, Any], *, durable: bool) -> None:
+    def _append(self, entry: dict[str, Any]) -> None:
         data = _line(entry)
         size: int | None = None
         try:
@@ -193,7 +272,7 @@ class Inbox:
                 if new:
                     fsync_dir(self.path.parent)
             size = os.lseek(self._fd, 0, os.SEEK_END)
-            append_bytes(self._fd, data, durable=durable)
+            append_bytes(self._fd, data, durable=False)
         except OSError as e:
             if self._fd is not None and size is not None:
                 with contextlib.suppress(OSError):  # a full disk can still shrink a file
@@ -203,9 +282,41 @@ class Inbox:
         self._succeeded()
         self._lines += 1
 
+    def _set_aside(self, pending: Pending) -> bool:
+        """Append ``pending`` to ``poison.jsonl``, durably; whether that worked."""
+        entry = {
+            "update": pending.update,
+            "tries": pending.tries,
+            "set_aside": datetime.now(UTC).isoformat(timespec="seconds"),
+        }
+        try:
+            new = not self.poison_path.exists()
+            self.poison_path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(self.poison_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
+            try:
+                append_bytes(fd, _line(entry), durable=True)
+            finally:
+                os.close(fd)
+            if new:
+                fsync_dir(self.poison_path.parent)
+        except OSError as e:
+            log.error(
+                "could not set update %s aside in %s (%s); it stays in the inbox, unhandled",
+                pending.update_id,
+                self.poison_path,
+                e.strerror or e,
+            )
+            return False
+        return True
+
+    def _close_file(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
     def _failed(self, reason: str) -> None:
         """The disk refused: go on without durability, and say so once."""
-        self.close()
+        self._close_file()
         if not self._failing:
             log.warning("%s; updates are handled without the inbox until it works again", reason)
         self._failing = True
@@ -270,12 +381,34 @@ class InboxQueue(asyncio.Queue[object]):
             self.inbox.receive(item.to_dict())
         await super().put(item)
 
-    async def replay(self, bot: Bot) -> int:
-        """Queue the updates a stop interrupted (``Inbox.open``); how many."""
-        updates = self.inbox.open()
-        for data in updates:
-            await super().put(Update.de_json(data, bot))
-        return len(updates)
+    def recover(self) -> Recovered:
+        """Open the inbox (``Inbox.open``): what a stop interrupted, and what it set aside."""
+        return self.inbox.open()
+
+    async def replay(
+        self, application: Application[Any, Any, Any, Any, Any, Any], again: list[Pending]
+    ) -> None:
+        """Handle ``again`` (``recover``): first, one at a time, the updates in progress during
+        ``ALONE_AFTER`` crashes, so that a crash in one is its own; then queue the others."""
+        for pending in again:
+            if pending.tries >= ALONE_AFTER:
+                log.warning(
+                    "update %s was being handled during %d crashes; handling it alone",
+                    pending.update_id,
+                    pending.tries,
+                )
+                update = Update.de_json(pending.update, application.bot)
+                await application.update_processor.process_update(
+                    update, application.process_update(update)
+                )
+        for pending in again:
+            if pending.tries < ALONE_AFTER:
+                await super().put(Update.de_json(pending.update, application.bot))
+
+    def start(self, update: object) -> None:
+        """``update``'s handler is about to run (called by the update processor)."""
+        if isinstance(update, Update):
+            self.inbox.start(update.update_id)
 
     def done(self, update: object) -> None:
         """``update`` was handled (called by the update processor)."""

@@ -12,8 +12,11 @@ first served), and runs alongside the other chats' updates. The Application star
 per update in the order Telegram sent them, and each task reaches its chat's lock before
 anything in it can wait, so the lock is taken in update order. Updates without a chat share one
 lane. Lanes are dropped when idle, so memory stays proportional to the chats active right now.
-``on_done`` hears of each update handled to the end (``bot.inbox`` then forgets it); one whose
-handling was cancelled by a shutdown is not done, and is handled again on the next start.
+``on_start`` hears of each update as its handler is about to run, once its lane is its own
+(``bot.inbox`` then knows it is in progress: a crash from here on counts against it, not against
+the updates waiting behind it); ``on_done`` of each update handled to the end (``bot.inbox``
+then forgets it); one whose handling was cancelled by a shutdown is not done, and is handled
+again on the next start.
 """
 
 from __future__ import annotations
@@ -35,9 +38,11 @@ class ChatOrderedUpdateProcessor(BaseUpdateProcessor):
         self,
         max_concurrent_updates: int = MAX_CONCURRENT_UPDATES,
         *,
+        on_start: Callable[[object], None] | None = None,
         on_done: Callable[[object], None] | None = None,
     ) -> None:
         super().__init__(max_concurrent_updates)
+        self._on_start = on_start
         self._on_done = on_done
         self._lanes: dict[int | None, asyncio.Lock] = {}
         self._queued: dict[int | None, int] = {}  # updates holding or awaiting each lane
@@ -50,6 +55,8 @@ class ChatOrderedUpdateProcessor(BaseUpdateProcessor):
         self._queued[key] = self._queued.get(key, 0) + 1
         try:
             async with lane:
+                if self._on_start is not None:
+                    self._on_start(update)
                 await coroutine
             if self._on_done is not None:
                 self._on_done(update)
