@@ -12,8 +12,9 @@ Ten warm-up turns fill the short-term history first, so measured turns carry a f
 Per turn:
 
 - ``prompt``: estimated tokens of the turn's first request (system prompt with the memory
-  context, history, message and the eight tool schemas), with ``bot.prompt.estimate_tokens``;
-  and its parts: ``memory`` (the memory context; default budget 1,500), ``history``, ``tools``;
+  context, history, message and the eight tool schemas), with
+  ``bot.assistant.prompt.estimate_tokens``; and its parts: ``memory`` (the memory context; default
+  budget 1,500), ``history``, ``tools``;
 - ``overhead``: the turn's time minus the time spent inside SDK calls
   (``TurnResult.overhead_seconds``): searching for the context, reading and writing history and
   usage (fsynced), building the prompt, running the tools (an ``addMemory`` fsyncs), thread hops;
@@ -38,9 +39,9 @@ from pathlib import Path
 from typing import Any
 
 from bench.store_bench import queries, synthetic_records
-from bot.assistant import Assistant
-from bot.llm import ChatModel, make_client
-from bot.prompt import estimate_tokens, memory_line
+from bot.assistant.llm import ChatModel, make_client
+from bot.assistant.prompt import estimate_tokens, memory_line
+from bot.assistant.turn import Assistant
 from memory.store import MemoryStore
 
 WARMUP = 10

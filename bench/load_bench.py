@@ -8,7 +8,7 @@ once, interleaved (user 1's first, user 2's first, ..., user 1's second, ...), t
 127.0.0.1 (``bench.bot_bench.serve_fake``). The figure is updates / (time until the fake has
 received the last reply); ``flood_control`` is off, else Telegram's 30 messages a second would
 be what is measured. Everything a message costs is in it: HTTP both ways, the inbox's fsync
-(``bot.inbox``), the handler, the store's fsync, the rendering.
+(``bot.chat.inbox``), the handler, the store's fsync, the rendering.
 
 After each run the data directory is read with a fresh store and compared with what was sent:
 ``lost`` (a message with no memory), ``duplicated`` (a memory stored twice) and

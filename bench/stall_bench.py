@@ -3,7 +3,7 @@
     python -m bench.stall_bench [--memories 100000] [--runs 3] [--json FILE]
 
 A namespace of ``--memories`` memories is opened cold by a fresh bot (the real
-``Application``, the Bot API answered in-process by ``bot.console.LocalBotAPI``), and its
+``Application``, the Bot API answered in-process by ``bot.chat.console.LocalBotAPI``), and its
 owner sends ``/recall``: the namespace is loaded and its search index built, which takes
 seconds at 100,000 memories. 20 ms later another user sends ``/help``, which needs no store at
 all. Measured per run:
@@ -13,7 +13,7 @@ all. Measured per run:
 - ``recall_ms``: from the ``/recall`` update to its reply.
 
 Updates are handled as the running bot handles them (concurrently across chats, in order
-within one: ``bot.updates.ChatOrderedUpdateProcessor``). Figures are medians over ``--runs``
+within one: ``bot.chat.updates.ChatOrderedUpdateProcessor``). Figures are medians over ``--runs``
 runs, each in a fresh process.
 """
 
@@ -35,7 +35,7 @@ from telegram import Update
 
 from bench.bot_bench import prepare, running
 from bench.store_bench import corpus_records, real_corpus, synthetic_records
-from bot.console import LocalBotAPI, Outgoing
+from bot.chat.console import LocalBotAPI, Outgoing
 from memory.store import MemoryStore
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "data"

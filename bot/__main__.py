@@ -7,7 +7,7 @@ The configuration is ``config.toml`` (see ``config.example.toml``) or ``--config
 ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` from the environment on top.
 Without a token the bot explains how to get one and how to try the console, and exits with
 status 2; a configuration error exits with status 2 and names the key. Without a network it
-keeps trying to reach the Bot API (one log line per attempt, ``bot.app.until_reachable``) until
+keeps trying to reach the Bot API (one log line per attempt, ``bot.chat.app.until_reachable``) until
 it can, or until Ctrl-C or SIGTERM, which stop it cleanly at any point.
 """
 
@@ -29,7 +29,7 @@ from bot.logs import SecretFilter, configure_logging
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-    from bot.app import BotApplication
+    from bot.chat.app import BotApplication
 
 log = logging.getLogger("bot")
 
@@ -71,7 +71,7 @@ def make_llm(config: Config) -> AsyncOpenAI | None:
     """The language model's client, when a key is configured."""
     if not config.llm.enabled:
         return None
-    from bot.llm import make_client  # openai is loaded only when configured
+    from bot.assistant.llm import make_client  # openai is loaded only when configured
 
     return make_client(config.llm.base_url, config.llm.api_key, config.llm.timeout)
 
@@ -83,7 +83,7 @@ async def poll(application: BotApplication) -> None:
     or polling), and ``serving`` shuts everything down; later signals are ignored so that they
     cannot cut that shutdown short.
     """
-    from bot.app import serving
+    from bot.chat.app import serving
 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -112,7 +112,7 @@ def run_telegram(config: Config) -> int:
     """Poll Telegram until interrupted (Ctrl-C, SIGTERM)."""
     from telegram.error import InvalidToken, TelegramError
 
-    from bot.app import build_application
+    from bot.chat.app import build_application
     from memory.store import MemoryStore
 
     if not config.telegram.allowed_user_ids:
@@ -146,7 +146,7 @@ def run_telegram(config: Config) -> int:
 
 def run_console(config: Config, user_id: int | None, language: str | None) -> int:
     """Talk to the bot on stdin/stdout until end of input."""
-    from bot import console
+    from bot.chat import console
     from memory.store import MemoryStore
 
     telegram = config.telegram

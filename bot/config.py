@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from bot.errors import ConfigError
-from bot.schedule import Schedule, parse_timezone
+from bot.jobs.schedule import Schedule, parse_timezone
 
 DEFAULT_PATH = Path("config.toml")
 TELEGRAM_API = "https://api.telegram.org/bot"
@@ -109,7 +109,7 @@ class LLMConfig:
 
 @dataclass(frozen=True)
 class DigestConfig:
-    """``[digest]``: the scheduled report of the most used memories (``bot.digest``)."""
+    """``[digest]``: the scheduled report of the most used memories (``bot.jobs.digest``)."""
 
     enabled: bool = True
     default: str = field(default="off", metadata=_choices("on", "off"))

@@ -16,7 +16,7 @@ import pytest
 from bot_harness import Bot, StartBot
 from fakes.telegram_server import TOKEN, FakeBotAPI
 
-from bot.app import build_application, serving
+from bot.chat.app import build_application, serving
 from bot.config import parse_config
 from memory.store import MemoryStore
 

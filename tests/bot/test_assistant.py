@@ -23,11 +23,11 @@ from fakes.openai_server import (
     ToolCalls,
 )
 
-from bot.assistant import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings
-from bot.changes import CHANGES_FILE, ChangeFile, Reverted, revert
-from bot.history import read_usage
-from bot.llm import ChatModel, RetryPolicy, make_client
-from bot.prompt import estimate_tokens
+from bot.assistant.changes import CHANGES_FILE, ChangeFile, Reverted, revert
+from bot.assistant.history import read_usage
+from bot.assistant.llm import ChatModel, RetryPolicy, make_client
+from bot.assistant.prompt import estimate_tokens
+from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings
 from memory.store import MemoryStore, Namespace
 
 NOW = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)

@@ -9,7 +9,7 @@ from pathlib import Path
 from bot_harness import ALICE, LI, Bot, StartBot, memory_file
 from fakes.telegram_server import FakeBotAPI
 
-from bot.i18n import COMMANDS
+from bot.view.i18n import COMMANDS
 from memory.store import MemoryStore
 
 

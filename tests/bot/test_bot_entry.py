@@ -1,10 +1,10 @@
-"""bot.entry: the syntax of what users type after /remember and /edit."""
+"""bot.core.entry: the syntax of what users type after /remember and /edit."""
 
 from __future__ import annotations
 
 import pytest
 
-from bot.entry import Entry, keywords, parse_entry, split_command
+from bot.core.entry import Entry, keywords, parse_entry, split_command
 
 
 @pytest.mark.parametrize(

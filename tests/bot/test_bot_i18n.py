@@ -1,4 +1,4 @@
-"""bot.i18n: both languages say everything, with the same placeholders."""
+"""bot.view.i18n: both languages say everything, with the same placeholders."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import string
 
 from telegram import User
 
-from bot.i18n import STRINGS, language_of, t
+from bot.view.i18n import STRINGS, language_of, t
 
 
 def placeholders(template: str) -> set[str]:

@@ -1,5 +1,5 @@
 """HTML escaping and splitting: end to end against the fake's Telegram-strict HTML parser, and
-``bot.render.split_html``'s guarantees on any input."""
+``bot.view.render.split_html``'s guarantees on any input."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from fakes.telegram_server import FakeBotAPI, parse_html, utf16_len
 from hypothesis import given
 from hypothesis import strategies as st
 
-from bot.render import escape, split_html
+from bot.view.render import escape, split_html
 
 TRICKY = "<b>not bold</b> & <i>x</i> &amp; _*[link](http://x) `code` <script>"
 

@@ -27,11 +27,11 @@ from telegram import Bot
 from telegram.ext import ApplicationBuilder
 
 from bot.__main__ import main
-from bot.app import build_application
+from bot.chat.app import build_application
 from bot.config import DigestConfig, parse_config
-from bot.digest import SETTINGS_FILE, Digest
 from bot.errors import ConfigError
-from bot.schedule import Schedule, crontab_weekdays, parse_timezone
+from bot.jobs.digest import SETTINGS_FILE, Digest
+from bot.jobs.schedule import Schedule, crontab_weekdays, parse_timezone
 from memory.model import format_time
 from memory.store import MemoryStore
 
@@ -322,7 +322,7 @@ async def test_a_blocked_user_is_switched_off_and_the_others_still_get_theirs(
         "Forbidden: bot was blocked by the user",
         when=lambda params: params.get("chat_id") == ALICE,
     )
-    with caplog.at_level(logging.WARNING, logger="bot.digest"):
+    with caplog.at_level(logging.WARNING, logger="bot.jobs.digest"):
         result = await make_digest(store).run(sender)
 
     assert result.switched_off == ["users/42"] and result.sent == ["users/43"]
@@ -344,7 +344,7 @@ async def test_one_failing_namespace_does_not_stop_the_others_and_is_retried(
     telegram.fail("sendMessage", 500, "Internal Server Error", when=lambda p: p["chat_id"] == BOB)
     (store.data_dir / "users/44" / SETTINGS_FILE).mkdir()  # a settings file that cannot be read
 
-    with caplog.at_level(logging.ERROR, logger="bot.digest"):
+    with caplog.at_level(logging.ERROR, logger="bot.jobs.digest"):
         result = await make_digest(store).run(sender)
 
     assert result.sent == ["users/42"]

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from bot.markdown import markdown_to_html
+from bot.view.markdown import markdown_to_html
 
 TELEGRAM_TAGS = {"b", "i", "s", "u", "a", "code", "pre", "blockquote"}
 

@@ -11,9 +11,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from bot.changes import Reverted, revert
-from bot.executor import ToolExecutor, TurnPolicy
-from bot.tools import TOOLS, tool_schemas
+from bot.assistant.changes import Reverted, revert
+from bot.assistant.executor import ToolExecutor, TurnPolicy
+from bot.assistant.tools import TOOLS, tool_schemas
 from memory.store import MemoryStore, Namespace
 
 ARTICLE_TOOLS = [

@@ -19,7 +19,7 @@ from typing import Any
 
 from fakes.telegram_server import TOKEN, Call, FakeBotAPI
 
-from bot.app import BotApplication, build_application, serving
+from bot.chat.app import BotApplication, build_application, serving
 from bot.config import Config, parse_config
 from memory.store import MemoryStore
 

@@ -2,7 +2,7 @@
 
 Nothing confirmed may be missing, nothing may be stored twice, and nothing the bot received
 may be lost, even when Telegram delivers everything again because it never got the bot's
-confirmation (``bot.inbox``, and the memory's ``source``).
+confirmation (``bot.chat.inbox``, and the memory's ``source``).
 """
 
 from __future__ import annotations
@@ -18,7 +18,7 @@ import pytest
 from fakes.telegram_server import FakeBotAPI
 from rel_harness import BotProcess, contents, redeliver, replies, snapshot, user, write_config
 
-from bot.inbox import ALONE_AFTER, MAX_TRIES, Inbox, Recovered
+from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Inbox, Recovered
 
 USERS = [user(100 + number) for number in range(5)]
 NOTES = 20  # per user: 100 /remember in all

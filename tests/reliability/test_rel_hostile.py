@@ -23,10 +23,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rel_harness import config_for, running, user
 
-from bot.entry import parse_entry, split_command
-from bot.executor import ToolExecutor
-from bot.i18n import t
-from bot.tools import TOOLS_BY_NAME
+from bot.assistant.executor import ToolExecutor
+from bot.assistant.tools import TOOLS_BY_NAME
+from bot.core.entry import parse_entry, split_command
+from bot.view.i18n import t
 from memory.errors import MemoryInvalid, MemoryStoreError, NamespaceInvalid
 from memory.model import MAX_CONTENT_CHARS
 from memory.store import MemoryStore

@@ -5,7 +5,7 @@ writing that way (``Channel_Bot``, ``GroupAnonymousBot``, ``Telegram`` for a lin
 automatic forward) and the real sender in ``sender_chat``. The sender is ``sender_chat``: two
 channels are two identities, never one; the group itself (an anonymous administrator) has its
 administrators' rights there and nowhere else; a placeholder alone is nobody
-(``bot.access.actor_of``). Every button press is answered, an inline-mode one included.
+(``bot.chat.access.actor_of``). Every button press is answered, an inline-mode one included.
 """
 
 from __future__ import annotations
@@ -27,7 +27,7 @@ from fakes.telegram_server import (
 )
 from rel_harness import config_for, contents, running, user
 
-from bot.llm import make_client
+from bot.assistant.llm import make_client
 from memory.store import MemoryStore
 
 ALICE = user(42)

@@ -14,7 +14,7 @@ from typing import Any
 
 import pytest
 
-from bot.inbox import ALONE_AFTER, COMPACT_LINES, MAX_TRIES, Inbox
+from bot.chat.inbox import ALONE_AFTER, COMPACT_LINES, MAX_TRIES, Inbox
 
 
 def update(update_id: int) -> dict[str, Any]:
@@ -179,7 +179,7 @@ def test_a_line_cut_short_by_a_crash_costs_nothing_else(tmp_path: Path) -> None:
 def test_a_disk_that_refuses_is_logged_once_and_the_bot_goes_on(
     tmp_path: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
-    caplog.set_level(logging.INFO, logger="bot.inbox")
+    caplog.set_level(logging.INFO, logger="bot.chat.inbox")
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("a file where the inbox's folder should be")
     inbox, replay = restart(blocker)

@@ -22,7 +22,7 @@ from fakes.openai_server import API_KEY, Answer, FakeOpenAI, ToolCalls
 from fakes.telegram_server import BOT_USERNAME, Call, FakeBotAPI
 from rel_harness import config_for, contents, running, user
 
-from bot.llm import make_client
+from bot.assistant.llm import make_client
 from memory.store import MemoryStore
 
 ALICE = user(42)

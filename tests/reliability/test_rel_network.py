@@ -18,9 +18,9 @@ from rel_harness import BotProcess, contents, user
 
 ALICE = user(42)
 CANNOT_REACH = re.compile(
-    r"WARNING bot\.app: cannot reach the Bot API at (\S+) to connect \(attempt (\d+), "
+    r"WARNING bot\.chat\.app: cannot reach the Bot API at (\S+) to connect \(attempt (\d+), "
 )
-POLLING_FAILED = "WARNING bot.app: network trouble talking to Telegram (polling again)"
+POLLING_FAILED = "WARNING bot.chat.app: network trouble talking to Telegram (polling again)"
 
 
 def closed_port() -> int:

@@ -68,7 +68,7 @@ async def test_no_secret_in_any_log_line_or_reply(
     log = bot.text()
     assert "DEBUG" in log and "Calling Bot API endpoint" in log  # everything was logged,
     assert "network trouble talking to Telegram" in log
-    assert "WARNING bot.assistant: turn in" in log and "failed: auth" in log
+    assert "WARNING bot.assistant.turn: turn in" in log and "failed: auth" in log
     assert "[REDACTED]" in log  # the error paths too, whose lines held the secrets
     said = "\n".join(str(call.params) for call in telegram.calls)
     for secret in (TOKEN, KEY):

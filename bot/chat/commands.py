@@ -1,10 +1,10 @@
 """The slash commands: thin front doors onto the memory library's operations.
 
 Each handler finds the namespace of the update (``access.current_namespace``), makes one call
-into ``memory`` (``/digest``: into ``bot.digest``) and renders the answer; no storage or ranking
-logic lives here. What the user types after a command is read by ``bot.entry`` (hashtags,
-``category:``). Expected failures (an unknown id, content over the limit) are answered here;
-anything else goes to the one error handler in ``bot.app``.
+into ``memory`` (``/digest``: into ``bot.jobs.digest``) and renders the answer; no storage or
+ranking logic lives here. What the user types after a command is read by ``bot.core.entry``
+(hashtags, ``category:``). Expected failures (an unknown id, content over the limit) are answered
+here; anything else goes to the one error handler in ``bot.chat.app``.
 """
 
 from __future__ import annotations
@@ -14,7 +14,8 @@ import json
 from telegram import Message, Update
 from telegram.ext import ContextTypes
 
-from bot.access import (
+from bot.assistant.history import read_usage
+from bot.chat.access import (
     actor_of,
     addressed_to_bot,
     current_namespace,
@@ -23,15 +24,14 @@ from bot.access import (
     may_change_settings,
     message_source,
 )
-from bot.buttons import forget_prompt, page_view, results_view
-from bot.digest import chat_of
-from bot.entry import Entry, parse_entry, split_command
-from bot.history import read_usage
-from bot.i18n import invalid_reason, language_of, t
-from bot.render import escape, memory_block, preview, stats_text
-from bot.replies import reply_html
-from bot.report import when_text
-from bot.services import services
+from bot.chat.buttons import forget_prompt, page_view, results_view
+from bot.chat.services import services
+from bot.core.entry import Entry, parse_entry, split_command
+from bot.jobs.digest import chat_of
+from bot.jobs.report import when_text
+from bot.view.i18n import invalid_reason, language_of, t
+from bot.view.render import escape, memory_block, preview, stats_text
+from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.model import Memory, parse_id
 from memory.store import Namespace
@@ -173,7 +173,7 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message, namespace, language, _ = found
     summary = namespace.stats()
     parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
-    usage = read_usage(namespace.path)  # the language model's, kept by bot.assistant
+    usage = read_usage(namespace.path)  # the language model's, kept by bot.assistant.turn
     if usage.turns:
         parts.append(
             t(

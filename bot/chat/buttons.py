@@ -22,10 +22,10 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.access import current_namespace, may_change_memory
-from bot.i18n import language_of, t
-from bot.render import PREVIEW_CHARS, escape, memory_block, memory_list, preview
-from bot.replies import edit_html, reply_html
+from bot.chat.access import current_namespace, may_change_memory
+from bot.view.i18n import language_of, t
+from bot.view.render import PREVIEW_CHARS, escape, memory_block, memory_list, preview
+from bot.view.replies import edit_html, reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.model import Memory, parse_id
 from memory.store import Namespace

@@ -2,7 +2,7 @@
 
 A user whose Telegram ``language_code`` starts with ``zh`` gets Chinese, everyone else English.
 Templates are Telegram HTML: placeholders (``{content}``) must be given text that is already
-escaped (``bot.render.escape``), and literal ``<``, ``>`` and ``&`` are written as entities.
+escaped (``bot.view.render.escape``), and literal ``<``, ``>`` and ``&`` are written as entities.
 Keys ending in ``_plain`` are plain text (button labels, pop-up alerts, command descriptions),
 never parsed as HTML, so they are not escaped.
 """

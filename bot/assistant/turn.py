@@ -5,17 +5,17 @@ One turn, for one namespace (the chat's), one at a time per namespace:
 1. the best memories for the message (default ranking, ``touch=False``) within
    ``memory_tokens`` (1,500 by default), and the last ``history_messages`` messages of the
    conversation (20 by default, within ``history_tokens``) are read, off the event loop;
-2. the model gets the system prompt (``bot.prompt``), that history, the message and the eight
-   memory tools (``bot.tools``); each response's tool calls, several per response if it likes,
-   run against the namespace and go back as tool results, until the model answers. After
-   ``max_rounds`` rounds of tool calls (5 by default) the next response must be the answer;
+2. the model gets the system prompt (``bot.assistant.prompt``), that history, the message and the
+   eight memory tools (``bot.assistant.tools``); each response's tool calls, several per response
+   if it likes, run against the namespace and go back as tool results, until the model answers.
+   After ``max_rounds`` rounds of tool calls (5 by default) the next response must be the answer;
    a model that still calls tools is stopped there, with an honest message. At most
    ``MAX_TOOL_CALLS`` calls per turn are executed;
 3. the answer, the ids the turn added, changed and deleted (for the "Memory updated" line) and
    the changes past the turn's cap that wait for the user's confirmation
-   (``bot.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed (its
+   (``bot.assistant.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed (its
    undo) and what waits are kept durably in the namespace's ``changes.json``
-   (``bot.changes``) under the tokens of the ↩ Undo and Apply all / Discard buttons; the
+   (``bot.assistant.changes``) under the tokens of the ↩ Undo and Apply all / Discard buttons; the
    message and the answer join the history; the tokens are added to the namespace's totals.
 
 A turn is all or nothing for the memories: if it fails (the endpoint times out or errs after
@@ -42,12 +42,12 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.changes import ChangeFile, Proposal
-from bot.executor import Changes, ToolExecutor, TurnPolicy, error_result
-from bot.history import Usage, add_usage, append_history, load_history
-from bot.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
-from bot.prompt import memory_context, recent_history, system_prompt
-from bot.tools import tool_schemas
+from bot.assistant.changes import ChangeFile, Proposal
+from bot.assistant.executor import Changes, ToolExecutor, TurnPolicy, error_result
+from bot.assistant.history import Usage, add_usage, append_history, load_history
+from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
+from bot.assistant.prompt import memory_context, recent_history, system_prompt
+from bot.assistant.tools import tool_schemas
 from memory.errors import MemoryStoreError
 from memory.model import Hit, Memory
 from memory.store import Namespace
@@ -80,7 +80,7 @@ class TurnResult:
     failure: LLMFailure | None = None
     changes: Changes = field(default_factory=Changes)
     pending: tuple[Proposal, ...] = ()
-    undo_token: str | None = None  # of the ↩ Undo button (``bot.changes.ChangeFile``)
+    undo_token: str | None = None  # of the ↩ Undo button (``bot.assistant.changes.ChangeFile``)
     pending_token: str | None = None  # of the Apply all / Discard buttons
     rounds: int = 0
     requests: int = 0
@@ -206,7 +206,7 @@ class Assistant:
             {"role": "user", "content": said},
         ]
         # In a group the model deletes nothing on its own: each deletion is asked with buttons,
-        # which only the memory's author or an administrator can confirm (bot.access).
+        # which only the memory's author or an administrator can confirm (bot.chat.access).
         allowed = 0 if group else settings.max_deletions
         policy = TurnPolicy(
             max_changes=settings.max_changes, max_deletions=allowed, may_change=may_change

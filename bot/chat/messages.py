@@ -3,7 +3,7 @@
 In a private chat every text message is for the bot; in a group only a mention of the bot or a
 reply to one of its messages is (``access.addressed_to_bot``), anything else is left alone.
 
-With a language model configured, the message goes to it (``bot.conversation``): it answers,
+With a language model configured, the message goes to it (``bot.chat.conversation``): it answers,
 using the memory operations of the chat's namespace as tools. Without one, free text is a
 question: it is searched like /recall, with a hint that /remember stores things.
 """
@@ -13,11 +13,11 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import ContextTypes
 
-from bot.access import addressed_to_bot, current_namespace, without_mention
-from bot.commands import show_matches
-from bot.i18n import language_of, t
-from bot.replies import reply_html
-from bot.services import services
+from bot.chat.access import addressed_to_bot, current_namespace, without_mention
+from bot.chat.commands import show_matches
+from bot.chat.services import services
+from bot.view.i18n import language_of, t
+from bot.view.replies import reply_html
 
 
 async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -13,10 +13,10 @@ per update in the order Telegram sent them, and each task reaches its chat's loc
 anything in it can wait, so the lock is taken in update order. Updates without a chat share one
 lane. Lanes are dropped when idle, so memory stays proportional to the chats active right now.
 ``on_start`` hears of each update as its handler is about to run, once its lane is its own
-(``bot.inbox`` then knows it is in progress: a crash from here on counts against it, not against
-the updates waiting behind it); ``on_done`` of each update handled to the end (``bot.inbox``
-then forgets it); one whose handling was cancelled by a shutdown is not done, and is handled
-again on the next start.
+(``bot.chat.inbox`` then knows it is in progress: a crash from here on counts against it, not
+against the updates waiting behind it); ``on_done`` of each update handled to the end
+(``bot.chat.inbox`` then forgets it); one whose handling was cancelled by a shutdown is not done,
+and is handled again on the next start.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ A tool is a schema layer (like llm's ``Tool.function``): a name, a description, 
 whose parameters are described for the model, and one call into ``memory.Namespace``. Neither
 storage nor ranking lives here.
 
-How calls are run, checked and undone for one turn is ``bot.executor``.
+How calls are run, checked and undone for one turn is ``bot.assistant.executor``.
 """
 
 from __future__ import annotations
@@ -14,12 +14,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from bot.changes import Proposal, Revision
+from bot.assistant.changes import Proposal, Revision
 from memory.errors import MemoryInvalid
 from memory.model import Memory, clean_category, clean_content, clean_tags
 
 if TYPE_CHECKING:
-    from bot.executor import ToolExecutor
+    from bot.assistant.executor import ToolExecutor
 
 ALL_MEMORIES_DEFAULT = 50  # getAllMemories returns at most this many (the newest) by default
 ALL_MEMORIES_MAX = 200

@@ -4,7 +4,8 @@
 naming what is wrong; ``bot.config`` turns it into a ``ConfigError`` naming the key) and is then
 the trigger of the JobQueue's job (``run_custom(..., job_kwargs={"trigger": schedule})``) and
 the reference for the job itself: ``latest(now)`` is the scheduled time of the current period,
-which identifies it (see ``bot.digest``), ``next_after(now)`` the next run shown by ``/digest``.
+which identifies it (see ``bot.jobs.digest``), ``next_after(now)`` the next run shown by
+``/digest``.
 
 Three places where APScheduler 3's ``CronTrigger.from_crontab`` differs from crontab are
 settled here, so that the expression means what crontab(5) says:

@@ -44,11 +44,11 @@ from telegram import Bot, Chat, Message, MessageEntity, Update, User
 from telegram.constants import ChatMemberStatus, ChatType
 from telegram.ext import ApplicationHandlerStop, ContextTypes
 
+from bot.chat.services import services
 from bot.config import Config
-from bot.i18n import language_of, t
-from bot.render import escape
-from bot.replies import reply_html
-from bot.services import services
+from bot.view.i18n import language_of, t
+from bot.view.render import escape
+from bot.view.replies import reply_html
 from memory.errors import MemoryStoreError
 from memory.model import Memory
 from memory.store import Namespace

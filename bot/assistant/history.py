@@ -14,7 +14,8 @@ lose the last turn's entry. A file that does not parse is moved aside by
 skipped. Neither is a memory: ``MemoryStore.namespace_names``
 does not list a folder that has only these.
 
-Callers serialise access per namespace (``bot.assistant`` holds a lock per namespace for a turn).
+Callers serialise access per namespace (``bot.assistant.turn`` holds a lock per namespace for a
+turn).
 """
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from memory.store import MemoryStore
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-    from bot.conversation import Conversation
-    from bot.digest import Digest
+    from bot.chat.conversation import Conversation
+    from bot.jobs.digest import Digest
 
 KEY = "services"
 

@@ -37,10 +37,10 @@ from typing import IO, TYPE_CHECKING, Any
 from telegram import Update
 from telegram.request import BaseRequest, RequestData
 
-from bot.app import build_application, serving
+from bot.chat.app import build_application, serving
+from bot.chat.inbox import FOLDER as BOT_FOLDER
 from bot.config import Config
-from bot.inbox import FOLDER as BOT_FOLDER
-from bot.render import to_plain
+from bot.view.render import to_plain
 from memory.errors import MemorySaveFailed
 from memory.files import FileLock, write_bytes_atomic
 from memory.store import MemoryStore

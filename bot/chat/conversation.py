@@ -1,25 +1,25 @@
 """Free text through the language model, as Telegram sees it.
 
 ``Conversation.answer`` runs one ``Assistant`` turn for a message addressed to the bot (private
-chats; in groups a mention of the bot or a reply to it, see ``bot.access``) and replies:
+chats; in groups a mention of the bot or a reply to it, see ``bot.chat.access``) and replies:
 
 - while the model works, the chat shows "typing…" (the action lasts five seconds, so it is
   sent again every four until the answer is out);
-- the answer is the model's Markdown as Telegram HTML (``bot.markdown``: everything escaped,
-  never a parse error), split at 4096 UTF-16 units by ``bot.replies.reply_html``;
+- the answer is the model's Markdown as Telegram HTML (``bot.view.markdown``: everything escaped,
+  never a parse error), split at 4096 UTF-16 units by ``bot.view.replies.reply_html``;
 - when the turn added, changed or deleted memories, one short line says so with the ids
   ("🧠 Memory updated: added 1712…"), and the answer gets an ↩ Undo button that puts back
   what the turn changed; the changes the model was not allowed to make on its own
-  (``bot.executor.TurnPolicy``) follow in one confirmation listing them, whose Apply all /
-  Discard buttons are resolved in the presser's namespace (``bot.confirmations``);
+  (``bot.assistant.executor.TurnPolicy``) follow in one confirmation listing them, whose Apply all /
+  Discard buttons are resolved in the presser's namespace (``bot.chat.confirmations``);
 - a failure of the endpoint or a model stopped at the round limit is told plainly, in the
   user's language, with what to do; the turn's memory changes were undone.
 
-This module loads the openai SDK (about a second), so ``bot.app`` imports it only when a model
+This module loads the openai SDK (about a second), so ``bot.chat.app`` imports it only when a model
 is configured, and handlers reach it through ``Services.conversation``.
 
 Ordering: updates of one chat are handled one at a time, in the order they came, and different
-chats in parallel (``bot.updates.ChatOrderedUpdateProcessor``). A slow model in one chat
+chats in parallel (``bot.chat.updates.ChatOrderedUpdateProcessor``). A slow model in one chat
 delays only that chat; in that chat, the next message is answered after the current one, with
 the current one already in the history.
 """
@@ -36,14 +36,14 @@ from telegram import Message
 from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
-from bot.access import message_actor, message_source, stored_by
-from bot.assistant import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
+from bot.assistant.llm import RATE_LIMIT, ChatModel, RetryPolicy
+from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
+from bot.chat.access import message_actor, message_source, stored_by
+from bot.chat.confirmations import changes_keyboard, pending_prompt
 from bot.config import LLMConfig
-from bot.confirmations import changes_keyboard, pending_prompt
-from bot.i18n import t
-from bot.llm import RATE_LIMIT, ChatModel, RetryPolicy
-from bot.markdown import markdown_to_html
-from bot.replies import reply_html
+from bot.view.i18n import t
+from bot.view.markdown import markdown_to_html
+from bot.view.replies import reply_html
 from memory.model import Memory
 from memory.store import Namespace
 
@@ -111,7 +111,7 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
 
 def _own_memories(message: Message) -> Callable[[Memory], bool]:
     """In a group: the memories the sender stored themselves (the README's group policy); the
-    sender is the actor (``bot.access.message_actor``), a channel's as much as a person's."""
+    sender is the actor (``bot.chat.access.message_actor``), a channel's as much as a person's."""
     sender = message_actor(message)
     return lambda memory: sender is not None and stored_by(memory) == sender.key
 
@@ -154,7 +154,8 @@ class Conversation:
 
 
 def make_conversation(config: LLMConfig, client: AsyncOpenAI) -> Conversation:
-    """The model of ``[llm]`` on ``client`` (``bot.llm.make_client``), ready for free text."""
+    """The model of ``[llm]`` on ``client`` (``bot.assistant.llm.make_client``), ready for free
+    text."""
     model = ChatModel(
         client, config.model, stream=config.stream, retry=RetryPolicy(retries=config.retries)
     )

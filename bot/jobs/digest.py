@@ -1,8 +1,8 @@
 """The digest: a scheduled report of each namespace's most used memories.
 
 A job on the application's JobQueue (APScheduler underneath) fires on ``[digest] schedule``, a
-crontab expression in ``[digest] timezone`` (``bot.schedule``), and sends every namespace that
-wants it the report of ``bot.report``, through the application's bot, so that the rate limiter
+crontab expression in ``[digest] timezone`` (``bot.jobs.schedule``), and sends every namespace that
+wants it the report of ``bot.jobs.report``, through the application's bot, so that the rate limiter
 (``AIORateLimiter``) paces a run over many chats. Namespaces are done one after the other:
 Telegram allows about 30 messages a second, so a run over 10,000 chats takes minutes, and the
 bot keeps answering meanwhile (the files are read in a worker thread).
@@ -47,9 +47,9 @@ from telegram.error import Forbidden
 from telegram.ext import Application, ContextTypes
 
 from bot.config import DigestConfig
-from bot.replies import send_html
-from bot.report import build_report, render_report
-from bot.schedule import Schedule, parse_timezone
+from bot.jobs.report import build_report, render_report
+from bot.jobs.schedule import Schedule, parse_timezone
+from bot.view.replies import send_html
 from memory.errors import MemoryInvalid, MemoryStoreError
 from memory.files import read_json, write_json_atomic
 from memory.model import Memory, format_time, parse_time

@@ -16,7 +16,7 @@ from telegram import Bot, CallbackQuery, InlineKeyboardMarkup, Message
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
-from bot.render import split_html, to_plain
+from bot.view.render import split_html, to_plain
 
 log = logging.getLogger(__name__)
 

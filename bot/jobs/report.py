@@ -3,8 +3,8 @@
 ``build_report`` reads a namespace's memories as they are (``Namespace.memories``, never
 ``search``), so reporting is not access: no ``accessCount`` or ``accessedAt`` changes because a
 memory appeared in a report. ``render_report`` turns the report into Telegram HTML in the
-user's language, escaped like every other reply (``bot.render``); ``bot.digest`` splits and
-sends it.
+user's language, escaped like every other reply (``bot.view.render``); ``bot.jobs.digest`` splits
+and sends it.
 
 - Most used: the ``top`` memories with the highest ``accessCount`` (the article's
   ``mostAccessed``), ties broken by the most recently used; a memory never recalled is not
@@ -23,8 +23,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
-from bot.i18n import t
-from bot.render import PREVIEW_CHARS, escape, preview
+from bot.view.i18n import t
+from bot.view.render import PREVIEW_CHARS, escape, preview
 from memory.model import Memory, parse_time
 
 

@@ -4,7 +4,7 @@ Two kinds of record, beside a namespace's other bot files (``history.json``) in
 ``changes.json``:
 
 - **pending**: changes to existing memories the model asked for past the turn's cap
-  (``bot.executor.TurnPolicy``): each holds the memory as it was when the model asked, and
+  (``bot.assistant.executor.TurnPolicy``): each holds the memory as it was when the model asked, and
   what the model wanted (new content, tags, category; or its deletion). One message with
   Apply all / Discard buttons asks the user about a turn's pending changes.
 - **undo**: what a turn (or an Apply) did to the memories, as ``Revision``s: each memory as it

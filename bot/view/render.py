@@ -3,7 +3,7 @@
 Replies use HTML parse mode because its escaping is total and simple: after ``escape`` no
 stored or user-supplied string can open a tag or an entity, so a memory containing ``<b>``,
 ``&`` or ``_*[`` shows literally and no reply fails with "can't parse entities" (Markdown has
-no such complete escaping). Every string that did not come from ``bot.i18n`` goes through
+no such complete escaping). Every string that did not come from ``bot.view.i18n`` goes through
 ``escape`` before it is put into a template.
 
 Telegram refuses a message longer than 4096 UTF-16 code units (counted after the HTML is
@@ -20,7 +20,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
-from bot.i18n import t
+from bot.view.i18n import t
 from memory.model import Hit, Memory, Stats
 
 MAX_MESSAGE = 4096  # UTF-16 code units, Telegram's limit for a message's text

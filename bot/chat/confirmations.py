@@ -1,12 +1,12 @@
 """The buttons of the model's changes: Apply all / Discard for what waits, ↩ Undo for what it did.
 
-Callback data carries a token only (``bot.changes``: the record stays on the server)::
+Callback data carries a token only (``bot.assistant.changes``: the record stays on the server)::
 
     ca:<token>   "Apply all" under the model's changes that wait for confirmation
     cx:<token>   "Discard" there
     cu:<token>   ↩ Undo under the "Memory updated" line, and under what Apply all did
 
-As every button (``bot.buttons``), a press is resolved in the namespace of the person who
+As every button (``bot.chat.buttons``), a press is resolved in the namespace of the person who
 pressed, in the chat where they pressed, so a token of another namespace finds nothing. In a
 group, Apply all and ↩ Undo make a change only to a memory the presser may change
 (``access.may_change_memory``: its author or an administrator); the others stay waiting, for
@@ -23,11 +23,11 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.access import current_namespace, may_change_memory
-from bot.changes import TOKEN_PATTERN, ChangeFile, Proposal, Revision, content_of, revert
-from bot.i18n import language_of, t
-from bot.render import escape, preview
-from bot.replies import edit_html, reply_html
+from bot.assistant.changes import TOKEN_PATTERN, ChangeFile, Proposal, Revision, content_of, revert
+from bot.chat.access import current_namespace, may_change_memory
+from bot.view.i18n import language_of, t
+from bot.view.render import escape, preview
+from bot.view.replies import edit_html, reply_html
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.store import Namespace
 

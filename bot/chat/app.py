@@ -8,12 +8,12 @@ closed after it (``post_init`` / ``post_shutdown``): the store is closed, so tha
 ``memory.json`` is complete, and the language model's HTTP client too.
 
 Updates are handled concurrently across chats and in order within a chat
-(``bot.updates.ChatOrderedUpdateProcessor``): a slow answer in one chat (the disk, a language
-model) does not hold up the others. Every update is on disk (``bot.inbox``) before Telegram is
+(``bot.chat.updates.ChatOrderedUpdateProcessor``): a slow answer in one chat (the disk, a language
+model) does not hold up the others. Every update is on disk (``bot.chat.inbox``) before Telegram is
 told it arrived, until it has been handled: a crash loses none, and one Telegram delivers again
 is handled once. Handler groups: -1 is the gatekeeper (allow list, chats the
 bot does not serve); 0 holds the commands, the buttons and free text. Later features add theirs
-to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.digest``), registered
+to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), registered
 here too: at its cron times, and once at start-up to catch up a report missed while stopped.
 
 Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches
@@ -58,17 +58,17 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot import buttons, commands, confirmations, messages
-from bot.access import gatekeeper
+from bot.chat import buttons, commands, confirmations, messages
+from bot.chat.access import gatekeeper
+from bot.chat.inbox import FOLDER as INBOX_FOLDER
+from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
+from bot.chat.services import KEY, Services, services
+from bot.chat.updates import ChatOrderedUpdateProcessor
 from bot.config import Config
-from bot.digest import Digest
-from bot.i18n import COMMANDS, language_of, t
-from bot.inbox import FOLDER as INBOX_FOLDER
-from bot.inbox import Inbox, InboxQueue, Pending, SyncingRequest
-from bot.render import escape
-from bot.replies import reply_html
-from bot.services import KEY, Services, services
-from bot.updates import ChatOrderedUpdateProcessor
+from bot.jobs.digest import Digest
+from bot.view.i18n import COMMANDS, language_of, t
+from bot.view.render import escape
+from bot.view.replies import reply_html
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
 from memory.store import MemoryStore
 from memory.text import query_words
@@ -122,7 +122,7 @@ def build_application(
     (with ``jobs``) the scheduled digest on the JobQueue."""
     telegram = config.telegram
     limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
-    # Updates polled from Telegram go through the inbox (bot.inbox); the console's do not.
+    # Updates polled from Telegram go through the inbox (bot.chat.inbox); the console's do not.
     queue = InboxQueue(Inbox(config.data_dir / INBOX_FOLDER)) if request is None else None
     builder = (
         ApplicationBuilder()
@@ -154,7 +154,7 @@ def build_application(
     digest = Digest(config.digest, store)
     conversation = None
     if llm is not None:
-        from bot.conversation import make_conversation  # loads openai: only when configured
+        from bot.chat.conversation import make_conversation  # loads openai: only when configured
 
         conversation = make_conversation(config.llm, llm)
     application.bot_data[KEY] = Services(config, store, llm, digest, conversation)
@@ -339,7 +339,7 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def _tell_admins_set_aside(application: BotApplication, pending: Pending) -> None:
-    """Tell the admins of an update the inbox set aside as poison (``bot.inbox``)."""
+    """Tell the admins of an update the inbox set aside as poison (``bot.chat.inbox``)."""
     update = Update.de_json(pending.update, application.bot)
     chat = update.effective_chat.id if update.effective_chat is not None else "?"
     message, query = update.effective_message, update.callback_query
