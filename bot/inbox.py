@@ -46,7 +46,13 @@ from telegram._utils.types import ODVInput
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
 from memory.errors import MemorySaveFailed
-from memory.files import append_bytes, fsync_dir, write_bytes_atomic
+from memory.files import (
+    append_bytes,
+    fsync_dir,
+    parse_json,
+    remove_stale_temporaries,
+    write_bytes_atomic,
+)
 
 log = logging.getLogger(__name__)
 
@@ -74,6 +80,7 @@ class Inbox:
 
     def open(self) -> list[dict[str, Any]]:
         """Read the file and compact it; the updates to handle again, in update order."""
+        remove_stale_temporaries(self.path.parent)  # compactions a kill interrupted
         try:
             data = self.path.read_bytes()
         except FileNotFoundError:
@@ -83,7 +90,7 @@ class Inbox:
             return []
         for line in data.splitlines():
             try:
-                entry = json.loads(line)
+                entry = parse_json(line)
             except ValueError:
                 continue  # an append cut short by the crash: never acknowledged
             if isinstance(entry, dict):
