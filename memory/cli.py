@@ -3,9 +3,17 @@
     python -m memory --data-dir DIR --ns users/42 [--json] COMMAND ...
 
 Commands: ``add``, ``search``, ``list``, ``get``, ``update``, ``delete``, ``stats``, ``related``,
-``import``, ``export``. With ``--json`` every command prints JSON (memories with the article's
-keys; search and related hits with an added ``score``), otherwise a readable table. Errors go to
-stderr as ``error [CODE]: message`` with exit status 1 (2 for a malformed command line).
+``import``, ``export``, ``repair``. With ``--json`` every command prints JSON (memories with the
+article's keys; search and related hits with an added ``score``), otherwise a readable table.
+Errors go to stderr as ``error [CODE]: message`` with exit status 1 (2 for a malformed command
+line).
+
+``import`` is all or nothing: a file that does not parse, or holds one invalid record, is refused
+whole, and the message points to ``repair``. ``repair [FILE]`` reads every memory that can still
+be read out of a damaged file (``memory.salvage``; by default the namespace's newest
+``memory.json.corrupt-*``, where an unreadable ``memory.json`` was moved) and adds them as
+``import`` does: ids kept, ids already present skipped. It says how many it recovered, how many
+were already there and how many parts it could not read (and on which lines).
 """
 
 from __future__ import annotations
@@ -18,8 +26,13 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryInvalid, MemoryStoreError
+from memory.files import parse_json
+from memory.journal import SNAPSHOT
 from memory.model import Hit, Memory, Stats
+from memory.salvage import salvage
 from memory.store import RANKERS, MemoryStore, Namespace
+
+QUARANTINED = f"{SNAPSHOT}.corrupt-*"
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -61,6 +74,12 @@ def build_parser() -> argparse.ArgumentParser:
     imports = commands.add_parser("import", help="add memories from an article-format file")
     imports.add_argument("file", type=Path)
     commands.add_parser("export", help="print the namespace as article-format JSON")
+    repair = commands.add_parser(
+        "repair", help="add every memory that can be read from a damaged file"
+    )
+    repair.add_argument(
+        "file", type=Path, nargs="?", help=f"default: the namespace's newest {QUARANTINED}"
+    )
     return parser
 
 
@@ -84,9 +103,11 @@ def run(args: argparse.Namespace, ns: Namespace) -> Any:
         case "related":
             return ns.related(args.id, _limit(args.limit))
         case "import":
-            return {"imported": ns.import_memories(_read_records(args.file))}
+            return {"imported": _import(ns, args.file)}
         case "export":
             return ns.export()
+        case "repair":
+            return _repair(ns, args.file)
     raise AssertionError(args.command)  # argparse allows no other command
 
 
@@ -97,14 +118,45 @@ def _limit(text: str) -> int:
         raise MemoryInvalid(f"limit must be a whole number, not {text!r}", field="limit") from None
 
 
-def _read_records(path: Path) -> list[Any]:
+def _import(ns: Namespace, path: Path) -> int:
+    hint = f"nothing was imported; `repair {path}` adds every memory in it that can be read"
     try:
-        records = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as e:
-        raise MemoryInvalid(f"cannot read {path}: {e}", field="file") from e
+        data = path.read_bytes()
+    except OSError as e:
+        raise MemoryInvalid(f"cannot read {path}: {e.strerror or e}", field="file") from e
+    try:
+        records = parse_json(data)
+    except ValueError as e:
+        raise MemoryInvalid(f"{path} is not valid JSON ({e}); {hint}", field="file") from e
     if not isinstance(records, list):
-        raise MemoryInvalid(f"{path} must hold a JSON array of memories", field="file")
-    return records
+        raise MemoryInvalid(f"{path} must hold a JSON array of memories; {hint}", field="file")
+    try:
+        return ns.import_memories(records)
+    except MemoryInvalid as e:
+        raise MemoryInvalid(f"{e.message}; {hint}", field=e.field) from e
+
+
+def _repair(ns: Namespace, path: Path | None) -> dict[str, Any]:
+    if path is None:
+        ns.memories()  # loading moves an unreadable memory.json aside: that is the one to repair
+        found = sorted(ns.path.glob(QUARANTINED))
+        if not found:
+            raise MemoryInvalid(f"no {QUARANTINED} in {ns.path}; name the file", field="file")
+        path = found[-1]  # the names end in their UTC time, so the last is the newest
+    try:
+        data = path.read_bytes()  # before the namespace loads: it may be its own memory.json
+    except OSError as e:
+        raise MemoryInvalid(f"cannot read {path}: {e.strerror or e}", field="file") from e
+    found_memories = salvage(data)
+    read = found_memories.memories
+    added = ns.import_memories([m.to_dict() for m in read])
+    return {
+        "file": str(path),
+        "recovered": added,
+        "present": len(read) - added,
+        "unreadable": found_memories.unreadable,
+        "unreadableLines": [(s.first_line, s.last_line) for s in found_memories.stretches],
+    }
 
 
 def to_json(value: Any) -> Any:
@@ -131,7 +183,16 @@ def to_text(value: Any) -> str:
             return json.dumps(value, ensure_ascii=False, indent=2)
         return "\n".join(_row(v) for v in value) if value else "(none)"
     if isinstance(value, dict):
-        return "\n".join(f"{k}: {v}" for k, v in value.items())
+        return "\n".join(f"{k}: {_plain(v)}" for k, v in value.items())
+    return str(value)
+
+
+def _plain(value: Any) -> str:
+    """A value of a result as text: lists comma-separated, ``[first, last]`` lines as a range."""
+    if isinstance(value, list):
+        return ", ".join(_plain(v) for v in value) or "(none)"
+    if isinstance(value, tuple):
+        return "-".join(map(str, value)) if value[0] != value[-1] else str(value[0])
     return str(value)
 
 
@@ -157,7 +218,10 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(f"error [{e.code}]: {e.message}", file=sys.stderr)
         return 1
     if notice is not None:
-        print(f"warning: an unreadable file was moved aside to {notice}", file=sys.stderr)
+        hint = "; `repair` adds back every memory in it that can be read"
+        if not notice.match(QUARANTINED):
+            hint = ""  # a journal's copy: its readable lines are applied already
+        print(f"warning: an unreadable file was moved aside to {notice}{hint}", file=sys.stderr)
     if args.json:
         print(json.dumps(to_json(result), ensure_ascii=False, indent=2))
     else:

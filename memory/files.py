@@ -4,6 +4,13 @@
 same folder, fsyncs it, renames it over the target and fsyncs the folder, so after a crash or a
 power cut the path holds either the old bytes or the new ones. ``read_json`` never destroys what
 it cannot parse: it moves the file aside and says where.
+
+``parse_json`` is the one way to parse a file's bytes: whatever is wrong with them (bad UTF-8,
+bad syntax, brackets nested deeper than the parser's recursion allows) is a ``ValueError``.
+
+A process killed inside ``write_bytes_atomic`` leaves its temporary file behind (a whole copy of
+the file it was replacing). ``remove_stale_temporaries`` removes those whose writer is gone; a
+namespace calls it when it is opened.
 """
 
 from __future__ import annotations
@@ -13,7 +20,9 @@ import fcntl
 import json
 import logging
 import os
+import re
 import secrets
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -21,6 +30,12 @@ from typing import Any
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
 
 log = logging.getLogger(__name__)
+
+# write_bytes_atomic's temporary names: .{name}.{pid}.{8 hex digits}.tmp
+_TEMPORARY = re.compile(r"\.(?P<name>.+)\.(?P<pid>[0-9]+)\.[0-9a-f]{8}\.tmp")
+# A live process other than us writes a temporary for well under a second; one this old was left
+# by a process that died, and its pid has since been given to another.
+STALE_TEMPORARY_SECONDS = 3600.0
 
 
 def fsync_dir(folder: Path) -> None:
@@ -90,6 +105,79 @@ def quarantine(path: Path) -> Path:
     return target
 
 
+def parse_json(data: bytes | str) -> Any:
+    """The JSON value in ``data``; ``ValueError`` for anything that is not readable JSON.
+
+    ``json.loads`` raises ``RecursionError`` for deeply nested brackets (``[`` x 100,000), which
+    no caller expects from bad input; here it is one more way of not being JSON.
+    """
+    try:
+        return json.loads(data)
+    except RecursionError:
+        raise ValueError("JSON nested too deeply") from None
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # someone else's process
+    except (OverflowError, OSError):
+        return False  # not a pid this system can have
+    return True
+
+
+def remove_stale_temporaries(folder: Path, *, locked: frozenset[str] = frozenset()) -> list[Path]:
+    """Remove the temporary files of ``write_bytes_atomic`` in ``folder`` that nobody will finish.
+
+    A temporary is stale when its writer's pid is not alive, or is alive but is not us and the
+    file is older than ``STALE_TEMPORARY_SECONDS`` (the pid was reused). Ours are left alone
+    (another thread may be writing). ``locked`` names files that are only ever replaced under a
+    lock the caller holds now: their temporaries are stale whoever wrote them, since no writer
+    can be at work. Returns what was removed; a file that cannot be removed is logged.
+    """
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return []  # no folder yet, or unreadable: nothing to clean
+    removed: list[Path] = []
+    now = time.time()
+    for name in names:
+        match = _TEMPORARY.fullmatch(name)
+        if match is None:
+            continue
+        path = folder / name
+        pid = int(match["pid"])
+        if match["name"] not in locked:
+            if pid == os.getpid():
+                continue
+            if _alive(pid):
+                try:
+                    age = now - path.stat().st_mtime
+                except OSError:
+                    continue  # renamed into place or removed meanwhile
+                if age < STALE_TEMPORARY_SECONDS:
+                    continue
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            continue
+        except OSError as e:
+            log.warning("could not remove the stale temporary file %s: %s", path, e.strerror or e)
+            continue
+        removed.append(path)
+    if removed:
+        log.warning(
+            "removed %d temporary files left by interrupted writes in %s: %s",
+            len(removed),
+            folder,
+            ", ".join(p.name for p in removed),
+        )
+    return removed
+
+
 def read_json(path: Path, default: Any) -> Any:
     """The JSON value in ``path``, or ``default`` if there is none.
 
@@ -103,8 +191,8 @@ def read_json(path: Path, default: Any) -> Any:
     except OSError as e:
         raise MemoryLoadFailed(f"could not read {path}: {e.strerror or e}", path=path) from e
     try:
-        return json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError):
+        return parse_json(data)
+    except ValueError:
         quarantine(path)
         return default
 
@@ -118,6 +206,7 @@ class FileLock:
 
     def __init__(self, path: Path) -> None:
         self.path = path
+        self.held = False  # this handle holds the lock now
         self._fd: int | None = None
 
     def _open(self) -> int:
@@ -132,14 +221,17 @@ class FileLock:
     def acquire(self) -> None:
         """Wait for the lock (``OSError`` if the lock file cannot be opened)."""
         fcntl.flock(self._open(), fcntl.LOCK_EX)
+        self.held = True
 
     def release(self) -> None:
         """Let the lock go."""
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
+        self.held = False
 
     def close(self) -> None:
         """Close the lock file (the lock is not held between ``held`` blocks)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None
+        self.held = False

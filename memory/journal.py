@@ -19,7 +19,13 @@ Compaction writes a new snapshot atomically, then swaps in an empty journal (a n
 processes notice either change by ``stat`` on their next operation, under the lock, and reload.
 
 A journal line that does not parse is skipped (the journal's bytes are first copied aside); an
-incomplete last line, from a crash mid-append, was never acknowledged and is cut off.
+incomplete last line (a crash mid-append, the zeros a power cut leaves) was never acknowledged
+and is cut off, its bytes kept in ``memory.journal.torn-<time>`` first. Only under the lock: a
+reader without it may be looking at another process's append in progress.
+
+Opening a namespace removes the temporary files that compactions killed mid-write left behind
+(``files.remove_stale_temporaries``): compaction runs under the lock, so while we hold it no
+temporary of ``memory.json`` or ``memory.journal`` has a writer, whichever pid is in its name.
 """
 
 from __future__ import annotations
@@ -39,7 +45,9 @@ from memory.files import (
     append_bytes,
     dump_json,
     fsync_dir,
+    parse_json,
     quarantine,
+    remove_stale_temporaries,
     write_bytes_atomic,
 )
 
@@ -121,6 +129,8 @@ class NamespaceFiles:
     def _load_all(self) -> Change:
         change = Change(reload=True)
         self._close_fd()
+        if not self._loaded and self.lock.held:
+            remove_stale_temporaries(self.folder, locked=frozenset({SNAPSHOT, JOURNAL}))
         try:
             with open(self.snapshot_path, "rb") as f:
                 st = os.fstat(f.fileno())
@@ -134,10 +144,10 @@ class NamespaceFiles:
             ) from e
         if data is not None:
             try:
-                records = json.loads(data)
+                records = parse_json(data)
                 if not isinstance(records, list):
                     raise ValueError("memory.json must hold a JSON array")
-            except (UnicodeDecodeError, ValueError):
+            except ValueError:
                 # The article resets to [] here and overwrites the file on the next save.
                 change.quarantined.append(quarantine(self.snapshot_path))
                 records = []
@@ -171,15 +181,15 @@ class NamespaceFiles:
                 f"could not read {self.journal_path}: {e}", path=self.journal_path
             ) from e
         complete = data.rfind(b"\n") + 1
-        if complete < len(data):
+        if complete < len(data) and self.lock.held:
             # An append cut short by a crash: never acknowledged, so cut it off.
-            self._truncate(offset + complete)
+            self._cut_torn_tail(offset + complete, data[complete:])
         entries: list[dict[str, Any]] = []
         bad = 0
         for line in data[:complete].splitlines():
             try:
-                entry = json.loads(line)
-            except (UnicodeDecodeError, ValueError):
+                entry = parse_json(line)
+            except ValueError:
                 entry = None
             if isinstance(entry, dict):
                 entries.append(entry)
@@ -201,6 +211,34 @@ class NamespaceFiles:
         except OSError as e:
             raise MemoryLoadFailed(f"could not copy {path} aside: {e}", path=path) from e
         return target
+
+    def _cut_torn_tail(self, size: int, tail: bytes) -> None:
+        """Cut the journal back to ``size``, keeping the ``tail`` beyond it in a file beside it.
+
+        The next append must not glue onto those bytes, so the journal is cut even if they
+        cannot be kept (a full disk); then the log has them.
+        """
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        kept = self.journal_path.with_name(f"{self.journal_path.name}.torn-{stamp}")
+        try:
+            write_bytes_atomic(kept, tail)
+        except MemorySaveFailed as e:
+            log.warning(
+                "cutting an incomplete last line of %d bytes off %s; it could not be kept (%s): %r",
+                len(tail),
+                self.journal_path,
+                e.message,
+                tail[:2000],
+            )
+        else:
+            log.warning(
+                "cut an incomplete last line of %d bytes off %s (a crash mid-write); "
+                "its bytes are in %s",
+                len(tail),
+                self.journal_path,
+                kept,
+            )
+        self._truncate(size)
 
     def _truncate(self, size: int) -> None:
         try:

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from bot.assistant.changes import Proposal, Revision
 from memory.errors import MemoryInvalid
+from memory.files import parse_json
 from memory.model import Memory, clean_category, clean_content, clean_tags
 
 if TYPE_CHECKING:
@@ -302,8 +303,8 @@ def _check(name: str, spec: Mapping[str, Any], value: object) -> Any:
 def parse_arguments(tool: Tool, raw: str | None) -> dict[str, Any]:
     """The call's arguments, checked against the tool's schema; ``MemoryInvalid`` if not."""
     try:
-        args = json.loads(raw) if raw and raw.strip() else {}
-    except ValueError as e:  # json.JSONDecodeError, and UnicodeDecodeError for odd bytes
+        args = parse_json(raw) if raw and raw.strip() else {}
+    except ValueError as e:  # bad syntax, odd bytes, brackets nested too deeply
         raise MemoryInvalid(f"the arguments are not valid JSON ({e})", field="arguments") from e
     if not isinstance(args, dict):
         raise MemoryInvalid("the arguments must be a JSON object", field="arguments")

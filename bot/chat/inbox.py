@@ -65,7 +65,13 @@ from telegram._utils.types import ODVInput
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
 from memory.errors import MemorySaveFailed
-from memory.files import append_bytes, fsync_dir, write_bytes_atomic
+from memory.files import (
+    append_bytes,
+    fsync_dir,
+    parse_json,
+    remove_stale_temporaries,
+    write_bytes_atomic,
+)
 
 if TYPE_CHECKING:
     from telegram.ext import Application
@@ -122,12 +128,13 @@ class Inbox:
 
     def open(self) -> Recovered:
         """Read the file, count the crash's tries, set poison aside and compact."""
+        remove_stale_temporaries(self.path.parent)  # compactions a kill interrupted
         data = self._read()
         if data is None:  # unreadable: left as it is, for a person to look at
             return Recovered()
         for line in data.splitlines():
             try:
-                entry = json.loads(line)
+                entry = parse_json(line)
             except ValueError:
                 continue  # an append cut short by the crash: never acknowledged
             if isinstance(entry, dict):
