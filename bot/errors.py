@@ -4,10 +4,16 @@ The bot maps the memory library's errors (``memory.errors``) and Telegram's (``t
 to messages for the user; it raises its own only for what happens before it can talk to anyone::
 
     BotError                      message: str
-    └── ConfigError               key: str | None, source: str
+    ├── ConfigError               key: str | None, source: str
+    └── NotAllowed                memory: Memory (the group policy refused a change to it)
 """
 
 from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory.model import Memory
 
 
 class BotError(Exception):
@@ -30,3 +36,11 @@ class ConfigError(BotError):
         super().__init__(f"{where}{message}")
         self.key = key
         self.source = source
+
+
+class NotAllowed(BotError):
+    """The caller may not change this memory (``bot.core.policy.Caller.may_change``)."""
+
+    def __init__(self, memory: Memory) -> None:
+        super().__init__(f"not allowed to change memory {memory.id}")
+        self.memory = memory

@@ -177,6 +177,11 @@ class MemoryNamespace(Protocol):
         """Every memory as an article-format record."""
         ...
 
+    def pop_quarantine(self) -> os.PathLike[str] | None:
+        """Where unreadable data of this namespace was kept aside, once (then None): for the
+        user to be told, and the owner to recover it (``python -m memory repair``)."""
+        ...
+
 
 class Store(Protocol):
     """Every namespace of one store (a data directory, or a database)."""

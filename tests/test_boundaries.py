@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import ast
 import subprocess
 import sys
+from pathlib import Path
 
 
 def _modules_after(statement: str) -> set[str]:
@@ -21,3 +23,74 @@ def test_importing_memory_leaves_telegram_and_openai_out() -> None:
 def test_importing_bot_works() -> None:
     loaded = _modules_after("import bot, memory")
     assert {"bot", "memory"} <= loaded
+
+
+# -- the parts of bot/ and what each may import (README, "How the code is laid out") --------
+
+ROOT = Path(__file__).resolve().parents[1]
+# For each part: the parts of bot/ (and the outside packages) it must never import.
+FORBIDDEN = {
+    "bot.core": {"bot.chat", "bot.assistant", "bot.jobs", "bot.view", "telegram", "openai"},
+    "bot.view": {"bot.chat", "bot.assistant", "bot.jobs", "bot.core", "openai"},
+    "bot.assistant": {"bot.chat", "bot.jobs", "telegram"},
+    "bot.jobs": {"bot.chat", "bot.assistant", "openai"},
+}
+
+
+def _imports() -> dict[str, set[str]]:
+    """Every module of bot/ and the modules it imports (``TYPE_CHECKING`` ones included)."""
+    found: dict[str, set[str]] = {}
+    for path in sorted((ROOT / "bot").rglob("*.py")):
+        parts = path.relative_to(ROOT).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        imported: set[str] = set()
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                imported.add(node.module)
+                imported.update(f"{node.module}.{alias.name}" for alias in node.names)
+            elif isinstance(node, ast.Import):
+                imported.update(alias.name for alias in node.names)
+        found[name] = imported
+    return found
+
+
+def _within(module: str, package: str) -> bool:
+    return module == package or module.startswith(package + ".")
+
+
+def test_each_part_of_bot_imports_only_what_it_may() -> None:
+    imports = _imports()
+    assert any(_within(m, "bot.core") for m in imports), "the parts were not found"
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in imports.items()
+        for part, forbidden in FORBIDDEN.items()
+        if _within(module, part)
+        for target in targets
+        if any(_within(target, f) for f in forbidden)
+    )
+    assert wrong == []
+
+
+def test_bot_has_no_import_cycles() -> None:
+    imports = _imports()
+    graph = {m: {t for t in ts if t in imports and t != m} for m, ts in imports.items()}
+    state: dict[str, int] = {}  # 1: on the current path, 2: done
+    cycles: list[list[str]] = []
+
+    def visit(module: str, path: list[str]) -> None:
+        state[module] = 1
+        for target in sorted(graph[module]):
+            # A package's __init__ importing its own modules is not a cycle of design.
+            if _within(target, module) and target != module:
+                continue
+            if state.get(target) == 1:
+                cycles.append([*path[path.index(target) :], target])
+            elif target not in state:
+                visit(target, [*path, target])
+        state[module] = 2
+
+    for module in sorted(graph):
+        if module not in state:
+            visit(module, [module])
+    assert cycles == []

@@ -35,8 +35,8 @@ from typing import Any, TypeVar
 
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
 from memory.files import read_json, write_json_atomic
+from memory.interface import MemoryNamespace
 from memory.model import Memory, now_iso
-from memory.store import Namespace
 
 log = logging.getLogger(__name__)
 
@@ -85,7 +85,7 @@ class Revision:
         left = record.get("left")
         return cls(
             record["how"],
-            Memory.from_dict(record.get("memory")),
+            Memory.from_dict(record.get("memory") or {}),
             Memory.from_dict(left) if left is not None else None,
         )
 
@@ -130,7 +130,7 @@ class Proposal:
             raise MemoryInvalid("tags must be a list of text")
         return cls(
             record["op"],
-            Memory.from_dict(record.get("memory")),
+            Memory.from_dict(record.get("memory") or {}),
             content,
             tuple(tags) if tags is not None else None,
             category,
@@ -147,7 +147,7 @@ class Reverted:
     failed: tuple[Revision, ...] = ()
 
 
-def revert(namespace: Namespace, revisions: Iterable[Revision]) -> Reverted:
+def revert(namespace: MemoryNamespace, revisions: Iterable[Revision]) -> Reverted:
     """Undo ``revisions``, newest first.
 
     A memory changed since by someone else (another chat, a command, the CLI) keeps their

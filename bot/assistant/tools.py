@@ -1,7 +1,8 @@
 """The article's eight memory operations as LLM tools.
 
 A tool is a schema layer (like llm's ``Tool.function``): a name, a description, a JSON schema
-whose parameters are described for the model, and one call into ``memory.Namespace``. Neither
+whose parameters are described for the model, and one call into ``bot.core.operations`` (or
+the namespace it was given) . Neither
 storage nor ranking lives here.
 
 How calls are run, checked and undone for one turn is ``bot.assistant.executor``.
@@ -12,15 +13,30 @@ from __future__ import annotations
 import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from bot.assistant.changes import Proposal, Revision
+from bot.assistant.limits import Changes, TurnPolicy
+from bot.core import operations
 from memory.errors import MemoryInvalid
 from memory.files import parse_json
+from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_category, clean_content, clean_tags
 
-if TYPE_CHECKING:
-    from bot.assistant.executor import ToolExecutor
+
+class Turn(Protocol):
+    """What a tool works on: one turn's namespace, limits and record of changes
+    (``bot.assistant.executor.ToolExecutor``)."""
+
+    namespace: MemoryNamespace
+    policy: TurnPolicy
+    changes: Changes
+    undo: list[Revision]
+
+    def next_source(self) -> str | None:
+        """The ``source`` of the next memory the turn adds."""
+        ...
+
 
 ALL_MEMORIES_DEFAULT = 50  # getAllMemories returns at most this many (the newest) by default
 ALL_MEMORIES_MAX = 200
@@ -63,7 +79,7 @@ class Tool:
     name: str
     description: str
     parameters: dict[str, Any]
-    call: Callable[[ToolExecutor, dict[str, Any]], dict[str, Any]]
+    call: Callable[[Turn, dict[str, Any]], dict[str, Any]]
 
     def schema(self) -> dict[str, Any]:
         """The chat-completions ``tools`` entry."""
@@ -85,40 +101,44 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 # -- the calls: one memory operation each -------------------------------------------------------
 
 
-def _add(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
-    memory = run.namespace.add(
-        args["content"], args.get("tags", ()), args.get("category"), source=run.next_source()
+def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    memory = operations.remember(
+        run.namespace,
+        args["content"],
+        args.get("tags", ()),
+        args.get("category"),
+        source=run.next_source(),
     )
     run.changes.added.append(memory.id)
     run.undo.append(Revision("delete", memory, memory))
     return {"ok": True, "memory": _memory(memory)}
 
 
-def _search(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
-    hits = run.namespace.search(args["query"], args.get("limit", 10))
+def _search(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    hits = operations.search(run.namespace, args["query"], args.get("limit", 10))
     found = [{**_memory(h.memory), "score": round(h.score, 2)} for h in hits]
     return {"ok": True, "count": len(found), "memories": found}
 
 
-def _all(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
+def _all(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     memories = run.namespace.memories(args.get("category"))
     limit = min(max(1, args.get("limit", ALL_MEMORIES_DEFAULT)), ALL_MEMORIES_MAX)
     shown = [_memory(m) for m in memories[-limit:]]
     return {"ok": True, "total": len(memories), "shown": len(shown), "memories": shown}
 
 
-def _get(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
-    return {"ok": True, "memory": _detailed(run.namespace.get(args["id"]))}
+def _get(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "memory": _detailed(operations.find(run.namespace, args["id"]))}
 
 
-def _waiting(run: ToolExecutor, proposal: Proposal) -> dict[str, Any]:
+def _waiting(run: Turn, proposal: Proposal) -> dict[str, Any]:
     """The result of a change kept for the user's confirmation (``TurnPolicy.admit``)."""
     message = run.policy.waiting(proposal.op)
     return {"ok": False, "needsConfirmation": True, "id": proposal.id, "message": message}
 
 
-def _update(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
-    before = run.namespace.get(args["id"])
+def _update(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    before = operations.find(run.namespace, args["id"])
     if not run.policy.allows_change(before, run.changes):
         return {
             "ok": False,
@@ -151,8 +171,8 @@ def _update(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "memory": _memory(memory)}
 
 
-def _delete(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
-    proposal = Proposal("delete", run.namespace.get(args["id"]))
+def _delete(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    proposal = Proposal("delete", operations.find(run.namespace, args["id"]))
     if not run.policy.admit(proposal, run.changes):
         return _waiting(run, proposal)
     deleted = run.namespace.delete(proposal.id)
@@ -162,7 +182,7 @@ def _delete(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "deleted": _memory(deleted)}
 
 
-def _stats(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
+def _stats(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     stats = run.namespace.stats()
     return {
         "ok": True,
@@ -173,7 +193,7 @@ def _stats(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _related(run: ToolExecutor, args: dict[str, Any]) -> dict[str, Any]:
+def _related(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     hits = run.namespace.related(args["id"], args.get("limit", 5))
     found = [{**_memory(h.memory), "score": h.score} for h in hits]
     return {"ok": True, "count": len(found), "memories": found}

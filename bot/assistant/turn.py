@@ -43,14 +43,15 @@ from datetime import datetime
 from typing import Any
 
 from bot.assistant.changes import ChangeFile, Proposal
-from bot.assistant.executor import Changes, ToolExecutor, TurnPolicy, error_result
+from bot.assistant.executor import ToolExecutor, error_result
 from bot.assistant.history import Usage, add_usage, append_history, load_history
+from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
 from bot.assistant.tools import tool_schemas
 from memory.errors import MemoryStoreError
+from memory.interface import MemoryNamespace
 from memory.model import Hit, Memory
-from memory.store import Namespace
 
 log = logging.getLogger(__name__)
 
@@ -129,7 +130,7 @@ class Assistant:
         """Close the model's HTTP connections."""
         await self.model.aclose()
 
-    def _lock(self, namespace: Namespace) -> asyncio.Lock:
+    def _lock(self, namespace: MemoryNamespace) -> asyncio.Lock:
         lock = self._locks.get(namespace.name)
         if lock is None:
             lock = asyncio.Lock()
@@ -138,7 +139,7 @@ class Assistant:
 
     async def reply(
         self,
-        namespace: Namespace,
+        namespace: MemoryNamespace,
         message: str,
         *,
         language: str = "en",
@@ -184,7 +185,7 @@ class Assistant:
 
     async def _turn(
         self,
-        namespace: Namespace,
+        namespace: MemoryNamespace,
         message: str,
         language: str,
         speaker: str | None,
@@ -270,15 +271,17 @@ class Assistant:
             usage=finished.usage,
         )
 
-    def _recall(self, namespace: Namespace, message: str) -> tuple[list[Hit], list[dict[str, str]]]:
+    def _recall(
+        self, namespace: MemoryNamespace, message: str
+    ) -> tuple[list[Hit], list[dict[str, str]]]:
         hits: list[Hit] = []
         if message.strip():
             hits = namespace.search(message, limit=self.settings.memory_limit, touch=False)
-        return hits, load_history(namespace.path)
+        return hits, load_history(namespace.path)  # type: ignore[attr-defined]
 
     def _finish(
         self,
-        namespace: Namespace,
+        namespace: MemoryNamespace,
         executor: ToolExecutor,
         meter: Meter,
         failure: LLMFailure | None,
@@ -297,9 +300,9 @@ class Assistant:
             executor.rollback()
         try:
             if finished.failure is None and self.settings.history_messages > 0:
-                append_history(namespace.path, exchange, keep=self.settings.history_messages)
+                append_history(namespace.path, exchange, keep=self.settings.history_messages)  # type: ignore[attr-defined]
             finished.usage = add_usage(
-                namespace.path,
+                namespace.path,  # type: ignore[attr-defined]
                 requests=meter.requests,
                 prompt_tokens=meter.prompt_tokens,
                 completion_tokens=meter.completion_tokens,
@@ -320,9 +323,9 @@ class _Finished:
     usage: Usage | None = None
 
 
-def _keep(namespace: Namespace, executor: ToolExecutor) -> _Finished:
+def _keep(namespace: MemoryNamespace, executor: ToolExecutor) -> _Finished:
     """Keep the turn's undo and its pending changes in ``changes.json``; their tokens."""
-    book = ChangeFile(namespace.path)
+    book = ChangeFile(namespace.path)  # type: ignore[attr-defined]
     undo = book.keep_undo(executor.undo) if executor.undo else None
     pending = executor.policy.pending
     return _Finished(None, undo, book.keep_pending(pending) if pending else None)

@@ -29,16 +29,18 @@ never; everyone may read them. Every button press the gatekeeper stops is answer
 client is left spinning (a press on an inline-mode message has no chat, and so no namespace).
 
 A group's shared memory may be deleted or edited by the member who stored it or by one of the
-group's administrators (``may_change_memory``); everyone may read it. Who stored it is the
+group's administrators (``bot.core.policy``); everyone may read it. Who stored it is the
 actor recorded in its ``source`` (``message_source``). The gatekeeper also tells a user, once,
 when their namespace's file was unreadable and moved aside (quarantined).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
-import re
-from dataclasses import dataclass
+import os
+from collections.abc import Callable
+from typing import Concatenate, ParamSpec, TypeVar
 
 from telegram import Bot, Chat, Message, MessageEntity, Update, User
 from telegram.constants import ChatMemberStatus, ChatType
@@ -46,46 +48,20 @@ from telegram.ext import ApplicationHandlerStop, ContextTypes
 
 from bot.chat.services import services
 from bot.config import Config
+from bot.core.policy import PLACEHOLDER_USERS, Actor, Caller, source_of
+from bot.errors import NotAllowed
 from bot.view.i18n import language_of, t
 from bot.view.render import escape
 from bot.view.replies import reply_html
 from memory.errors import MemoryStoreError
-from memory.model import Memory
-from memory.store import Namespace
+from memory.interface import MemoryNamespace
 
 log = logging.getLogger(__name__)
 
+P = ParamSpec("P")
+T = TypeVar("T")
+
 GROUP_TYPES = (ChatType.GROUP, ChatType.SUPERGROUP)
-
-# The users Telegram puts in ``from`` when the sender is a chat (``sender_chat``): shared by
-# everyone writing that way, so never anyone's identity.
-CHANNEL_BOT = 136817688  # "Channel_Bot": a message posted as a channel
-ANONYMOUS_ADMIN = 1087968824  # "GroupAnonymousBot": an anonymous administrator's message
-SERVICE_USER = 777000  # "Telegram": a linked channel's automatic forward
-PLACEHOLDER_USERS = frozenset({CHANNEL_BOT, ANONYMOUS_ADMIN, SERVICE_USER})
-
-
-@dataclass(frozen=True)
-class Actor:
-    """Who acts in an update: a person (``user``) or a chat writing as itself (``chat``).
-
-    ``key`` is stable and unique across both kinds (``user:42``, ``chat:-100123``);
-    ``is_group_itself`` marks an anonymous administrator, who writes as the group ``id`` and
-    has its administrators' rights there.
-    """
-
-    kind: str  # "user" or "chat"
-    id: int
-    name: str
-    is_group_itself: bool = False
-
-    @property
-    def key(self) -> str:
-        return f"{self.kind}:{self.id}"
-
-    @property
-    def is_user(self) -> bool:
-        return self.kind == "user"
 
 
 def _person(user: User | None) -> Actor | None:
@@ -205,28 +181,6 @@ def is_group(chat: Chat) -> bool:
     return chat.type in GROUP_TYPES
 
 
-def current_namespace(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Namespace | None:
-    """The namespace of this update (see ``namespace_name``), opened in the store."""
-    found = services(context)
-    name = namespace_name(update, found.config)
-    return found.store.namespace(name) if name is not None else None
-
-
-async def may_change_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
-    """Whether the actor may change the settings of this update's namespace: their own always;
-    a group's shared one only as one of its administrators (asked of Telegram each time), or
-    as the group itself (an anonymous administrator). A channel is never an administrator."""
-    chat, actor = update.effective_chat, actor_of(update)
-    if chat is None or actor is None:
-        return False
-    if not is_group(chat) or services(context).config.telegram.group_scope == "user":
-        return True
-    if not actor.is_user:
-        return actor.is_group_itself and actor.id == chat.id
-    member = await context.bot.get_chat_member(chat.id, actor.id)
-    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
-
-
 async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Tell the user, once, that their namespace's file was unreadable and set aside.
 
@@ -241,70 +195,104 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
         message is None or not addressed_to_bot(message, context.bot)
     ):
         return
-    namespace = current_namespace(update, context)
-    if namespace is None:
+    caller = caller_of(update, context)
+    if caller is None:
         return
-    try:
+    store = services(context).operations.store
+
+    def load() -> os.PathLike[str] | None:
+        namespace = store.namespace(caller.namespace)
         namespace.memories()  # loads it: a damaged file is moved aside now
+        return namespace.pop_quarantine()
+
+    try:
+        moved = await services(context).operations.call(load)
     except MemoryStoreError:
         return
-    moved = namespace.pop_quarantine()
     if moved is None:
         return
     log.warning("told chat %s that %s was quarantined", update.effective_chat, moved)
-    text = t(language_of(update.effective_user), "quarantined", file=escape(moved.name))
+    text = t(
+        language_of(update.effective_user), "quarantined", file=escape(os.path.basename(moved))
+    )
     if message is not None:
         await reply_html(message, text)
     elif update.effective_chat is not None:
         await context.bot.send_message(update.effective_chat.id, text, parse_mode="HTML")
 
 
-_AUTHOR = re.compile(r"(?:(?P<user>[0-9]+)|chat(?P<chat>-?[0-9]+))")
-
-
 def message_source(message: Message) -> str:
-    """The ``source`` of a memory stored from ``message``: ``telegram:<chat>:<message>:<who>``.
+    """The ``source`` of a memory stored from ``message`` (``bot.core.policy.source_of``)."""
+    return source_of(message.chat.id, message.message_id, message_actor(message))
 
-    ``<who>`` is the actor: a user's numeric id (as memories stored before chats were told
-    apart have it), ``chat<id>`` for a chat writing as itself (``chat-100123``), ``0`` for
-    nobody known. The store keeps one memory per source (``Namespace.add``), so a message that
-    Telegram delivers twice is remembered once; ``stored_by`` reads the author back.
+
+async def is_admin(context: ContextTypes.DEFAULT_TYPE, chat_id: int, actor: Actor) -> bool:
+    """Whether ``actor`` administers the group ``chat_id`` (asked of Telegram each time; a
+    chat never is, but the group itself, writing as an anonymous administrator)."""
+    if not actor.is_user:
+        return actor.is_group_itself and actor.id == chat_id
+    member = await context.bot.get_chat_member(chat_id, actor.id)
+    return member.status in (ChatMemberStatus.ADMINISTRATOR, ChatMemberStatus.OWNER)
+
+
+def caller_of(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Caller | None:
+    """Who acts in ``update`` and in which namespace (None: nobody, or no namespace).
+
+    ``admin`` is known without asking Telegram only for the group itself (an anonymous
+    administrator); for a member it is asked when a change needs it (``with_admin``).
     """
-    actor = message_actor(message)
-    who = "0" if actor is None else str(actor.id) if actor.is_user else f"chat{actor.id}"
-    return f"telegram:{message.chat.id}:{message.message_id}:{who}"
-
-
-def stored_by(memory: Memory) -> str | None:
-    """The key (``Actor.key``) of whoever's message stored ``memory``, if its source says so.
-
-    ``telegram:<chat>:<message>:<who>`` from a command, with ``:<n>`` after it when the
-    assistant stored it while answering that message. A placeholder user (the ``from`` of a
-    channel's message stored before chats were told apart) is nobody.
-    """
-    parts = (memory.source or "").split(":")
-    if len(parts) not in (4, 5) or parts[0] != "telegram":
+    chat, actor = update.effective_chat, actor_of(update)
+    if chat is None or actor is None:
         return None
-    match = _AUTHOR.fullmatch(parts[3])
-    if match is None:
+    config = services(context).config
+    namespace = namespace_for(actor, chat, config)
+    if namespace is None:
         return None
-    if match["chat"] is not None:
-        return f"chat:{int(match['chat'])}"
-    user = int(match["user"])
-    return f"user:{user}" if user and user not in PLACEHOLDER_USERS else None
+    shared = is_group(chat) and config.telegram.group_scope != "user"
+    group_itself = actor.is_group_itself and actor.id == chat.id
+    return Caller(actor, namespace, shared=shared, admin=shared and group_itself)
 
 
-async def may_change_memory(
-    update: Update, context: ContextTypes.DEFAULT_TYPE, memory: Memory
-) -> bool:
-    """Whether the sender may delete or edit ``memory`` (the group policy of the README).
+async def with_admin(context: ContextTypes.DEFAULT_TYPE, update: Update, caller: Caller) -> Caller:
+    """``caller`` with its administrator rights, asked of Telegram if they matter and are not
+    known yet (a group's shared namespace); the caller as it was otherwise."""
+    chat = update.effective_chat
+    if not caller.shared or caller.admin or chat is None:
+        return caller
+    if not await is_admin(context, chat.id, caller.actor):
+        return caller
+    return dataclasses.replace(caller, admin=True)
 
-    In their own namespace, always. In a group's shared namespace, only the member who stored
-    it, or one of the group's administrators, as Telegram lets members delete their own
-    messages and administrators anyone's. A memory with no recorded author (added by the
-    assistant, imported, or stored before authors were recorded) is the administrators'.
+
+async def run_changing(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    caller: Caller,
+    operation: Callable[Concatenate[MemoryNamespace, Caller, P], T],
+    *args: P.args,
+    **kwargs: P.kwargs,
+) -> T:
+    """Run an operation that changes a memory (``bot.core.operations``) for ``caller``.
+
+    Telegram is asked whether the caller administers the group only when the policy refused
+    them without those rights (their own memories need no call); ``NotAllowed`` if it still
+    refuses.
     """
-    actor = actor_of(update)
-    if actor is not None and stored_by(memory) == actor.key:
-        return True
-    return await may_change_settings(update, context)
+    operations = services(context).operations
+    try:
+        return await operations.run(caller.namespace, operation, caller, *args, **kwargs)
+    except NotAllowed:
+        admin = await with_admin(context, update, caller)
+        if admin is caller:
+            raise
+        return await operations.run(caller.namespace, operation, admin, *args, **kwargs)
+
+
+async def may_change_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """Whether the actor may change the settings of this update's namespace: their own always;
+    a group's shared one only as one of its administrators (asked of Telegram), or as the group
+    itself (an anonymous administrator). A channel is never an administrator."""
+    caller = caller_of(update, context)
+    if caller is None:
+        return False
+    return caller.may_change_settings or (await with_admin(context, update, caller)).admin

@@ -65,6 +65,7 @@ from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
 from bot.chat.updates import ChatOrderedUpdateProcessor
 from bot.config import Config
+from bot.core.operations import Operations
 from bot.jobs.digest import Digest
 from bot.view.i18n import COMMANDS, language_of, t
 from bot.view.render import escape
@@ -156,8 +157,10 @@ def build_application(
     if llm is not None:
         from bot.chat.conversation import make_conversation  # loads openai: only when configured
 
-        conversation = make_conversation(config.llm, llm)
-    application.bot_data[KEY] = Services(config, store, llm, digest, conversation)
+        conversation = make_conversation(config.llm, llm, store)
+    application.bot_data[KEY] = Services(
+        config, store, Operations(store), llm, digest, conversation
+    )
     register_handlers(application)
     if jobs:
         digest.register(application)
@@ -219,6 +222,7 @@ async def post_init(application: BotApplication) -> None:
 async def post_shutdown(application: BotApplication) -> None:
     """After polling: close the store (memory.json complete) and the model's client."""
     found: Services = application.bot_data[KEY]
+    await asyncio.to_thread(found.operations.close)  # the calls in progress end first
     await asyncio.to_thread(found.store.close)
     if isinstance(application.update_queue, InboxQueue):
         application.update_queue.inbox.close()
@@ -291,7 +295,7 @@ async def serving(
             await application.post_init(application)
         if poll_timeout is not None and application.updater is not None:
             await application.updater.start_polling(
-                timeout=poll_timeout,
+                timeout=timedelta(seconds=poll_timeout),
                 allowed_updates=list(ALLOWED_UPDATES),
                 bootstrap_retries=-1,  # deleteWebhook: retried, as getMe was
                 error_callback=polling_failed,

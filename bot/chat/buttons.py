@@ -8,10 +8,11 @@ Callback data is small and carries ids only, never content (Telegram allows 64 b
     p:<page>[:<category>]   ◀ ▶ of /list; the category as the CRC-32 of its name, in hex
 
 Nothing is trusted: a press is resolved in the namespace of the person who pressed, in the chat
-where they pressed (``access.current_namespace``), so a callback crafted with the id of another
+where they pressed (``access.caller_of``), so a callback crafted with the id of another
 namespace's memory finds nothing and is refused. In a group, 🗑 and Delete work only for the
-member who stored the memory or an administrator (``access.may_change_memory``), whoever
-asked for the confirmation. A page number out of range is clamped.
+member who stored the memory or an administrator (``bot.core.policy``, through
+``bot.core.operations``), whoever asked for the confirmation. A page number out of range is
+clamped.
 """
 
 from __future__ import annotations
@@ -22,13 +23,16 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import current_namespace, may_change_memory
+from bot.chat.access import caller_of, run_changing
+from bot.chat.services import services
+from bot.core import operations
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
 from bot.view.i18n import language_of, t
 from bot.view.render import PREVIEW_CHARS, escape, memory_block, memory_list, preview
 from bot.view.replies import edit_html, reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
-from memory.model import Memory, parse_id
-from memory.store import Namespace
+from memory.model import Memory
 
 PAGE_SIZE = 10
 BUTTON_PREVIEW = 32
@@ -78,10 +82,9 @@ def forget_prompt(memory: Memory, language: str) -> tuple[str, InlineKeyboardMar
 
 
 def page_view(
-    namespace: Namespace, page: int, category: str | None, language: str
+    memories: Sequence[Memory], page: int, category: str | None, language: str
 ) -> tuple[str, InlineKeyboardMarkup | None]:
-    """Page ``page`` (0-based, clamped) of /list, newest first, with ◀ ▶ as needed."""
-    memories = namespace.memories(category)[::-1]
+    """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with ◀ ▶."""
     label = f" ({escape(category.lower())})" if category else ""
     if not memories:
         return t(language, "list_empty", category=label), None
@@ -121,28 +124,23 @@ def results_view(
 
 async def _pressed(
     update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Namespace, Memory | None, Message] | None:
-    """The presser's namespace, the memory the button names (None: not there) and the message
-    the button is on; None (the press answered) when the message is gone or not in a chat."""
+) -> tuple[Caller, str, Message] | None:
+    """Who pressed where, the value the button carries and the message it is on; None (the
+    press answered) when the message is gone or not in a chat."""
     query = update.callback_query
     assert query is not None
-    namespace = current_namespace(update, context)
-    if namespace is None or not isinstance(query.message, Message):
+    caller = caller_of(update, context)
+    if caller is None or not isinstance(query.message, Message):
         await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
         return None
     # A press without data reaches every button handler whatever its pattern (python-telegram-
     # bot's rule); this bot's buttons always have data, so such a press names no memory.
-    _, _, value = (query.data or "").partition(":")
-    try:
-        memory: Memory | None = namespace.get(parse_id(value))
-    except (MemoryNotFound, MemoryInvalid):
-        memory = None
-    return namespace, memory, query.message
+    return caller, (query.data or "").partition(":")[2], query.message
 
 
 async def _pressed_to_change(
     update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Namespace, Memory, Message] | None:
+) -> tuple[Caller, Memory, Message] | None:
     """Like ``_pressed``, for a button that changes its memory: None (the press answered with
     why) when the memory is gone or the presser may not change it (the group policy)."""
     query, language = update.callback_query, language_of(update.effective_user)
@@ -150,14 +148,16 @@ async def _pressed_to_change(
     pressed = await _pressed(update, context)
     if pressed is None:
         return None
-    namespace, memory, message = pressed
-    if memory is None:
+    caller, value, message = pressed
+    try:
+        memory = await run_changing(update, context, caller, operations.find_changeable, value)
+    except (MemoryNotFound, MemoryInvalid):
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return None
-    if not await may_change_memory(update, context, memory):
+    except NotAllowed:
         await query.answer(t(language, "not_yours_plain"), show_alert=True)
         return None
-    return namespace, memory, message
+    return caller, memory, message
 
 
 async def ask_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -177,14 +177,17 @@ async def confirm_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     """ "Delete" pressed in a confirmation: forget the memory."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    pressed = await _pressed_to_change(update, context)
+    pressed = await _pressed(update, context)
     if pressed is None:
         return
-    namespace, memory, _ = pressed
+    caller, value, _ = pressed
     try:
-        namespace.delete(memory.id)
-    except MemoryNotFound:  # deleted in between, by another member or process
+        memory = await run_changing(update, context, caller, operations.forget, value)
+    except (MemoryNotFound, MemoryInvalid):  # gone (another member or process deleted it)
         await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    except NotAllowed:
+        await query.answer(t(language, "not_yours_plain"), show_alert=True)
         return
     await query.answer()
     await edit_html(query, t(language, "forgotten", content=escape(preview(memory.content, 200))))
@@ -197,7 +200,13 @@ async def keep(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     pressed = await _pressed(update, context)
     if pressed is None:
         return
-    _, memory, _ = pressed
+    caller, value, _ = pressed
+    try:
+        memory: Memory | None = await services(context).operations.run(
+            caller.namespace, operations.find, value
+        )
+    except (MemoryNotFound, MemoryInvalid):
+        memory = None
     await query.answer()
     if memory is None:
         await edit_html(query, t(language, "cancelled"))
@@ -209,18 +218,20 @@ async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """◀ or ▶ pressed under /list: show that page."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    namespace = current_namespace(update, context)
+    caller = caller_of(update, context)
     data = query.data or ""  # empty: see _pressed
-    if namespace is None or not isinstance(query.message, Message) or not data:
+    if caller is None or not isinstance(query.message, Message) or not data:
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return
     _, page, *key = data.split(":")
+    memories = await services(context).operations.run(caller.namespace, operations.listing)
     category = None
     if key:
-        names = {m.category for m in namespace.memories()}
+        names = {m.category for m in memories}
         category = next((c for c in sorted(names) if category_key(c) == key[0]), None)
+        memories = [m for m in memories if m.category == category]
     await query.answer()
-    text, keyboard = page_view(namespace, int(page), category, language)
+    text, keyboard = page_view(memories, int(page), category, language)
     await edit_html(query, text, keyboard)
 
 

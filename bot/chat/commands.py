@@ -1,10 +1,11 @@
-"""The slash commands: thin front doors onto the memory library's operations.
+"""The slash commands: thin front doors onto the bot's memory operations.
 
-Each handler finds the namespace of the update (``access.current_namespace``), makes one call
-into ``memory`` (``/digest``: into ``bot.jobs.digest``) and renders the answer; no storage or
-ranking logic lives here. What the user types after a command is read by ``bot.core.entry``
-(hashtags, ``category:``). Expected failures (an unknown id, content over the limit) are answered
-here; anything else goes to the one error handler in ``bot.chat.app``.
+Each handler reads the update (who acts, in which namespace: ``access.caller_of``), parses what
+was typed after the command (``bot.core.entry``: hashtags, ``category:``), makes one call into
+``bot.core.operations`` off the event loop (``/digest``: into ``bot.jobs.digest``) and renders
+the answer; no storage, ranking or permission logic lives here. Expected failures (an unknown
+id, content over the limit, a memory that is not yours) are answered here (``_refusal``);
+anything else goes to the one error handler in ``bot.chat.app``.
 """
 
 from __future__ import annotations
@@ -18,53 +19,47 @@ from bot.assistant.history import read_usage
 from bot.chat.access import (
     actor_of,
     addressed_to_bot,
-    current_namespace,
+    caller_of,
     is_group,
-    may_change_memory,
     may_change_settings,
     message_source,
+    run_changing,
 )
 from bot.chat.buttons import forget_prompt, page_view, results_view
 from bot.chat.services import services
+from bot.core import operations
 from bot.core.entry import Entry, parse_entry, split_command
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
 from bot.jobs.digest import chat_of
 from bot.jobs.report import when_text
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
-from memory.model import Memory, parse_id
-from memory.store import Namespace
-
-RECALL_LIMIT = 5
-RELATED_LIMIT = 5
 
 
 def _request(
     update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Message, Namespace, str, str] | None:
-    """The message, its namespace, the user's language and the text after the command."""
-    message, namespace = update.effective_message, current_namespace(update, context)
-    if message is None or namespace is None:
+) -> tuple[Message, Caller, str, str] | None:
+    """The message, who acts where, the user's language and the text after the command."""
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or caller is None:
         return None
     _, argument = split_command(message.text or message.caption or "")
-    return message, namespace, language_of(update.effective_user), argument
+    return message, caller, language_of(update.effective_user), argument
 
 
-async def _find(
-    message: Message, namespace: Namespace, language: str, value: str, usage: str
-) -> Memory | None:
-    """The memory whose id is ``value``, or None after telling the user why not."""
-    if not value:
-        await reply_html(message, t(language, usage))
-        return None
-    try:
-        return namespace.get(parse_id(value))
-    except MemoryNotFound as e:
-        await reply_html(message, t(language, "not_found", id=e.memory_id))
-    except MemoryInvalid:
-        await reply_html(message, t(language, "bad_id", value=escape(preview(value, 40))))
-    return None
+def _refusal(language: str, error: Exception, value: str = "", content: str = "") -> str:
+    """What to tell the user when an operation refused (an expected failure)."""
+    if isinstance(error, NotAllowed):
+        return t(language, "not_yours")
+    if isinstance(error, MemoryNotFound):
+        return t(language, "not_found", id=error.memory_id)
+    if isinstance(error, MemoryInvalid) and error.field == "id":
+        return t(language, "bad_id", value=escape(preview(value, 40)))
+    assert isinstance(error, MemoryInvalid), error
+    return invalid_reason(language, error, content)
 
 
 async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -92,7 +87,7 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Store the text after /remember (or of the message replied to), with tags and category."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, argument = found
+    message, caller, language, argument = found
     replied = message.reply_to_message
     source = (replied.text or replied.caption or "") if replied is not None else ""
     if source.strip():
@@ -109,8 +104,13 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply_html(message, t(language, "usage_remember"))
         return
     try:
-        memory = namespace.add(
-            entry.content, entry.tags, entry.category, source=message_source(message)
+        memory = await services(context).operations.run(
+            caller.namespace,
+            operations.remember,
+            entry.content,
+            entry.tags,
+            entry.category,
+            source=message_source(message),
         )
     except MemoryInvalid as e:
         await reply_html(message, invalid_reason(language, e, entry.content))
@@ -125,25 +125,30 @@ async def recall(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Show the memories that best match the question (or the most recent ones)."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, query = found
-    await show_matches(message, namespace, language, query)
+    message, caller, language, query = found
+    await show_matches(context, message, caller, language, query)
 
 
 async def show_matches(
-    message: Message, namespace: Namespace, language: str, query: str, *, footer: str = ""
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    language: str,
+    query: str,
+    *,
+    footer: str = "",
 ) -> None:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply. Shared by /recall and by free text."""
     tail = f"\n\n{footer}" if footer else ""
+    memories = await services(context).operations.run(caller.namespace, operations.recall, query)
     if query:
-        memories = [hit.memory for hit in namespace.search(query, RECALL_LIMIT)]
         title = t(language, "recall_title", query=escape(preview(query, 80)))
         if not memories:
             none = t(language, "recall_none", query=escape(preview(query, 80)))
             await reply_html(message, none + tail)
             return
     else:
-        memories = namespace.memories()[-RECALL_LIMIT:][::-1]
         title = t(language, "recent_title")
         if not memories:
             await reply_html(message, t(language, "no_memories") + tail)
@@ -156,24 +161,32 @@ async def forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Ask to confirm forgetting the memory with the given id."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, argument = found
+    message, caller, language, argument = found
     value = argument.split(maxsplit=1)[0] if argument else ""
-    memory = await _find(message, namespace, language, value, "usage_forget")
-    if memory is not None and not await may_change_memory(update, context, memory):
-        await reply_html(message, t(language, "not_yours"))
-    elif memory is not None:
-        text, keyboard = forget_prompt(memory, language)
-        await reply_html(message, text, keyboard)
+    if not value:
+        await reply_html(message, t(language, "usage_forget"))
+        return
+    try:
+        memory = await run_changing(update, context, caller, operations.find_changeable, value)
+    except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
+        await reply_html(message, _refusal(language, e, value))
+        return
+    text, keyboard = forget_prompt(memory, language)
+    await reply_html(message, text, keyboard)
 
 
 async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Show totals, categories, top tags, the most accessed memories and the tokens spent."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, _ = found
-    summary = namespace.stats()
+    message, caller, language, _ = found
+    found_services = services(context)
+    summary = await found_services.operations.run(caller.namespace, lambda ns: ns.stats())
     parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
-    usage = read_usage(namespace.path)  # the language model's, kept by bot.assistant.turn
+    # The language model's token totals, kept by bot.assistant.turn.
+    usage = await found_services.operations.call(
+        lambda: read_usage(found_services.store.namespace(caller.namespace).path)  # type: ignore[attr-defined]
+    )
     if usage.turns:
         parts.append(
             t(
@@ -192,12 +205,15 @@ async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     """List all memories (or one category's), newest first, with ◀ ▶ buttons."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, argument = found
+    message, caller, language, argument = found
     try:
-        text, keyboard = page_view(namespace, 0, argument or None, language)
+        memories = await services(context).operations.run(
+            caller.namespace, operations.listing, argument or None
+        )
     except MemoryInvalid as e:  # not a possible category (too long, control characters)
         await reply_html(message, invalid_reason(language, e))
         return
+    text, keyboard = page_view(memories, 0, argument or None, language)
     await reply_html(message, text, keyboard)
 
 
@@ -205,30 +221,25 @@ async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Change a memory's text, and its tags or category when given."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, argument = found
+    message, caller, language, argument = found
     value, rest = [*argument.split(None, 1), "", ""][:2]
     entry = parse_entry(rest, derive_tags=False)
-    if value and not (entry.content or entry.tags or entry.category):
+    if not value or not (entry.content or entry.tags or entry.category):
         await reply_html(message, t(language, "usage_edit"))
         return
-    memory = await _find(message, namespace, language, value, "usage_edit")
-    if memory is None:
-        return
-    if not await may_change_memory(update, context, memory):
-        await reply_html(message, t(language, "not_yours"))
-        return
     try:
-        memory = namespace.update(
-            memory.id,
+        memory = await run_changing(
+            update,
+            context,
+            caller,
+            operations.edit,
+            value,
             content=entry.content or None,
             tags=entry.tags or None,
             category=entry.category,
         )
-    except MemoryNotFound as e:
-        await reply_html(message, t(language, "not_found", id=e.memory_id))
-        return
-    except MemoryInvalid as e:
-        await reply_html(message, invalid_reason(language, e, entry.content))
+    except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
+        await reply_html(message, _refusal(language, e, value, entry.content))
         return
     await reply_html(message, t(language, "edited", memory=memory_block(memory)))
 
@@ -237,13 +248,19 @@ async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Show the memories sharing tags or the category with the given one."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, argument = found
+    message, caller, language, argument = found
     value = argument.split(maxsplit=1)[0] if argument else ""
-    memory = await _find(message, namespace, language, value, "usage_related")
-    if memory is None:
+    if not value:
+        await reply_html(message, t(language, "usage_related"))
+        return
+    try:
+        memory, memories = await services(context).operations.run(
+            caller.namespace, operations.related, value
+        )
+    except (MemoryInvalid, MemoryNotFound) as e:
+        await reply_html(message, _refusal(language, e, value))
         return
     content = escape(preview(memory.content, 60))
-    memories = [hit.memory for hit in namespace.related(memory.id, RELATED_LIMIT)]
     if not memories:
         await reply_html(message, t(language, "related_none", content=content))
         return
@@ -255,10 +272,8 @@ async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Send the namespace's memories as an article-format memory.json document."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, _ = found
-    # The article's format: "source" (where each memory came from: chat, message and author
-    # ids) is the bot's bookkeeping, not the user's data.
-    records = [{k: v for k, v in r.items() if k != "source"} for r in namespace.export()]
+    message, caller, language, _ = found
+    records = await services(context).operations.run(caller.namespace, operations.export)
     if not records:
         await reply_html(message, t(language, "export_empty"))
         return
@@ -272,19 +287,20 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Show the scheduled digest's setting, turn it on or off, or send the report now."""
     if (found := _request(update, context)) is None:
         return
-    message, namespace, language, argument = found
+    message, caller, language, argument = found
+    name, run = caller.namespace, services(context).operations.call
     reporter = services(context).digest
     action = argument.split(maxsplit=1)[0].lower() if argument else ""
     if reporter is None:
         await reply_html(message, t(language, "unknown_command"))
     elif action == "now":  # reading only: anyone may, and the scheduled report still comes
-        report = reporter.report(namespace.name, language=language)
+        report = await run(lambda: reporter.report(name, language=language))
         await reply_html(message, report or t(language, "no_memories"))
     elif action not in ("", "on", "off"):
         await reply_html(message, t(language, "digest_usage"))
     elif not reporter.config.enabled:
         await reply_html(message, t(language, "digest_disabled"))
-    elif chat_of(namespace.name) is None and reporter.settings(namespace.name).chat_id is None:
+    elif chat_of(name) is None and (await run(lambda: reporter.settings(name))).chat_id is None:
         # A channel's own namespace (``channels/<id>``, group_scope = "user"): no chat of its
         # own to send to, and the groups it writes in must not get what it stored elsewhere.
         await reply_html(message, t(language, "digest_no_chat"))
@@ -293,10 +309,10 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     else:
         next_run = when_text(reporter.next_run(), reporter.timezone, language)
         if action:
-            reporter.switch(namespace.name, action == "on", language=language)
+            await run(lambda: reporter.switch(name, action == "on", language=language))
             key = f"digest_switched_{action}"
         else:
-            on = reporter.is_on(reporter.settings(namespace.name))
+            on = reporter.is_on(await run(lambda: reporter.settings(name)))
             key = "digest_status_on" if on else "digest_status_off"
         await reply_html(message, t(language, key, next=next_run))
 

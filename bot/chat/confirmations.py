@@ -9,7 +9,7 @@ Callback data carries a token only (``bot.assistant.changes``: the record stays 
 As every button (``bot.chat.buttons``), a press is resolved in the namespace of the person who
 pressed, in the chat where they pressed, so a token of another namespace finds nothing. In a
 group, Apply all and ↩ Undo make a change only to a memory the presser may change
-(``access.may_change_memory``: its author or an administrator); the others stay waiting, for
+(``bot.core.policy``: its author or an administrator); the others stay waiting, for
 someone who may. Neither overwrites a memory someone changed since the model's proposal or
 change: the newer version stands, and the reply counts it as left alone. Discard changes no
 memory, so anyone in the chat may press it. Pressing twice does the work once: the record is
@@ -18,18 +18,22 @@ rewritten before the memories are touched, and a record that is gone answers so.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.changes import TOKEN_PATTERN, ChangeFile, Proposal, Revision, content_of, revert
-from bot.chat.access import current_namespace, may_change_memory
+from bot.chat.access import caller_of, with_admin
+from bot.chat.services import services
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
 from bot.view.replies import edit_html, reply_html
 from memory.errors import MemoryNotFound, MemoryStoreError
-from memory.store import Namespace
+from memory.interface import MemoryNamespace, Store
 
 APPLY_PATTERN = rf"^ca:{TOKEN_PATTERN}$"
 DISCARD_PATTERN = rf"^cx:{TOKEN_PATTERN}$"
@@ -91,19 +95,95 @@ def pending_prompt(
 # -- presses -----------------------------------------------------------------------------------
 
 
+@dataclass
+class Outcome:
+    """What a press did: changes made (and their undo token), left alone, refused."""
+
+    done: int = 0
+    undo: str | None = None
+    skipped: int = 0
+    refused: list[Proposal] = field(default_factory=list)
+    failed: int = 0
+
+
+def _book(store: Store, name: str) -> ChangeFile:
+    return ChangeFile(store.namespace(name).path)  # type: ignore[attr-defined]
+
+
 async def _pressed(
     update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Namespace, ChangeFile, str, Message] | None:
-    """The presser's namespace, its ``ChangeFile``, the token and the message the button is
-    on; None (the press answered) when the message is gone or not in a chat."""
+) -> tuple[Caller, str, Message] | None:
+    """Who pressed where, the token and the message the button is on; None (the press
+    answered) when the message is gone or not in a chat."""
     query = update.callback_query
     assert query is not None
-    namespace = current_namespace(update, context)
-    if namespace is None or not isinstance(query.message, Message):
+    caller = caller_of(update, context)
+    if caller is None or not isinstance(query.message, Message):
         await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
         return None
-    token = (query.data or "").partition(":")[2]
-    return namespace, ChangeFile(namespace.path), token, query.message
+    return caller, (query.data or "").partition(":")[2], query.message
+
+
+async def _as_far_as_allowed(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    caller: Caller,
+    work: Callable[[MemoryNamespace, ChangeFile, Caller], Outcome | None],
+) -> Outcome | None:
+    """Run ``work`` off the event loop for ``caller``; again with the caller's administrator
+    rights (asked of Telegram only then) if it refused something without them."""
+    operations = services(context).operations
+    store = operations.store
+
+    def run(who: Caller) -> Callable[[], Outcome | None]:
+        return lambda: work(store.namespace(who.namespace), _book(store, who.namespace), who)
+
+    try:
+        return await operations.call(run(caller))
+    except NotAllowed:
+        admin = await with_admin(context, update, caller)
+        if admin is caller:
+            raise
+        return await operations.call(run(admin))
+
+
+def _apply_pending(
+    namespace: MemoryNamespace, book: ChangeFile, caller: Caller, token: str
+) -> Outcome | None:
+    """Make the waiting changes of ``token`` that ``caller`` may make; None if none wait.
+    ``NotAllowed`` when some wait but the caller may make none of them."""
+    proposals = book.pending(token)
+    if not proposals:
+        return None
+    todo: list[Proposal] = []
+    outcome = Outcome()
+    for proposal in proposals:
+        try:
+            current = namespace.get(proposal.id)
+        except MemoryNotFound:
+            outcome.skipped += 1
+            continue
+        if content_of(current) != content_of(proposal.memory):
+            outcome.skipped += 1  # changed since the model asked: the newer version stands
+        elif caller.may_change(current):
+            todo.append(proposal)
+        else:
+            outcome.refused.append(proposal)
+    if not todo and outcome.refused:
+        raise NotAllowed(outcome.refused[0].memory)
+    book.set_pending(token, outcome.refused)  # first: a second press must not apply twice
+    done: list[Revision] = []
+    try:
+        _apply(namespace, todo, done)
+        outcome.undo = book.keep_undo(done) if done else None
+    except MemoryStoreError:
+        # All or nothing, as a turn is; and no change stands without its old version kept.
+        revert(namespace, done)
+        book.set_pending(token, proposals)
+        raise
+    outcome.done = len(done)
+    outcome.skipped += len(todo) - len(done)
+    return outcome
 
 
 async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -113,58 +193,37 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     pressed = await _pressed(update, context)
     if pressed is None:
         return
-    namespace, book, token, _ = pressed
-    proposals = book.pending(token)
-    if not proposals:
-        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
-        return
-    todo: list[Proposal] = []
-    refused: list[Proposal] = []
-    skipped = 0
-    for proposal in proposals:
-        try:
-            current = namespace.get(proposal.id)
-        except MemoryNotFound:
-            skipped += 1
-            continue
-        if content_of(current) != content_of(proposal.memory):
-            skipped += 1  # changed since the model asked: the newer version stands
-        elif await may_change_memory(update, context, current):
-            todo.append(proposal)
-        else:
-            refused.append(proposal)
-    if not todo and refused:
+    caller, token, _ = pressed
+    try:
+        outcome = await _as_far_as_allowed(
+            update, context, caller, lambda ns, book, who: _apply_pending(ns, book, who, token)
+        )
+    except NotAllowed:
         await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
         return
-    book.set_pending(token, refused)  # first: a second press must not apply twice
-    done: list[Revision] = []
-    try:
-        _apply(namespace, todo, done)
-        undo = book.keep_undo(done) if done else None
-    except MemoryStoreError:
-        # All or nothing, as a turn is; and no change stands without its old version kept.
-        revert(namespace, done)
-        book.set_pending(token, proposals)
-        raise
-    skipped += len(todo) - len(done)
+    if outcome is None:
+        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+        return
     await query.answer()
-    parts = [t(language, "changes_applied", count=len(done))]
-    if skipped:
-        parts.append(t(language, "changes_skipped", count=skipped))
-    if refused:
-        parts.append(t(language, "changes_remaining", items=change_lines(refused, language)))
-    keyboard = changes_keyboard(token if refused else None, undo, language)
+    parts = [t(language, "changes_applied", count=outcome.done)]
+    if outcome.skipped:
+        parts.append(t(language, "changes_skipped", count=outcome.skipped))
+    if outcome.refused:
+        parts.append(
+            t(language, "changes_remaining", items=change_lines(outcome.refused, language))
+        )
+    keyboard = changes_keyboard(token if outcome.refused else None, outcome.undo, language)
     await edit_html(query, "\n".join(parts), keyboard)
 
 
-def _apply(namespace: Namespace, proposals: Sequence[Proposal], done: list[Revision]) -> None:
+def _apply(namespace: MemoryNamespace, proposals: Sequence[Proposal], done: list[Revision]) -> None:
     """Make ``proposals``, adding each one's revision to ``done`` as it is made (a memory
     changed or deleted meanwhile is left alone)."""
     for proposal in proposals:
         try:
             before = namespace.get(proposal.id)
             if content_of(before) != content_of(proposal.memory):
-                continue  # changed while the presser's rights were asked of Telegram
+                continue  # changed meanwhile, by another member or process
             if proposal.op == "delete":
                 done.append(Revision("reinstate", namespace.delete(proposal.id), None))
             else:
@@ -186,13 +245,42 @@ async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     pressed = await _pressed(update, context)
     if pressed is None:
         return
-    _, book, token, _ = pressed
-    if not book.pending(token):
+    caller, token, _ = pressed
+
+    def discard(namespace: MemoryNamespace, book: ChangeFile, who: Caller) -> Outcome | None:
+        if not book.pending(token):
+            return None
+        book.set_pending(token, [])
+        return Outcome()
+
+    if await _as_far_as_allowed(update, context, caller, discard) is None:
         await query.answer(t(language, "changes_gone_plain"), show_alert=True)
         return
-    book.set_pending(token, [])
     await query.answer()
     await edit_html(query, t(language, "changes_discarded"))
+
+
+def _undo(
+    namespace: MemoryNamespace, book: ChangeFile, caller: Caller, token: str
+) -> Outcome | None:
+    """Put back what ``token``'s changes replaced, as far as ``caller`` may; None if nothing
+    is left to undo, ``NotAllowed`` if the caller may undo none of it."""
+    revisions = book.undo(token)
+    if not revisions:
+        return None
+    mine: list[Revision] = []
+    theirs: list[Revision] = []
+    for revision in revisions:
+        # Whose memory it is: as the change left it (as it was, for a deletion).
+        memory = revision.left if revision.left is not None else revision.memory
+        (mine if caller.may_change(memory) else theirs).append(revision)
+    if not mine:
+        raise NotAllowed(revisions[0].memory)
+    book.set_undo(token, theirs)  # first: a second press must not undo twice
+    reverted = revert(namespace, mine)
+    if reverted.failed:  # the store refused: keep them for another press
+        book.set_undo(token, [*theirs, *reverted.failed])
+    return Outcome(done=reverted.undone, skipped=reverted.left_alone, failed=len(reverted.failed))
 
 
 async def undo_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -202,28 +290,21 @@ async def undo_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     pressed = await _pressed(update, context)
     if pressed is None:
         return
-    namespace, book, token, message = pressed
-    revisions = book.undo(token)
-    if not revisions:
-        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
-        return
-    mine: list[Revision] = []
-    theirs: list[Revision] = []
-    for revision in revisions:
-        # Whose memory it is: as the change left it (as it was, for a deletion).
-        memory = revision.left if revision.left is not None else revision.memory
-        (mine if await may_change_memory(update, context, memory) else theirs).append(revision)
-    if not mine:
+    caller, token, message = pressed
+    try:
+        outcome = await _as_far_as_allowed(
+            update, context, caller, lambda ns, book, who: _undo(ns, book, who, token)
+        )
+    except NotAllowed:
         await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
         return
-    book.set_undo(token, theirs)  # first: a second press must not undo twice
-    reverted = revert(namespace, mine)
-    if reverted.failed:  # the store refused: keep them for another press
-        book.set_undo(token, [*theirs, *reverted.failed])
+    if outcome is None:
+        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+        return
     await query.answer()
-    parts = [t(language, "undone", count=reverted.undone)]
-    if reverted.left_alone:
-        parts.append(t(language, "undo_skipped", count=reverted.left_alone))
-    if reverted.failed:
-        parts.append(t(language, "undo_failed", count=len(reverted.failed)))
+    parts = [t(language, "undone", count=outcome.done)]
+    if outcome.skipped:
+        parts.append(t(language, "undo_skipped", count=outcome.skipped))
+    if outcome.failed:
+        parts.append(t(language, "undo_failed", count=outcome.failed))
     await reply_html(message, "\n".join(parts))

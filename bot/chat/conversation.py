@@ -29,7 +29,6 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
 
 from openai import AsyncOpenAI
 from telegram import Message
@@ -38,14 +37,14 @@ from telegram.error import TelegramError
 
 from bot.assistant.llm import RATE_LIMIT, ChatModel, RetryPolicy
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
-from bot.chat.access import message_actor, message_source, stored_by
+from bot.chat.access import message_source
 from bot.chat.confirmations import changes_keyboard, pending_prompt
 from bot.config import LLMConfig
+from bot.core.policy import Caller
 from bot.view.i18n import t
 from bot.view.markdown import markdown_to_html
 from bot.view.replies import reply_html
-from memory.model import Memory
-from memory.store import Namespace
+from memory.interface import Store
 
 log = logging.getLogger(__name__)
 
@@ -109,27 +108,23 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
     return "\n\n".join(parts)
 
 
-def _own_memories(message: Message) -> Callable[[Memory], bool]:
-    """In a group: the memories the sender stored themselves (the README's group policy); the
-    sender is the actor (``bot.chat.access.message_actor``), a channel's as much as a person's."""
-    sender = message_actor(message)
-    return lambda memory: sender is not None and stored_by(memory) == sender.key
-
-
 class Conversation:
     """Free text through the language model, for the whole application (``Services``)."""
 
-    def __init__(self, assistant: Assistant, *, timeout: float) -> None:
+    def __init__(self, assistant: Assistant, store: Store, *, timeout: float) -> None:
         self.assistant = assistant
+        self.store = store
         self.timeout = timeout
 
-    async def answer(
-        self, message: Message, namespace: Namespace, text: str, language: str
-    ) -> None:
-        """Answer ``text`` (a message addressed to the bot) with the model, "typing…" meanwhile."""
+    async def answer(self, message: Message, caller: Caller, text: str, language: str) -> None:
+        """Answer ``text`` (a message addressed to the bot) with the model, "typing…" meanwhile.
+
+        The model acts for ``caller`` without administrator rights (``Caller.for_model``): in a
+        group's shared namespace it changes only the speaker's own memories.
+        """
         group = message.chat.type != ChatType.PRIVATE
-        actor = message_actor(message)
-        speaker = actor.name if group and actor is not None else None
+        speaker = caller.actor.name if group else None
+        namespace = self.store.namespace(caller.namespace)
         typing = asyncio.create_task(_keep_typing(message))
         try:
             result = await self.assistant.reply(
@@ -138,7 +133,7 @@ class Conversation:
                 language=language,
                 speaker=speaker,
                 group=group,
-                may_change=_own_memories(message) if group else None,
+                may_change=caller.for_model().may_change if group else None,
                 source=message_source(message),
             )
         finally:
@@ -153,7 +148,7 @@ class Conversation:
             await reply_html(message, prompt, keyboard)
 
 
-def make_conversation(config: LLMConfig, client: AsyncOpenAI) -> Conversation:
+def make_conversation(config: LLMConfig, client: AsyncOpenAI, store: Store) -> Conversation:
     """The model of ``[llm]`` on ``client`` (``bot.assistant.llm.make_client``), ready for free
     text."""
     model = ChatModel(
@@ -165,4 +160,4 @@ def make_conversation(config: LLMConfig, client: AsyncOpenAI) -> Conversation:
         memory_tokens=config.memory_tokens,
         max_changes=config.max_changes_per_turn,
     )
-    return Conversation(Assistant(model, settings), timeout=config.timeout)
+    return Conversation(Assistant(model, settings), store, timeout=config.timeout)

@@ -13,7 +13,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import addressed_to_bot, current_namespace, without_mention
+from bot.chat.access import addressed_to_bot, caller_of, without_mention
 from bot.chat.commands import show_matches
 from bot.chat.services import services
 from bot.view.i18n import language_of, t
@@ -22,8 +22,8 @@ from bot.view.replies import reply_html
 
 async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Answer a plain message addressed to the bot: by the model, or by searching for it."""
-    message, namespace = update.effective_message, current_namespace(update, context)
-    if message is None or message.text is None or namespace is None:
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or message.text is None or caller is None:
         return
     if not addressed_to_bot(message, context.bot):
         return
@@ -34,6 +34,8 @@ async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     conversation = services(context).conversation
     if conversation is not None:
-        await conversation.answer(message, namespace, query, language)
+        await conversation.answer(message, caller, query, language)
         return
-    await show_matches(message, namespace, language, query, footer=t(language, "free_text_hint"))
+    await show_matches(
+        context, message, caller, language, query, footer=t(language, "free_text_hint")
+    )

@@ -8,17 +8,19 @@ buttons carry small ids and everything else is re-derived from the update.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, cast
+from typing import TYPE_CHECKING, Protocol, cast
 
 from telegram.ext import ContextTypes
 
 from bot.config import Config
-from memory.store import MemoryStore
+from bot.core.operations import Operations
+from memory.interface import Store
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
+    from telegram import Message
 
-    from bot.chat.conversation import Conversation
+    from bot.core.policy import Caller
     from bot.jobs.digest import Digest
 
 KEY = "services"
@@ -29,10 +31,19 @@ class Services:
     """The bot's resources, opened before polling starts and closed after it stops."""
 
     config: Config
-    store: MemoryStore
+    store: Store
+    operations: Operations  # every store call of a handler goes through it (off the loop)
     llm: AsyncOpenAI | None = None
     digest: Digest | None = None  # the scheduled report (None: not set up, e.g. in unit tests)
-    conversation: Conversation | None = None  # free text through ``llm`` (None: no model)
+    conversation: FreeText | None = None  # free text through ``llm`` (None: no model)
+
+
+class FreeText(Protocol):
+    """Answers a message with the language model (``bot.chat.conversation.Conversation``)."""
+
+    async def answer(self, message: Message, caller: Caller, text: str, language: str) -> None:
+        """Reply to ``message``, whose ``text`` is for the model, in ``caller``'s namespace."""
+        ...
 
 
 def services(context: ContextTypes.DEFAULT_TYPE) -> Services:

@@ -11,10 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from bot.executor import ToolExecutor
-from bot.history import HISTORY_FILE, USAGE_FILE, load_history, read_usage
-from bot.inbox import Inbox
 
+from bot.assistant.executor import ToolExecutor
+from bot.assistant.history import HISTORY_FILE, USAGE_FILE, load_history, read_usage
+from bot.chat.inbox import Inbox
 from memory.store import MemoryStore
 
 DEEP = "[" * 100_000
@@ -32,7 +32,7 @@ def test_a_deeply_nested_history_or_usage_file_is_moved_aside(tmp_path: Path, na
 def test_a_deeply_nested_inbox_line_costs_nothing_else(tmp_path: Path) -> None:
     good = {"update": {"update_id": 1, "message": {"message_id": 1, "text": "hi"}}, "tries": 0}
     (tmp_path / "inbox.jsonl").write_text(json.dumps(good) + "\n" + DEEP + "\n", encoding="utf-8")
-    assert [u["update_id"] for u in Inbox(tmp_path).open()] == [1]
+    assert [u.update_id for u in Inbox(tmp_path).open().again] == [1]
 
 
 def test_deeply_nested_tool_arguments_are_refused_as_invalid(tmp_path: Path) -> None:

@@ -3,7 +3,7 @@
 A button press is resolved in the namespace of the person who pressed, so forged callback data
 naming another namespace's memory finds nothing. In a group's shared namespace a memory may be
 deleted or edited only by the member who stored it or by a group administrator; everyone may
-read it (``bot.chat.access.may_change_memory``, documented in /help and the README).
+read it (``bot.core.policy.Caller.may_change``, documented in /help and the README).
 """
 
 from __future__ import annotations
