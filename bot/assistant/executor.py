@@ -38,8 +38,8 @@ from typing import Any, TypeVar
 from bot.assistant.changes import Proposal, Revision, revert
 from bot.assistant.tools import TOOLS_BY_NAME, parse_arguments
 from memory.errors import MemoryStoreError
+from memory.interface import MemoryNamespace as Namespace
 from memory.model import Memory
-from memory.store import Namespace
 
 log = logging.getLogger(__name__)
 

@@ -15,8 +15,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from bot.assistant.changes import Proposal, Revision
+from memory import parse_json
 from memory.errors import MemoryInvalid
-from memory.files import parse_json
 from memory.model import Memory, clean_category, clean_content, clean_tags
 
 if TYPE_CHECKING:

@@ -49,8 +49,8 @@ from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
 from bot.assistant.tools import tool_schemas
 from memory.errors import MemoryStoreError
+from memory.interface import MemoryNamespace as Namespace
 from memory.model import Hit, Memory
-from memory.store import Namespace
 
 log = logging.getLogger(__name__)
 
@@ -274,7 +274,7 @@ class Assistant:
         hits: list[Hit] = []
         if message.strip():
             hits = namespace.search(message, limit=self.settings.memory_limit, touch=False)
-        return hits, load_history(namespace.path)
+        return hits, load_history(namespace.documents())
 
     def _finish(
         self,
@@ -297,9 +297,9 @@ class Assistant:
             executor.rollback()
         try:
             if finished.failure is None and self.settings.history_messages > 0:
-                append_history(namespace.path, exchange, keep=self.settings.history_messages)
+                append_history(namespace.documents(), exchange, keep=self.settings.history_messages)
             finished.usage = add_usage(
-                namespace.path,
+                namespace.documents(),
                 requests=meter.requests,
                 prompt_tokens=meter.prompt_tokens,
                 completion_tokens=meter.completion_tokens,
@@ -322,7 +322,7 @@ class _Finished:
 
 def _keep(namespace: Namespace, executor: ToolExecutor) -> _Finished:
     """Keep the turn's undo and its pending changes in ``changes.json``; their tokens."""
-    book = ChangeFile(namespace.path)
+    book = ChangeFile(namespace.documents())
     undo = book.keep_undo(executor.undo) if executor.undo else None
     pending = executor.policy.pending
     return _Finished(None, undo, book.keep_pending(pending) if pending else None)

@@ -50,8 +50,8 @@ from bot.view.i18n import language_of, t
 from bot.view.render import escape
 from bot.view.replies import reply_html
 from memory.errors import MemoryStoreError
+from memory.interface import MemoryNamespace as Namespace
 from memory.model import Memory
-from memory.store import Namespace
 
 log = logging.getLogger(__name__)
 

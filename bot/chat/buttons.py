@@ -27,8 +27,8 @@ from bot.view.i18n import language_of, t
 from bot.view.render import PREVIEW_CHARS, escape, memory_block, memory_list, preview
 from bot.view.replies import edit_html, reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.interface import MemoryNamespace as Namespace
 from memory.model import Memory, parse_id
-from memory.store import Namespace
 
 PAGE_SIZE = 10
 BUTTON_PREVIEW = 32

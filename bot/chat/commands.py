@@ -33,8 +33,8 @@ from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.interface import MemoryNamespace as Namespace
 from memory.model import Memory, parse_id
-from memory.store import Namespace
 
 RECALL_LIMIT = 5
 RELATED_LIMIT = 5
@@ -173,7 +173,7 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     message, namespace, language, _ = found
     summary = namespace.stats()
     parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
-    usage = read_usage(namespace.path)  # the language model's, kept by bot.assistant.turn
+    usage = read_usage(namespace.documents())  # the language model's, kept by bot.assistant.turn
     if usage.turns:
         parts.append(
             t(

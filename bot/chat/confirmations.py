@@ -29,7 +29,7 @@ from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
 from bot.view.replies import edit_html, reply_html
 from memory.errors import MemoryNotFound, MemoryStoreError
-from memory.store import Namespace
+from memory.interface import MemoryNamespace as Namespace
 
 APPLY_PATTERN = rf"^ca:{TOKEN_PATTERN}$"
 DISCARD_PATTERN = rf"^cx:{TOKEN_PATTERN}$"
@@ -103,7 +103,7 @@ async def _pressed(
         await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
         return None
     token = (query.data or "").partition(":")[2]
-    return namespace, ChangeFile(namespace.path), token, query.message
+    return namespace, ChangeFile(namespace.documents()), token, query.message
 
 
 async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -44,8 +44,8 @@ from bot.config import LLMConfig
 from bot.view.i18n import t
 from bot.view.markdown import markdown_to_html
 from bot.view.replies import reply_html
+from memory.interface import MemoryNamespace as Namespace
 from memory.model import Memory
-from memory.store import Namespace
 
 log = logging.getLogger(__name__)
 

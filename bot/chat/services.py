@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, cast
 from telegram.ext import ContextTypes
 
 from bot.config import Config
-from memory.store import MemoryStore
+from memory.interface import Store
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -29,7 +29,7 @@ class Services:
     """The bot's resources, opened before polling starts and closed after it stops."""
 
     config: Config
-    store: MemoryStore
+    store: Store
     llm: AsyncOpenAI | None = None
     digest: Digest | None = None  # the scheduled report (None: not set up, e.g. in unit tests)
     conversation: Conversation | None = None  # free text through ``llm`` (None: no model)
