@@ -113,14 +113,14 @@ def run_telegram(config: Config) -> int:
     from telegram.error import InvalidToken, TelegramError
 
     from bot.chat.app import build_application
-    from memory.store import MemoryStore
+    from memory import open_store
 
     if not config.telegram.allowed_user_ids:
         log.warning(
             "telegram.allowed_user_ids is empty: anyone who finds the bot can use it. "
             "Set it to your Telegram user id (the bot shows it to users it refuses)."
         )
-    application = build_application(config, MemoryStore(config.data_dir), make_llm(config))
+    application = build_application(config, open_store(config.data_dir), make_llm(config))
     log.info("starting; memories in %s", config.data_dir)
     try:
         asyncio.run(poll(application))
@@ -147,7 +147,7 @@ def run_telegram(config: Config) -> int:
 def run_console(config: Config, user_id: int | None, language: str | None) -> int:
     """Talk to the bot on stdin/stdout until end of input."""
     from bot.chat import console
-    from memory.store import MemoryStore
+    from memory import open_store
 
     telegram = config.telegram
     user_id = user_id or next(iter(telegram.admin_user_ids + telegram.allowed_user_ids), 1)
@@ -161,7 +161,7 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
     )
     session = console.Console(
         config,
-        MemoryStore(config.data_dir),
+        open_store(config.data_dir),
         make_llm(config),
         user_id=user_id,
         language=language,

@@ -15,10 +15,12 @@ from memory.errors import (
     MemoryStoreError,
     NamespaceInvalid,
 )
+from memory.files import parse_json
 from memory.interface import (
     Document,
     Documents,
     MemoryNamespace,
+    RecordLog,
     Store,
     open_store,
     update_document,
@@ -38,8 +40,10 @@ __all__ = [
     "MemorySaveFailed",
     "MemoryStoreError",
     "NamespaceInvalid",
+    "RecordLog",
     "Stats",
     "Store",
     "open_store",
+    "parse_json",
     "update_document",
 ]

@@ -16,6 +16,17 @@ Per namespace the store offers:
   store hands out; ``update_document`` builds a read-modify-write loop on it, so that two
   processes changing one document never lose each other's change.
 
+Beside the namespaces, the store keeps what its client (the bot) holds as a whole:
+
+- ``Store.bot_documents()``: documents of no namespace (the console's message-id counter),
+  with the same compare-and-set; no namespace name can reach them;
+- ``Store.bot_log(name)``: an append-only ``RecordLog`` of JSON records (``inbox``: the
+  updates received and not yet handled; ``poison``: those set aside). One process writes a
+  log (the one polling Telegram); appends are cheap and made durable in batches by ``sync``.
+
+Per namespace, ``MemoryNamespace.documents()`` is ``Store.documents(namespace.name)``, for
+code that holds a namespace and not the store.
+
 Keys are like namespace names: segments of ASCII letters, digits, ``_`` and ``-`` joined by
 ``/`` (``history``, ``reminders/1712``), so that every backend can keep them as they are.
 """
@@ -23,9 +34,12 @@ Keys are like namespace names: segments of ASCII letters, digits, ``_`` and ``-`
 from __future__ import annotations
 
 import os
+import random
 import re
-from collections.abc import Callable, Iterable, Mapping
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import PurePath
 from typing import Any, Protocol
 
 from memory.errors import DocumentConflict, MemoryInvalid
@@ -33,6 +47,7 @@ from memory.model import Hit, Memory, Stats
 
 ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
 UPDATE_TRIES = 20  # compare-and-set rounds before ``update_document`` gives up
+UPDATE_BACKOFF_SECONDS = 0.05  # the longest wait between two rounds
 MAX_DOCUMENT_BYTES = 1_000_000
 
 _KEY_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
@@ -99,8 +114,13 @@ def update_document(
     A read-modify-write on compare-and-set: if another process changed the document in
     between, ``change`` runs again on the newer value. ``change`` must therefore be a pure
     function of its argument. Returning None deletes the document. Returns the new value.
+
+    After a conflict it waits a random moment, up to twice as long each time (to
+    ``UPDATE_BACKOFF_SECONDS``), so that writers in step do not collide again and again.
     """
-    for _ in range(UPDATE_TRIES):
+    for attempt in range(UPDATE_TRIES):
+        if attempt:
+            time.sleep(random.uniform(0, min(UPDATE_BACKOFF_SECONDS, 0.001 * 2**attempt)))
         current = documents.get(key)
         old, version = (current.value, current.version) if current else (None, ABSENT)
         new = change(old)
@@ -114,6 +134,40 @@ def update_document(
             continue
         return new
     raise DocumentConflict(key, expected=version, actual="(changing too often)")
+
+
+class RecordLog(Protocol):
+    """An append-only log of JSON records, written by one process at a time.
+
+    ``append`` is cheap and not durable (a crash of the process keeps it, a power cut may not);
+    ``sync`` makes every record appended so far durable at once, and ``append(...,
+    durable=True)`` one record and all before it. ``rewrite`` replaces the whole log atomically
+    and durably (compaction). A record a crash cut short is never read back: ``read`` skips it,
+    and a failed ``append`` leaves nothing of its record behind. Failures are
+    ``MemoryLoadFailed`` and ``MemorySaveFailed``.
+    """
+
+    name: str
+
+    def read(self) -> list[Any]:
+        """Every whole record, oldest first (none if the log does not exist yet)."""
+        ...
+
+    def append(self, record: Any, *, durable: bool = False) -> None:
+        """Add ``record`` at the end (with ``durable``: on disk, with all before it, on return)."""
+        ...
+
+    def sync(self) -> None:
+        """Make every record appended so far durable (one flush for all of them)."""
+        ...
+
+    def rewrite(self, records: Sequence[Any]) -> None:
+        """Replace the log with ``records``, atomically and durably."""
+        ...
+
+    def close(self) -> None:
+        """Let the log's resources go; the next call opens them again."""
+        ...
 
 
 class MemoryNamespace(Protocol):
@@ -177,9 +231,12 @@ class MemoryNamespace(Protocol):
         """Every memory as an article-format record."""
         ...
 
-    def pop_quarantine(self) -> os.PathLike[str] | None:
-        """Where unreadable data of this namespace was kept aside, once (then None): for the
-        user to be told, and the owner to recover it (``python -m memory repair``)."""
+    def documents(self) -> Documents:
+        """This namespace's documents (``Store.documents(self.name)``)."""
+        ...
+
+    def pop_quarantine(self) -> PurePath | None:
+        """Where an unreadable copy of the memories was set aside since last asked; told once."""
         ...
 
 
@@ -196,6 +253,14 @@ class Store(Protocol):
 
     def namespace_names(self) -> list[str]:
         """Every namespace that holds memories, sorted."""
+        ...
+
+    def bot_documents(self) -> Documents:
+        """The documents of the store's client as a whole, outside every namespace."""
+        ...
+
+    def bot_log(self, name: str) -> RecordLog:
+        """The client's record log called ``name`` (a document key: ``inbox``, ``poison``)."""
         ...
 
     def close(self) -> None:

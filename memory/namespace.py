@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.bm25 import Bm25Ranker
+from memory.documents import FileDocuments
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.journal import Change, NamespaceFiles
 from memory.model import (
@@ -222,6 +223,10 @@ class Namespace:
     def export(self) -> list[dict[str, Any]]:
         """Every memory as an article-format record, in stored order."""
         return [m.to_dict() for m in self.memories()]
+
+    def documents(self) -> FileDocuments:
+        """This namespace's documents, beside ``memory.json`` (``memory.documents``)."""
+        return FileDocuments(self.path)
 
     def pop_quarantine(self) -> Path | None:
         """Where an unreadable file of this namespace was moved aside; told once."""

@@ -33,11 +33,13 @@ from memory.documents import FileDocuments
 from memory.errors import MemoryStoreError, NamespaceInvalid
 from memory.journal import JOURNAL, SNAPSHOT
 from memory.namespace import RANKERS, Namespace
+from memory.records import FileRecordLog
 
 __all__ = ["RANKERS", "MemoryStore", "Namespace", "validate_namespace"]
 
 log = logging.getLogger(__name__)
 
+BOT_FOLDER = ".bot"  # the client's own files: no namespace name has a dot, so none is here
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -107,6 +109,14 @@ class MemoryStore:
     def documents(self, name: str) -> FileDocuments:
         """The documents of the namespace called ``name`` (``memory.documents``)."""
         return FileDocuments(self.data_dir / validate_namespace(name))
+
+    def bot_documents(self) -> FileDocuments:
+        """The client's documents outside every namespace, in ``data_dir/.bot/``."""
+        return FileDocuments(self.data_dir / BOT_FOLDER)
+
+    def bot_log(self, name: str) -> FileRecordLog:
+        """The client's record log ``name``: ``data_dir/.bot/<name>.jsonl`` (``memory.records``)."""
+        return FileRecordLog(self.data_dir / BOT_FOLDER, name)
 
     def namespace_names(self) -> list[str]:
         """Every namespace that has memories on disk, sorted."""

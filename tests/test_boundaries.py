@@ -25,6 +25,43 @@ def test_importing_bot_works() -> None:
     assert {"bot", "memory"} <= loaded
 
 
+# The file backend's modules: bot/ reaches the store through ``memory.interface`` only.
+FILE_BACKEND = {"memory.files", "memory.journal", "memory.documents", "memory.namespace"}
+FILE_BACKEND |= {"memory.store", "memory.records", "memory.salvage"}
+# The one place bot/ opens the store (with ``memory.open_store``, from ``config.data_dir``).
+OPENS_THE_STORE = {"bot/__main__.py"}
+
+
+def _imports(path: Path) -> set[str]:
+    """The modules ``path`` imports, and ``module.name`` for each ``from module import name``;
+    with ``path`` and ``data_dir`` for every attribute of those names it reads."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+        if isinstance(node, ast.Attribute) and node.attr in ("path", "data_dir"):
+            found.add(node.attr)
+        elif isinstance(node, ast.Import):
+            found |= {alias.name for alias in node.names}
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            found.add(node.module)
+            found |= {f"{node.module}.{alias.name}" for alias in node.names}
+    return found
+
+
+def test_bot_imports_no_file_backend_module_and_opens_the_store_in_one_place() -> None:
+    root = Path(__file__).resolve().parent.parent
+    modules = sorted((root / "bot").rglob("*.py"))
+    assert len(modules) > 20
+    for path in modules:
+        name = path.relative_to(root).as_posix()
+        imports = _imports(path)
+        assert not imports & FILE_BACKEND, f"{name} imports the file backend"
+        if name not in OPENS_THE_STORE:
+            assert "memory.open_store" not in imports, f"{name} opens a store"
+            if name != "bot/config.py":  # which reads data_dir from the config file
+                assert not {"path", "data_dir"} & imports, f"{name} reads a path"
+    assert "open_store(config.data_dir)" in (root / "bot/__main__.py").read_text("utf-8")
+
+
 # -- the parts of bot/ and what each may import (README, "How the code is laid out") --------
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -37,7 +74,7 @@ FORBIDDEN = {
 }
 
 
-def _imports() -> dict[str, set[str]]:
+def _imports_by_module() -> dict[str, set[str]]:
     """Every module of bot/ and the modules it imports (``TYPE_CHECKING`` ones included)."""
     found: dict[str, set[str]] = {}
     for path in sorted((ROOT / "bot").rglob("*.py")):
@@ -59,7 +96,7 @@ def _within(module: str, package: str) -> bool:
 
 
 def test_each_part_of_bot_imports_only_what_it_may() -> None:
-    imports = _imports()
+    imports = _imports_by_module()
     assert any(_within(m, "bot.core") for m in imports), "the parts were not found"
     wrong = sorted(
         f"{module} imports {target}"
@@ -73,7 +110,7 @@ def test_each_part_of_bot_imports_only_what_it_may() -> None:
 
 
 def test_bot_has_no_import_cycles() -> None:
-    imports = _imports()
+    imports = _imports_by_module()
     graph = {m: {t for t in ts if t in imports and t != m} for m, ts in imports.items()}
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     cycles: list[list[str]] = []

@@ -1,7 +1,7 @@
 """What the model changed or wants to change, kept until the user could see it and decide.
 
-Two kinds of record, beside a namespace's other bot files (``history.json``) in
-``changes.json``:
+Two kinds of record, beside a namespace's other documents (``history``) in its document
+``changes`` (``changes.json`` in the file store):
 
 - **pending**: changes to existing memories the model asked for past the turn's cap
   (``bot.assistant.executor.TurnPolicy``): each holds the memory as it was when the model asked, and
@@ -14,38 +14,34 @@ Two kinds of record, beside a namespace's other bot files (``history.json``) in
 A record is named by a short random token, which is all the button carries (Telegram allows
 64 bytes of callback data); the content stays here. The newest ``MAX_PENDING`` and
 ``MAX_UNDO`` records are kept, so the file stays small however long the bot runs; older buttons
-then answer that they are no longer valid. The file is written durably (fsync): once the
-journal is compacted it holds the only copy of the text a change replaced. A file that does not
-parse is moved aside (``memory.files.read_json``) and a record of the wrong shape (a hand
-edit) is skipped, so a damaged file costs its buttons, never a memory.
+then answer that they are no longer valid. The document is written durably: once the
+journal is compacted it holds the only copy of the text a change replaced. One that does not
+parse is set aside by the store and a record of the wrong shape (a hand edit) is skipped, so a
+damaged document costs its buttons, never a memory.
 
-Writers in this process take one lock (the file is small and written a few times per turn);
-one bot process serves a data directory's chats (``DESIGN.md``).
+Every change is a compare-and-set (``memory.update_document``), so two processes or replicas
+keeping records, or pressing buttons, in one namespace at once lose none of each other's.
 """
 
 from __future__ import annotations
 
 import logging
 import secrets
-import threading
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any, TypeVar
 
+from memory import Documents, MemoryNamespace, update_document
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.files import read_json, write_json_atomic
-from memory.interface import MemoryNamespace
 from memory.model import Memory, now_iso
 
 log = logging.getLogger(__name__)
 
-CHANGES_FILE = "changes.json"
+CHANGES = "changes"  # the document's key
+CHANGES_FILE = "changes.json"  # its file in the file store
 MAX_PENDING = 20
 MAX_UNDO = 50
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
-
-_LOCK = threading.Lock()
 
 # How to undo a change: delete what was added, restore what was updated, reinstate what was
 # deleted.
@@ -184,10 +180,10 @@ def revert(namespace: MemoryNamespace, revisions: Iterable[Revision]) -> Reverte
 
 
 class ChangeFile:
-    """The pending changes and undo records of one namespace (its folder's ``changes.json``)."""
+    """The pending changes and undo records of one namespace (its document ``changes``)."""
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / CHANGES_FILE
+    def __init__(self, documents: Documents) -> None:
+        self.documents = documents
 
     def keep_undo(self, revisions: Iterable[Revision]) -> str:
         """Keep ``revisions`` for an ↩ Undo button; its token. ``MemorySaveFailed`` if not."""
@@ -215,40 +211,28 @@ class ChangeFile:
         """Keep only ``proposals`` under ``token`` (none: forget the record)."""
         self._set("pending", token, [p.to_dict() for p in proposals])
 
-    # -- the file ------------------------------------------------------------------------------
+    # -- the document ---------------------------------------------------------------------------
 
-    def _load(self) -> dict[str, list[dict[str, Any]]]:
-        data = read_json(self.path, {})
-        data = data if isinstance(data, dict) else {}
-        loaded: dict[str, list[dict[str, Any]]] = {}
-        for kind in ("pending", "undo"):
-            records = data.get(kind)
-            loaded[kind] = [
-                r
-                for r in (records if isinstance(records, list) else [])
-                if isinstance(r, dict)
-                and isinstance(r.get("token"), str)
-                and isinstance(r.get("changes"), list)
-            ]
-        return loaded
+    def _find(self, kind: str, token: str) -> list[Any] | None:
+        found = self.documents.get(CHANGES)
+        records = _records(found.value if found is not None else None)[kind]
+        return next((r["changes"] for r in records if r["token"] == token), None)
 
     def _keep(self, kind: str, changes: list[dict[str, Any]], limit: int) -> str:
         token = secrets.token_urlsafe(6)  # 8 characters of TOKEN_PATTERN
-        with _LOCK:
-            data = self._load()
-            records = [*data[kind], {"token": token, "at": now_iso(), "changes": changes}]
-            data[kind] = records[-limit:]
-            write_json_atomic(self.path, data)
+        record = {"token": token, "at": now_iso(), "changes": changes}
+
+        def keep(value: Any) -> dict[str, list[dict[str, Any]]]:
+            data = _records(value)
+            data[kind] = [*data[kind], record][-limit:]
+            return data
+
+        update_document(self.documents, CHANGES, keep)
         return token
 
-    def _find(self, kind: str, token: str) -> list[Any] | None:
-        with _LOCK:
-            data = self._load()
-        return next((r["changes"] for r in data[kind] if r["token"] == token), None)
-
     def _set(self, kind: str, token: str, changes: list[dict[str, Any]]) -> None:
-        with _LOCK:
-            data = self._load()
+        def replace(value: Any) -> dict[str, list[dict[str, Any]]]:
+            data = _records(value)
             kept = []
             for record in data[kind]:
                 if record["token"] != token:
@@ -256,7 +240,25 @@ class ChangeFile:
                 elif changes:
                     kept.append({**record, "changes": changes})
             data[kind] = kept
-            write_json_atomic(self.path, data)
+            return data
+
+        update_document(self.documents, CHANGES, replace)
+
+
+def _records(value: Any) -> dict[str, list[dict[str, Any]]]:
+    """The records of a ``changes`` document, without those of the wrong shape."""
+    data = value if isinstance(value, dict) else {}
+    loaded: dict[str, list[dict[str, Any]]] = {}
+    for kind in ("pending", "undo"):
+        records = data.get(kind)
+        loaded[kind] = [
+            r
+            for r in (records if isinstance(records, list) else [])
+            if isinstance(r, dict)
+            and isinstance(r.get("token"), str)
+            and isinstance(r.get("changes"), list)
+        ]
+    return loaded
 
 
 _T = TypeVar("_T")

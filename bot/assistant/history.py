@@ -1,41 +1,46 @@
-"""The assistant's side files in a namespace folder: short-term history and token usage.
+"""The assistant's documents in a namespace: short-term history and token usage.
 
-``history.json`` holds the last messages of the conversation (user messages and the bot's
-answers, not the tool traffic), so that "and the other one?" makes sense after a restart. It is
-bounded: ``append`` keeps the newest ``keep`` entries, each cut to ``MAX_ENTRY_CHARS``.
+``history`` (``history.json`` in the file store) holds the last messages of the conversation
+(user messages and the bot's answers, not the tool traffic), so that "and the other one?"
+makes sense after a restart. It is bounded: ``append`` keeps the newest ``keep`` entries,
+each cut to ``MAX_ENTRY_CHARS``.
 
-``usage.json`` adds up the tokens the endpoint reported for this namespace (``/stats`` shows
-them). Both are small JSON documents replaced atomically (a temporary file renamed over the old
-one: a reader sees the old document or the new, never half of one) but, unlike memories, not
-fsynced: they are conveniences, not the user's data, and an fsync costs 1-12 ms per file on a
-busy disk, which would be most of a turn's own time. A restart keeps them; a power cut may
-lose the last turn's entry. A file that does not parse is moved aside by
-``memory.files.read_json`` and started afresh; entries of the wrong shape (a hand edit) are
-skipped. Neither is a memory: ``MemoryStore.namespace_names``
-does not list a folder that has only these.
+``usage`` (``usage.json``) adds up the tokens the endpoint reported for this namespace
+(``/stats`` shows them). Both are documents of the store (``memory.interface.Documents``),
+replaced whole (a reader sees the old document or the new, never half of one) but, unlike
+memories, not durable: they are conveniences, not the user's data, and an fsync costs 1-12 ms
+per file on a busy disk, which would be most of a turn's own time. A restart keeps them; a
+power cut may lose the last turn's entry. A document that does not parse is set aside by the
+store and started afresh; entries of the wrong shape (a hand edit) are skipped. Neither is a
+memory: ``Store.namespace_names`` does not list a namespace that has only these.
 
-Callers serialise access per namespace (``bot.assistant.turn`` holds a lock per namespace for a
-turn).
+Each change is a compare-and-set (``memory.update_document``): two turns of one namespace at
+once, in two processes or replicas, both keep their messages and both count their tokens.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
-from memory.files import read_json, write_json_atomic
+from memory import Documents, update_document
 from memory.model import now_iso
 
-HISTORY_FILE = "history.json"
+HISTORY = "history"  # document keys
+USAGE = "usage"
+HISTORY_FILE = "history.json"  # their files in the file store
 USAGE_FILE = "usage.json"
 MAX_ENTRY_CHARS = 2000
 ROLES = ("user", "assistant")
 
 
-def load_history(folder: Path) -> list[dict[str, str]]:
+def load_history(documents: Documents) -> list[dict[str, str]]:
     """The stored messages, oldest first, as ``{"role", "content", "at"}``."""
-    data = read_json(folder / HISTORY_FILE, [])
+    found = documents.get(HISTORY)
+    return _entries(found.value if found is not None else [])
+
+
+def _entries(data: Any) -> list[dict[str, str]]:
     if not isinstance(data, list):
         return []
     return [
@@ -45,18 +50,23 @@ def load_history(folder: Path) -> list[dict[str, str]]:
     ]
 
 
-def append_history(folder: Path, messages: list[tuple[str, str]], *, keep: int) -> None:
-    """Add ``(role, content)`` messages and keep the newest ``keep`` (0 keeps no file)."""
-    path = folder / HISTORY_FILE
+def append_history(documents: Documents, messages: list[tuple[str, str]], *, keep: int) -> None:
+    """Add ``(role, content)`` messages and keep the newest ``keep`` (0 keeps no document)."""
     if keep <= 0:
-        path.unlink(missing_ok=True)
+        documents.delete(HISTORY)
         return
     at = now_iso()
-    entries = load_history(folder)
-    for role, content in messages:
-        text = content if len(content) <= MAX_ENTRY_CHARS else content[:MAX_ENTRY_CHARS] + "…"
-        entries.append({"role": role, "content": text, "at": at})
-    write_json_atomic(path, entries[-keep:], durable=False)
+    added = [
+        {
+            "role": role,
+            "content": content
+            if len(content) <= MAX_ENTRY_CHARS
+            else content[:MAX_ENTRY_CHARS] + "…",
+            "at": at,
+        }
+        for role, content in messages
+    ]
+    update_document(documents, HISTORY, lambda old: [*_entries(old), *added][-keep:], durable=False)
 
 
 @dataclass(frozen=True)
@@ -90,9 +100,13 @@ def _count(data: dict[str, Any], key: str) -> int:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else 0
 
 
-def read_usage(folder: Path) -> Usage:
+def read_usage(documents: Documents) -> Usage:
     """The namespace's token totals (zeros if none were recorded)."""
-    data = read_json(folder / USAGE_FILE, {})
+    found = documents.get(USAGE)
+    return _usage(found.value if found is not None else {})
+
+
+def _usage(data: Any) -> Usage:
     if not isinstance(data, dict):
         return Usage()
     return Usage(
@@ -104,15 +118,20 @@ def read_usage(folder: Path) -> Usage:
     )
 
 
-def add_usage(folder: Path, *, requests: int, prompt_tokens: int, completion_tokens: int) -> Usage:
+def add_usage(
+    documents: Documents, *, requests: int, prompt_tokens: int, completion_tokens: int
+) -> Usage:
     """Add one turn's figures to the namespace's totals and return the new totals."""
-    old = read_usage(folder)
-    new = Usage(
-        turns=old.turns + 1,
-        requests=old.requests + requests,
-        prompt_tokens=old.prompt_tokens + prompt_tokens,
-        completion_tokens=old.completion_tokens + completion_tokens,
-        since=old.since or now_iso(),
-    )
-    write_json_atomic(folder / USAGE_FILE, new.to_dict(), durable=False)
-    return new
+    now = now_iso()
+
+    def add(data: Any) -> dict[str, Any]:
+        old = _usage(data)
+        return Usage(
+            turns=old.turns + 1,
+            requests=old.requests + requests,
+            prompt_tokens=old.prompt_tokens + prompt_tokens,
+            completion_tokens=old.completion_tokens + completion_tokens,
+            since=old.since or now,
+        ).to_dict()
+
+    return _usage(update_document(documents, USAGE, add, durable=False))

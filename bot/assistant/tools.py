@@ -18,8 +18,8 @@ from typing import Any, Protocol
 from bot.assistant.changes import Proposal, Revision
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.core import operations
+from memory import parse_json
 from memory.errors import MemoryInvalid
-from memory.files import parse_json
 from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_category, clean_content, clean_tags
 

@@ -277,7 +277,7 @@ class Assistant:
         hits: list[Hit] = []
         if message.strip():
             hits = namespace.search(message, limit=self.settings.memory_limit, touch=False)
-        return hits, load_history(namespace.path)  # type: ignore[attr-defined]
+        return hits, load_history(namespace.documents())
 
     def _finish(
         self,
@@ -300,9 +300,9 @@ class Assistant:
             executor.rollback()
         try:
             if finished.failure is None and self.settings.history_messages > 0:
-                append_history(namespace.path, exchange, keep=self.settings.history_messages)  # type: ignore[attr-defined]
+                append_history(namespace.documents(), exchange, keep=self.settings.history_messages)
             finished.usage = add_usage(
-                namespace.path,  # type: ignore[attr-defined]
+                namespace.documents(),
                 requests=meter.requests,
                 prompt_tokens=meter.prompt_tokens,
                 completion_tokens=meter.completion_tokens,
@@ -325,7 +325,7 @@ class _Finished:
 
 def _keep(namespace: MemoryNamespace, executor: ToolExecutor) -> _Finished:
     """Keep the turn's undo and its pending changes in ``changes.json``; their tokens."""
-    book = ChangeFile(namespace.path)  # type: ignore[attr-defined]
+    book = ChangeFile(namespace.documents())
     undo = book.keep_undo(executor.undo) if executor.undo else None
     pending = executor.policy.pending
     return _Finished(None, undo, book.keep_pending(pending) if pending else None)

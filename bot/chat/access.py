@@ -38,8 +38,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import os
 from collections.abc import Callable
+from pathlib import PurePath
 from typing import Concatenate, ParamSpec, TypeVar
 
 from telegram import Bot, Chat, Message, MessageEntity, Update, User
@@ -200,7 +200,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
         return
     store = services(context).operations.store
 
-    def load() -> os.PathLike[str] | None:
+    def load() -> PurePath | None:
         namespace = store.namespace(caller.namespace)
         namespace.memories()  # loads it: a damaged file is moved aside now
         return namespace.pop_quarantine()
@@ -212,9 +212,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
     if moved is None:
         return
     log.warning("told chat %s that %s was quarantined", update.effective_chat, moved)
-    text = t(
-        language_of(update.effective_user), "quarantined", file=escape(os.path.basename(moved))
-    )
+    text = t(language_of(update.effective_user), "quarantined", file=escape(moved.name))
     if message is not None:
         await reply_html(message, text)
     elif update.effective_chat is not None:

@@ -60,7 +60,6 @@ from telegram.request import BaseRequest
 
 from bot.chat import buttons, commands, confirmations, messages
 from bot.chat.access import gatekeeper
-from bot.chat.inbox import FOLDER as INBOX_FOLDER
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
 from bot.chat.updates import ChatOrderedUpdateProcessor
@@ -71,7 +70,7 @@ from bot.view.i18n import COMMANDS, language_of, t
 from bot.view.render import escape
 from bot.view.replies import reply_html
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
-from memory.store import MemoryStore
+from memory.interface import Store
 from memory.text import query_words
 
 if TYPE_CHECKING:
@@ -113,7 +112,7 @@ HANDLERS = {
 
 def build_application(
     config: Config,
-    store: MemoryStore,
+    store: Store,
     llm: AsyncOpenAI | None,
     *,
     request: BaseRequest | None = None,
@@ -124,7 +123,7 @@ def build_application(
     telegram = config.telegram
     limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
     # Updates polled from Telegram go through the inbox (bot.chat.inbox); the console's do not.
-    queue = InboxQueue(Inbox(config.data_dir / INBOX_FOLDER)) if request is None else None
+    queue = InboxQueue(Inbox.of(store)) if request is None else None
     builder = (
         ApplicationBuilder()
         .token(telegram.token)

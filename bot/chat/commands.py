@@ -185,7 +185,7 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
     # The language model's token totals, kept by bot.assistant.turn.
     usage = await found_services.operations.call(
-        lambda: read_usage(found_services.store.namespace(caller.namespace).path)  # type: ignore[attr-defined]
+        lambda: read_usage(found_services.store.documents(caller.namespace))
     )
     if usage.turns:
         parts.append(

@@ -107,7 +107,7 @@ class Outcome:
 
 
 def _book(store: Store, name: str) -> ChangeFile:
-    return ChangeFile(store.namespace(name).path)  # type: ignore[attr-defined]
+    return ChangeFile(store.documents(name))
 
 
 async def _pressed(

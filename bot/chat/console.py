@@ -31,19 +31,16 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
 from telegram import Update
 from telegram.request import BaseRequest, RequestData
 
 from bot.chat.app import build_application, serving
-from bot.chat.inbox import FOLDER as BOT_FOLDER
 from bot.config import Config
 from bot.view.render import to_plain
-from memory.errors import MemorySaveFailed
-from memory.files import FileLock, write_bytes_atomic
-from memory.store import MemoryStore
+from memory import Documents, Store, update_document
+from memory.errors import MemoryStoreError
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
@@ -58,25 +55,26 @@ BOT_USER = {
     "supports_inline_queries": False,
 }
 CONSOLE_TOKEN = "0:console"
+MESSAGE_IDS = "console-message-ids"  # the store's bot document
 _PRESS = re.compile(r"\A\s*(?:/press\s+)?(\d{1,2})\s*\Z")
 
 log = logging.getLogger(__name__)
 
 
 class MessageIds:
-    """Message ids that are never handed out twice, by any session or process on a data dir.
+    """Message ids that are never handed out twice, by any session or process on a store.
 
-    An id is the clock in milliseconds, and above every id handed out before: ``path`` (under
-    the data dir) holds the end of the last block reserved. A block of ``block`` ids is
-    reserved under the file's ``flock`` and written (atomically, fsynced) before any of it is
-    used, so two consoles at once draw disjoint blocks, a crash loses no more than unused ids,
-    and a session usually writes the file once. Telegram numbers a chat's messages from 1, so
-    the clock also keeps these clear of the ids of a real chat the console shares a namespace
-    with. If the file cannot be written (a read-only data dir) the clock alone is used.
+    An id is the clock in milliseconds, and above every id handed out before: the store's bot
+    document ``console-message-ids`` holds the end of the last block reserved. A block of
+    ``block`` ids is reserved by a compare-and-set on it (``memory.update_document``, durable)
+    before any of it is used, so two consoles at once draw disjoint blocks, a crash loses no
+    more than unused ids, and a session usually writes it once. Telegram numbers a chat's
+    messages from 1, so the clock also keeps these clear of the ids of a real chat the console
+    shares a namespace with. If the store refuses (a read-only data dir) the clock alone is used.
     """
 
-    def __init__(self, path: Path, *, block: int = 1000) -> None:
-        self.path = path
+    def __init__(self, documents: Documents, *, block: int = 1000) -> None:
+        self.documents = documents
         self.block = block
         self._next = self._end = 0  # the block in use: [_next, _end)
 
@@ -88,35 +86,20 @@ class MessageIds:
         return self._next - 1
 
     def reserve(self) -> None:
-        """Start a new block of ids (file work: call it off the event loop when it matters)."""
+        """Start a new block of ids (store work: call it off the event loop when it matters)."""
         start = max(time.time_ns() // 1_000_000, self._end)
-        lock = FileLock(self.path.with_name(f"{self.path.name}.lock"))
-        try:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
-            lock.acquire()
-            try:
-                start = max(start, self._last() + 1)
-                write_bytes_atomic(self.path, f"{start + self.block - 1}\n".encode())
-            finally:
-                lock.release()
-        except (OSError, MemorySaveFailed) as e:
-            log.warning(
-                "cannot keep the console's message ids in %s (%s); using the clock", self.path, e
-            )
-        finally:
-            lock.close()
-        self._next, self._end = start, start + self.block
 
-    def _last(self) -> int:
+        def claim(value: Any) -> int:
+            # None yet, or not ours (a hand edit): the clock is still above its ids.
+            last = value if isinstance(value, int) and not isinstance(value, bool) else 0
+            return max(start, last + 1) + self.block - 1
+
         try:
-            text = self.path.read_text("ascii")
-        except FileNotFoundError:
-            return 0
-        try:
-            return int(text)
-        except ValueError:  # not ours, or damaged by hand: the clock is still above its ids
-            log.warning("%s does not hold a number; starting from the clock", self.path)
-            return 0
+            end: int = update_document(self.documents, MESSAGE_IDS, claim)
+            start = end - self.block + 1
+        except MemoryStoreError as e:
+            log.warning("cannot keep the console's message ids (%s); using the clock", e.message)
+        self._next, self._end = start, start + self.block
 
 
 @dataclass
@@ -259,7 +242,7 @@ class Console:
     def __init__(
         self,
         config: Config,
-        store: MemoryStore,
+        store: Store,
         llm: AsyncOpenAI | None,
         *,
         user_id: int,
@@ -269,7 +252,7 @@ class Console:
         self.out = out
         self.user = {"id": user_id, "is_bot": False, "first_name": "You", "language_code": language}
         self.chat = {"id": user_id, "type": "private", "first_name": "You"}
-        self.message_ids = MessageIds(config.data_dir / BOT_FOLDER / "console-message-ids")
+        self.message_ids = MessageIds(store.bot_documents())
         self.api = LocalBotAPI(self.show, self.chat, self.message_ids.take)
         telegram = dataclasses.replace(config.telegram, token=CONSOLE_TOKEN, flood_control=False)
         local = dataclasses.replace(config, telegram=telegram)

@@ -15,7 +15,8 @@ update handled but killed before its ``done`` line is handled again on start-up,
 ``/remember`` passes its message as the memory's ``source`` (``Namespace.add``), which stores a
 given message once. Replies may then be sent twice; memories are not.
 
-Lines of ``inbox.jsonl`` (in ``data_dir/.bot/``)::
+Records of the store's bot log ``inbox`` (``memory.interface.RecordLog``; in the file store,
+the lines of ``data_dir/.bot/inbox.jsonl``)::
 
     {"update": {...the update as Telegram sent it...}, "tries": 0}
     {"start": 1234}                   its handler is about to run
@@ -33,14 +34,15 @@ it; only a power cut can lose one, which then counts one crash fewer, never one 
 Updates of several chats are handled at once, so every update in progress at a crash gets a
 try, the innocent ones with the culprit; so an update in progress during ``ALONE_AFTER``
 crashes is handled alone at the next start, before anything else, and the crash that follows,
-if any, is its own. One with ``MAX_TRIES`` is set aside: appended to ``poison.jsonl`` beside
-the inbox (kept, never deleted; fsynced before the inbox forgets it), and ``open`` returns it
-so that the admins are told. A disk that refuses ``poison.jsonl`` keeps it in the inbox,
-unhandled, until it can be set aside.
+if any, is its own. One with ``MAX_TRIES`` is set aside: appended to the bot log ``poison``
+(``poison.jsonl``; kept, never deleted; durable before the inbox forgets it), and ``open``
+returns it so that the admins are told. A store that refuses the poison log keeps it in the
+inbox, unhandled, until it can be set aside.
 
-The file is compacted on start-up, on a clean stop and whenever it has grown past
-``COMPACT_LINES`` lines. Its reading and writing are the methods ``_read``, ``_append``,
-``_rewrite`` and ``_set_aside``; everything else is the logic.
+The log is compacted (rewritten) on start-up, on a clean stop and whenever it has grown past
+``COMPACT_LINES`` records. The bytes are the store's (``memory.records`` for files): this
+module is the logic, and its methods ``_read``, ``_append``, ``_rewrite`` and ``_set_aside``
+the only ones that call the logs.
 
 A disk that refuses the inbox (full, read-only) does not stop the bot: the failure is logged
 (once, until a write works again) and updates are handled as they come, as python-telegram-bot
@@ -53,34 +55,25 @@ import asyncio
 import contextlib
 import json
 import logging
-import os
 from collections import OrderedDict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from telegram import Update
 from telegram._utils.types import ODVInput
 from telegram.request import BaseRequest, HTTPXRequest, RequestData
 
-from memory.errors import MemorySaveFailed
-from memory.files import (
-    append_bytes,
-    fsync_dir,
-    parse_json,
-    remove_stale_temporaries,
-    write_bytes_atomic,
-)
+from memory import RecordLog, Store
+from memory.errors import MemoryStoreError
 
 if TYPE_CHECKING:
     from telegram.ext import Application
 
 log = logging.getLogger(__name__)
 
-FOLDER = ".bot"
-FILE = "inbox.jsonl"
-POISON_FILE = "poison.jsonl"
+LOG = "inbox"  # the store's bot logs
+POISON_LOG = "poison"
 MAX_TRIES = 3  # crashes while it was being handled, after which an update is set aside
 ALONE_AFTER = 2  # crashes while it was being handled, after which it is handled alone
 REMEMBERED_IDS = 10_000  # handled ids kept to recognise a second delivery
@@ -109,34 +102,34 @@ class Recovered:
 
 
 class Inbox:
-    """The updates received and not yet handled, in ``folder/inbox.jsonl``.
+    """The updates received and not yet handled, in the record log ``log``; the poison set
+    aside in ``poison``.
 
     Used from the event loop's thread only (``InboxQueue`` and the update processor).
     """
 
-    def __init__(self, folder: Path) -> None:
-        self.path = folder / FILE
-        self.poison_path = folder / POISON_FILE
+    def __init__(self, log: RecordLog, poison: RecordLog) -> None:
+        self.log = log
+        self.poison = poison
         self._pending: dict[int, dict[str, Any]] = {}  # update id -> {"update", "tries"}
         self._started: set[int] = set()  # pending ids whose handler runs (or ran, in a file)
         self._seen: OrderedDict[int, None] = OrderedDict()  # handled ids, oldest first
-        self._fd: int | None = None
         self._lines = 0
         self._failing = False  # the last write failed (told once in the log)
         self._unsynced = False  # received lines written but not yet fsynced
         self._stopped = False  # closed by a clean stop
 
+    @classmethod
+    def of(cls, store: Store) -> Inbox:
+        """The inbox of ``store``: its bot logs ``inbox`` and ``poison``."""
+        return cls(store.bot_log(LOG), store.bot_log(POISON_LOG))
+
     def open(self) -> Recovered:
-        """Read the file, count the crash's tries, set poison aside and compact."""
-        remove_stale_temporaries(self.path.parent)  # compactions a kill interrupted
-        data = self._read()
-        if data is None:  # unreadable: left as it is, for a person to look at
+        """Read the log, count the crash's tries, set poison aside and compact."""
+        entries = self._read()
+        if entries is None:  # unreadable: left as it is, for a person to look at
             return Recovered()
-        for line in data.splitlines():
-            try:
-                entry = parse_json(line)
-            except ValueError:
-                continue  # an append cut short by the crash: never acknowledged
+        for entry in entries:  # an append a crash cut short is not among them
             if isinstance(entry, dict):
                 self._apply(entry)
         recovered = Recovered()
@@ -149,10 +142,10 @@ class Inbox:
                 recovered.again.append(pending)
             elif self._set_aside(pending):
                 log.error(
-                    "update %s was being handled during %d crashes; set aside in %s: %s",
+                    "update %s was being handled during %d crashes; set aside in the log %s: %s",
                     update_id,
                     pending.tries,
-                    self.poison_path,
+                    self.poison.name,
                     json.dumps(pending.update, ensure_ascii=False)[:500],
                 )
                 recovered.set_aside.append(pending)
@@ -180,13 +173,13 @@ class Inbox:
 
     def sync(self) -> None:
         """Make every received update durable (one fsync for all since the last call)."""
-        if not self._unsynced or self._fd is None:
+        if not self._unsynced:
             return
         self._unsynced = False
         try:
-            os.fdatasync(self._fd)
-        except OSError as e:
-            self._failed(f"could not sync {self.path}: {e.strerror or e}")
+            self.log.sync()
+        except MemoryStoreError as e:
+            self._failed(e.message)
 
     def start(self, update_id: int) -> None:
         """The update's handler is about to run: a crash from now until ``done`` is a try."""
@@ -209,7 +202,8 @@ class Inbox:
         self._stopped = True
         self._started.clear()
         self._compact()
-        self._close_file()
+        self.log.close()
+        self.poison.close()
 
     def _apply(self, entry: dict[str, Any]) -> None:
         with contextlib.suppress(KeyError, TypeError, ValueError):
@@ -247,95 +241,62 @@ class Inbox:
         ]
         self._rewrite(entries)
 
-    # -- the file (the only methods that touch the disk) -------------------------------------
+    # -- the logs (the only methods that call them) ------------------------------------------
 
-    def _read(self) -> bytes | None:
+    def _read(self) -> list[Any] | None:
         try:
-            return self.path.read_bytes()
-        except FileNotFoundError:
-            return b""
-        except OSError as e:
-            self._failed(f"could not read {self.path}: {e.strerror or e}")
+            return self.log.read()
+        except MemoryStoreError as e:
+            self._failed(e.message)
             return None
 
     def _rewrite(self, entries: list[dict[str, Any]]) -> None:
-        self._close_file()
         try:
-            write_bytes_atomic(self.path, b"".join(_line(entry) for entry in entries))
-        except MemorySaveFailed as e:
+            self.log.rewrite(entries)
+        except MemoryStoreError as e:
             self._failed(e.message)
             return
         self._succeeded()
         self._lines = len(entries)
 
     def _append(self, entry: dict[str, Any]) -> None:
-        data = _line(entry)
-        size: int | None = None
         try:
-            if self._fd is None:
-                new = not self.path.exists()
-                self.path.parent.mkdir(parents=True, exist_ok=True)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-                if new:
-                    fsync_dir(self.path.parent)
-            size = os.lseek(self._fd, 0, os.SEEK_END)
-            append_bytes(self._fd, data, durable=False)
-        except OSError as e:
-            if self._fd is not None and size is not None:
-                with contextlib.suppress(OSError):  # a full disk can still shrink a file
-                    os.ftruncate(self._fd, size)
-            self._failed(f"could not write {self.path}: {e.strerror or e}")
+            self.log.append(entry)
+        except MemoryStoreError as e:
+            self._failed(e.message)
             return
         self._succeeded()
         self._lines += 1
 
     def _set_aside(self, pending: Pending) -> bool:
-        """Append ``pending`` to ``poison.jsonl``, durably; whether that worked."""
+        """Append ``pending`` to the poison log, durably; whether that worked."""
         entry = {
             "update": pending.update,
             "tries": pending.tries,
             "set_aside": datetime.now(UTC).isoformat(timespec="seconds"),
         }
         try:
-            new = not self.poison_path.exists()
-            self.poison_path.parent.mkdir(parents=True, exist_ok=True)
-            fd = os.open(self.poison_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o600)
-            try:
-                append_bytes(fd, _line(entry), durable=True)
-            finally:
-                os.close(fd)
-            if new:
-                fsync_dir(self.poison_path.parent)
-        except OSError as e:
+            self.poison.append(entry, durable=True)
+        except MemoryStoreError as e:
             log.error(
-                "could not set update %s aside in %s (%s); it stays in the inbox, unhandled",
+                "could not set update %s aside (%s); it stays in the inbox, unhandled",
                 pending.update_id,
-                self.poison_path,
-                e.strerror or e,
+                e.message,
             )
             return False
         return True
 
-    def _close_file(self) -> None:
-        if self._fd is not None:
-            os.close(self._fd)
-            self._fd = None
-
     def _failed(self, reason: str) -> None:
-        """The disk refused: go on without durability, and say so once."""
-        self._close_file()
+        """The store refused: go on without durability, and say so once."""
+        self.log.close()
         if not self._failing:
             log.warning("%s; updates are handled without the inbox until it works again", reason)
         self._failing = True
 
     def _succeeded(self) -> None:
         if self._failing:
-            log.info("the inbox %s can be written again", self.path)
+            log.info("the inbox (log %s) can be written again", self.log.name)
         self._failing = False
-
-
-def _line(entry: dict[str, Any]) -> bytes:
-    return json.dumps(entry, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
 
 
 class SyncingRequest(HTTPXRequest):

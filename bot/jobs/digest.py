@@ -5,13 +5,14 @@ crontab expression in ``[digest] timezone`` (``bot.jobs.schedule``), and sends e
 wants it the report of ``bot.jobs.report``, through the application's bot, so that the rate limiter
 (``AIORateLimiter``) paces a run over many chats. Namespaces are done one after the other:
 Telegram allows about 30 messages a second, so a run over 10,000 chats takes minutes, and the
-bot keeps answering meanwhile (the files are read in a worker thread).
+bot keeps answering meanwhile (the store is read in a worker thread).
 
-Per namespace, ``digest.json`` in its folder holds the setting (``/digest on|off``) and what
-was sent; it survives restarts. A namespace that never chose (no file, or ``enabled: null``)
-follows ``[digest] default``, "off" unless configured: chats opt in with ``/digest on``. The
-report goes to the private chat of ``users/<id>`` and to the group of ``chats/<id>``
-(``chat_id`` in the file overrides that); it is in the language of whoever last sent
+Per namespace, the document ``digest`` (``digest.json`` in the file store) holds the setting
+(``/digest on|off``) and what was sent; it survives restarts. A namespace that never chose
+(no document, or ``enabled: null``) follows ``[digest] default``, "off" unless configured:
+chats opt in with ``/digest on``. The report goes to the private chat of ``users/<id>`` and
+to the group of ``chats/<id>``
+(``chat_id`` in the document overrides that); it is in the language of whoever last sent
 ``/digest on|off`` there, else Chinese if most memories are, else English.
 
 Periods and restarts. The scheduled time of the latest run at or before ``now``
@@ -21,6 +22,9 @@ runs. The job runs at each scheduled time and once at start-up, which sends the 
 missed, if the scheduled time is less than ``grace_hours`` ago (older ones are dropped: the
 next period's report will come). The period is recorded before sending, and taken back if
 sending fails, so a crash in the middle of a send loses that report rather than doubling it.
+Recording is a compare-and-set on the document (``memory.update_document``) that claims the
+period only if no one has: two processes or replicas running the job at once send each report
+once, and a ``/digest off`` in between is never overwritten.
 
 Failures. Telegram answering 403 (the user blocked the bot, the bot left the group) switches
 that namespace off (``off_reason: "blocked"``) and is logged; any other failure for one
@@ -36,7 +40,6 @@ import asyncio
 import dataclasses
 import logging
 import re
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -50,14 +53,14 @@ from bot.config import DigestConfig
 from bot.jobs.report import build_report, render_report
 from bot.jobs.schedule import Schedule, parse_timezone
 from bot.view.replies import send_html
+from memory import Documents, Store, update_document
 from memory.errors import MemoryInvalid, MemoryStoreError
-from memory.files import read_json, write_json_atomic
 from memory.model import Memory, format_time, parse_time
-from memory.store import MemoryStore, Namespace
 
 log = logging.getLogger(__name__)
 
-SETTINGS_FILE = "digest.json"
+SETTINGS = "digest"  # the document's key
+SETTINGS_FILE = "digest.json"  # its file in the file store
 JOB_NAME = "digest"
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _CHAT_NAMESPACE = re.compile(r"(?:users|chats)/(-?\d+)")
@@ -164,7 +167,7 @@ class Digest:
     def __init__(
         self,
         config: DigestConfig,
-        store: MemoryStore,
+        store: Store,
         *,
         clock: Callable[[], datetime] = _utc_now,
     ) -> None:
@@ -174,23 +177,25 @@ class Digest:
         self.timezone = parse_timezone(config.timezone)
         self.schedule = Schedule.parse(config.schedule, self.timezone, now=clock())
         self.grace = timedelta(hours=config.grace_hours)
-        self._settings_lock = threading.Lock()  # read-modify-write of digest.json files
-        self._running = asyncio.Lock()  # one run at a time (the scheduled one and the catch-up)
+        # One run at a time in this process (the scheduled one and the catch-up), so that a
+        # run's namespaces are visited once; other processes are kept apart by the store.
+        self._running = asyncio.Lock()
 
     # -- settings ---------------------------------------------------------------------------
 
     def settings(self, name: str) -> DigestSettings:
         """The settings of namespace ``name`` (the defaults if it has none)."""
-        with self._settings_lock:
-            return self._load(self.store.namespace(name))
+        return self._load(self.store.documents(name))
 
     def update(self, name: str, **changes: Any) -> DigestSettings:
         """Change some settings of namespace ``name`` and save them; returns the new ones."""
-        namespace = self.store.namespace(name)
-        with self._settings_lock:
-            settings = dataclasses.replace(self._load(namespace), **changes)
-            write_json_atomic(namespace.path / SETTINGS_FILE, settings.to_dict())
-            return settings
+
+        def change(value: Any) -> dict[str, Any]:
+            return dataclasses.replace(DigestSettings.from_dict(value), **changes).to_dict()
+
+        return DigestSettings.from_dict(
+            update_document(self.store.documents(name), SETTINGS, change)
+        )
 
     def switch(self, name: str, enabled: bool, *, language: str | None = None) -> DigestSettings:
         """``/digest on`` or ``off``. Turning it on starts with the next scheduled report (a
@@ -216,8 +221,9 @@ class Digest:
         return self.schedule.next_after(now or self.clock())
 
     @staticmethod
-    def _load(namespace: Namespace) -> DigestSettings:
-        return DigestSettings.from_dict(read_json(namespace.path / SETTINGS_FILE, None))
+    def _load(documents: Documents) -> DigestSettings:
+        found = documents.get(SETTINGS)
+        return DigestSettings.from_dict(found.value if found is not None else None)
 
     # -- the report -------------------------------------------------------------------------
 
@@ -304,16 +310,20 @@ class Digest:
             return None
         since = settings.sent_at or self.schedule.latest(period - _BEFORE)
         markup = self._render(memories, since=since, now=now, language=settings.language)
-        namespace = self.store.namespace(name)
-        with self._settings_lock:
-            before = self._load(namespace)  # /digest off may have come in meanwhile
-            if not self._wants(before, period):
-                return None
-            recorded = dataclasses.replace(
+        claimed: list[DigestSettings] = []  # the settings the claim was made on, if it was
+
+        def claim(value: Any) -> Any:
+            claimed.clear()
+            before = DigestSettings.from_dict(value)  # /digest off may have come in meanwhile
+            if not self._wants(before, period):  # or another process sent it
+                return value
+            claimed.append(before)
+            return dataclasses.replace(
                 before, last_period=format_time(period), last_sent_at=format_time(now)
-            )
-            write_json_atomic(namespace.path / SETTINGS_FILE, recorded.to_dict())
-        return _Outgoing(chat_id, markup, before)
+            ).to_dict()
+
+        update_document(self.store.documents(name), SETTINGS, claim)
+        return _Outgoing(chat_id, markup, claimed[0]) if claimed else None
 
     def _wants(self, settings: DigestSettings, period: datetime) -> bool:
         """Whether a namespace with ``settings`` still needs the report of ``period``."""
@@ -322,15 +332,17 @@ class Digest:
 
     def _take_back(self, name: str, period: datetime, before: DigestSettings) -> None:
         """Forget that ``period`` was sent to ``name`` (sending failed), unless that changed."""
+
+        def restore(value: Any) -> Any:
+            current = DigestSettings.from_dict(value)
+            if current.period != period:
+                return value
+            return dataclasses.replace(
+                current, last_period=before.last_period, last_sent_at=before.last_sent_at
+            ).to_dict()
+
         try:
-            with self._settings_lock:
-                namespace = self.store.namespace(name)
-                current = self._load(namespace)
-                if current.period == period:
-                    restored = dataclasses.replace(
-                        current, last_period=before.last_period, last_sent_at=before.last_sent_at
-                    )
-                    write_json_atomic(namespace.path / SETTINGS_FILE, restored.to_dict())
+            update_document(self.store.documents(name), SETTINGS, restore)
         except MemoryStoreError as e:
             log.warning("could not take back the digest period of %s: %s", name, e.message)
 

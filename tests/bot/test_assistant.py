@@ -468,11 +468,11 @@ async def test_tokens_are_added_up_per_namespace(
 
     assert (first.prompt_tokens, first.completion_tokens, first.requests) == (200, 30, 2)
     assert (second.prompt_tokens, second.completion_tokens, second.requests) == (100, 20, 2)
-    usage = read_usage(ns.path)
+    usage = read_usage(ns.documents())
     assert (usage.turns, usage.requests) == (2, 4)
     assert (usage.prompt_tokens, usage.completion_tokens) == (300, 50)
     assert second.usage == usage
-    assert read_usage(store.namespace("users/2").path).turns == 0
+    assert read_usage(store.documents("users/2")).turns == 0
     assert second.seconds >= second.model_seconds > 0
 
 
@@ -507,7 +507,7 @@ async def test_a_turns_changes_are_kept_for_undo_and_its_waiting_ones_for_confir
 
     assert result.ok and result.changes.updated == ids[:2]
     assert [p.id for p in result.pending] == ids[2:]
-    book = ChangeFile(ns.path)
+    book = ChangeFile(ns.documents())
     assert result.undo_token is not None and result.pending_token is not None
     kept = book.undo(result.undo_token)
     assert kept is not None and [(r.memory.content, r.left and r.left.content) for r in kept] == [

@@ -22,17 +22,24 @@ DEEP = "[" * 100_000
 
 @pytest.mark.parametrize("name", [HISTORY_FILE, USAGE_FILE])
 def test_a_deeply_nested_history_or_usage_file_is_moved_aside(tmp_path: Path, name: str) -> None:
-    (tmp_path / name).write_text(DEEP, encoding="utf-8")
-    assert load_history(tmp_path) == []
-    assert read_usage(tmp_path).turns == 0
-    (moved,) = tmp_path.glob(f"{name}.corrupt-*")
+    folder = tmp_path / "users/1"
+    folder.mkdir(parents=True)
+    (folder / name).write_text(DEEP, encoding="utf-8")
+    documents = MemoryStore(tmp_path).documents("users/1")
+    assert load_history(documents) == []
+    assert read_usage(documents).turns == 0
+    (moved,) = folder.glob(f"{name}.corrupt-*")
     assert moved.read_text(encoding="utf-8") == DEEP
 
 
 def test_a_deeply_nested_inbox_line_costs_nothing_else(tmp_path: Path) -> None:
     good = {"update": {"update_id": 1, "message": {"message_id": 1, "text": "hi"}}, "tries": 0}
-    (tmp_path / "inbox.jsonl").write_text(json.dumps(good) + "\n" + DEEP + "\n", encoding="utf-8")
-    assert [u.update_id for u in Inbox(tmp_path).open().again] == [1]
+    (tmp_path / ".bot").mkdir()
+    (tmp_path / ".bot" / "inbox.jsonl").write_text(
+        json.dumps(good) + "\n" + DEEP + "\n", encoding="utf-8"
+    )
+    recovered = Inbox.of(MemoryStore(tmp_path)).open()
+    assert [pending.update_id for pending in recovered.again] == [1]
 
 
 def test_deeply_nested_tool_arguments_are_refused_as_invalid(tmp_path: Path) -> None:

@@ -19,6 +19,7 @@ from fakes.telegram_server import FakeBotAPI
 from rel_harness import BotProcess, contents, redeliver, replies, snapshot, user, write_config
 
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Inbox, Recovered
+from memory.store import MemoryStore
 
 USERS = [user(100 + number) for number in range(5)]
 NOTES = 20  # per user: 100 /remember in all
@@ -258,6 +259,6 @@ async def test_a_message_the_bot_dies_on_every_time_is_set_aside_and_the_admins_
     assert said[0] == "an innocent note"  # handled once it was alone, after the set-aside
     assert contents(data_dir, f"users/{bystander['id']}") == ["an innocent note"]
     assert f"update {poison_id} was being handled during {MAX_TRIES} crashes" in bot.text()
-    inbox = Inbox(data_dir / ".bot")
+    inbox = Inbox.of(MemoryStore(data_dir))
     assert inbox.open() == Recovered()  # nothing pending, nothing more set aside
     inbox.close()

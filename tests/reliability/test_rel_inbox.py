@@ -15,21 +15,27 @@ from typing import Any
 import pytest
 
 from bot.chat.inbox import ALONE_AFTER, COMPACT_LINES, MAX_TRIES, Inbox
+from memory import open_store
 
 
 def update(update_id: int) -> dict[str, Any]:
     return {"update_id": update_id, "message": {"message_id": update_id, "text": f"m{update_id}"}}
 
 
+def opened(data_dir: Path) -> Inbox:
+    """The inbox of the store at ``data_dir`` (its files in ``data_dir/.bot/``)."""
+    return Inbox.of(open_store(data_dir))
+
+
 def restart(folder: Path) -> tuple[Inbox, list[int]]:
     """A new process opening the inbox: it and the ids it hands back for handling."""
-    inbox = Inbox(folder)
+    inbox = opened(folder)
     return inbox, [pending.update_id for pending in inbox.open().again]
 
 
 def tries(folder: Path) -> tuple[Inbox, dict[int, int]]:
     """A new process opening the inbox: it and the tries of the updates it hands back."""
-    inbox = Inbox(folder)
+    inbox = opened(folder)
     return inbox, {pending.update_id: pending.tries for pending in inbox.open().again}
 
 
@@ -61,17 +67,19 @@ def test_an_update_that_kills_the_process_every_time_is_set_aside_and_kept(
         inbox, replay = restart(tmp_path)
         assert replay == [7, 8]
         inbox.start(7)  # handling 7... and the process dies (8 never started)
-    inbox = Inbox(tmp_path)
+    inbox = opened(tmp_path)
     recovered = inbox.open()
     assert [p.update_id for p in recovered.set_aside] == [7]
     assert [(p.update_id, p.tries) for p in recovered.again] == [(8, 0)]
     assert inbox.knows(7)  # Telegram delivering it again is recognised, and dropped
-    [kept] = [json.loads(line) for line in (tmp_path / "poison.jsonl").read_text().splitlines()]
+    [kept] = [
+        json.loads(line) for line in (tmp_path / ".bot" / "poison.jsonl").read_text().splitlines()
+    ]
     assert kept["update"] == update(7) and kept["tries"] == MAX_TRIES
     assert f"update 7 was being handled during {MAX_TRIES} crashes; set aside" in caplog.text
     inbox.done(8)
     inbox, replay = restart(tmp_path)  # set aside once: not handled, not set aside again
-    assert replay == [] and (tmp_path / "poison.jsonl").read_text().count("\n") == 1
+    assert replay == [] and (tmp_path / ".bot" / "poison.jsonl").read_text().count("\n") == 1
 
 
 def test_restarts_during_a_backlog_count_tries_only_for_what_was_in_progress(
@@ -107,7 +115,7 @@ def test_a_clean_stop_counts_no_try(tmp_path: Path) -> None:
         inbox.start(1)
         inbox.start(2)
         inbox.close()
-    assert not (tmp_path / "poison.jsonl").exists()
+    assert not (tmp_path / ".bot" / "poison.jsonl").exists()
 
 
 def test_a_compaction_while_running_keeps_what_is_in_progress(tmp_path: Path) -> None:
@@ -117,7 +125,7 @@ def test_a_compaction_while_running_keeps_what_is_in_progress(tmp_path: Path) ->
     for number in range(2, COMPACT_LINES // 2 + 3):
         inbox.receive(update(number))
         inbox.done(number)
-    assert len((tmp_path / "inbox.jsonl").read_bytes().splitlines()) < COMPACT_LINES // 2
+    assert len((tmp_path / ".bot" / "inbox.jsonl").read_bytes().splitlines()) < COMPACT_LINES // 2
     inbox, counted = tries(tmp_path)  # killed now: 1 was in progress
     assert counted == {1: 1}
 
@@ -138,7 +146,7 @@ def test_an_update_in_progress_during_repeated_crashes_is_marked_to_run_alone(
         inbox, counted = tries(tmp_path)
         assert all(n >= ALONE_AFTER for n in counted.values())
         inbox.start(1)
-    inbox = Inbox(tmp_path)
+    inbox = opened(tmp_path)
     recovered = inbox.open()
     assert [p.update_id for p in recovered.set_aside] == [1]
     assert [(p.update_id, p.tries) for p in recovered.again] == [(2, ALONE_AFTER)]
@@ -152,13 +160,13 @@ def test_a_poison_file_that_cannot_be_written_keeps_the_update_in_the_inbox(
     for _ in range(MAX_TRIES):
         inbox, _ = restart(tmp_path)
         inbox.start(5)
-    (tmp_path / "poison.jsonl").mkdir()  # not a file: the append fails
-    inbox = Inbox(tmp_path)
+    (tmp_path / ".bot" / "poison.jsonl").mkdir()  # not a file: the append fails
+    inbox = opened(tmp_path)
     recovered = inbox.open()
     assert recovered.again == [] and recovered.set_aside == []  # not handled, not forgotten
     assert "could not set update 5 aside" in caplog.text
-    (tmp_path / "poison.jsonl").rmdir()
-    inbox = Inbox(tmp_path)
+    (tmp_path / ".bot" / "poison.jsonl").rmdir()
+    inbox = opened(tmp_path)
     assert [p.update_id for p in inbox.open().set_aside] == [5]
 
 
@@ -167,7 +175,7 @@ def test_a_line_cut_short_by_a_crash_costs_nothing_else(tmp_path: Path) -> None:
     inbox.receive(update(1))
     inbox.receive(update(2))
     inbox.close()
-    with (tmp_path / "inbox.jsonl").open("ab") as f:
+    with (tmp_path / ".bot" / "inbox.jsonl").open("ab") as f:
         f.write(b'{"update": {"update_id": 3, "mess')  # the append in progress at the kill
     inbox, replay = restart(tmp_path)
     assert replay == [1, 2]

@@ -1,0 +1,74 @@
+"""Two bot processes on one store: what each keeps beside the memories, the other keeps too.
+
+A second process (or replica) is a second store object on the same data directory; here each
+is a real process started with ``spawn``, running the bot's own functions (``append_history``,
+``add_usage``, ``ChangeFile``, ``MessageIds``, ``Digest``) at the same time as the others.
+"""
+
+from __future__ import annotations
+
+import multiprocessing
+from pathlib import Path
+
+from bot.assistant.changes import ChangeFile, Revision
+from bot.assistant.history import add_usage, append_history, load_history, read_usage
+from bot.chat.console import MessageIds
+from memory import open_store
+from memory.model import Memory
+
+WORKERS = 3  # processes, the test's own included
+ROUNDS = 25
+NS = "chats/-100"
+
+
+def _turns(data_dir: str, worker: int) -> list[str]:
+    """What one bot process does per turn in ``NS``: history, usage and an undo record."""
+    tokens = []
+    with open_store(data_dir) as store:
+        documents = store.documents(NS)
+        book = ChangeFile(documents)
+        for turn in range(ROUNDS):
+            append_history(documents, [("user", f"w{worker} t{turn}")], keep=10_000)
+            add_usage(documents, requests=1, prompt_tokens=10, completion_tokens=worker)
+            memory = Memory(id=worker * 1000 + turn, content=f"w{worker} t{turn}")
+            tokens.append(book.keep_undo([Revision("delete", memory, memory)]))
+    return tokens
+
+
+def _ids(data_dir: str, block: int) -> list[int]:
+    with open_store(data_dir) as store:
+        ids = MessageIds(store.bot_documents(), block=block)
+        return [ids.take() for _ in range(ROUNDS * block)]
+
+
+def _in_processes(target: object, data_dir: Path, args: list[tuple[object, ...]]) -> list[object]:
+    context = multiprocessing.get_context("spawn")
+    with context.Pool(len(args)) as pool:
+        return list(pool.starmap(target, [(str(data_dir), *a) for a in args]))  # type: ignore[arg-type]
+
+
+def test_turns_in_several_processes_at_once_lose_no_history_usage_or_undo(tmp_path: Path) -> None:
+    data_dir = tmp_path / "data"
+    tokens = _in_processes(_turns, data_dir, [(worker,) for worker in range(WORKERS)])
+
+    with open_store(data_dir) as store:
+        documents = store.documents(NS)
+        said = [entry["content"] for entry in load_history(documents)]
+        assert sorted(said) == sorted(f"w{w} t{t}" for w in range(WORKERS) for t in range(ROUNDS))
+        for worker in range(WORKERS):  # each process's own messages in its order
+            own = [text for text in said if text.startswith(f"w{worker} ")]
+            assert own == [f"w{worker} t{t}" for t in range(ROUNDS)]
+        usage = read_usage(documents)
+        assert (usage.turns, usage.requests) == (WORKERS * ROUNDS, WORKERS * ROUNDS)
+        assert usage.completion_tokens == ROUNDS * sum(range(WORKERS))
+        book = ChangeFile(documents)
+        kept = [token for worker_tokens in tokens for token in worker_tokens]  # type: ignore[attr-defined]
+        newest = [book.undo(token) for token in kept]
+        assert sum(1 for found in newest if found is not None) == min(len(kept), 50)  # MAX_UNDO
+    assert (data_dir / NS / "history.json").exists() and (data_dir / NS / "usage.json").exists()
+
+
+def test_consoles_in_several_processes_never_share_a_message_id(tmp_path: Path) -> None:
+    drawn = _in_processes(_ids, tmp_path / "data", [(4,)] * WORKERS)
+    every = [i for ids in drawn for i in ids]  # type: ignore[attr-defined]
+    assert len(every) == len(set(every)) == WORKERS * ROUNDS * 4
