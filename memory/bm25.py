@@ -203,20 +203,27 @@ class Bm25Ranker:
                 scores = self._rescore(self._expand(wanted, scores), scores)
         return sorted(scores.items(), key=_order(memories), reverse=True)[:limit]
 
-    def _weight(self, tid: int, qtf: float) -> float:
-        """A query term's weight: idf x saturated query frequency x (k1 + 1)."""
-        return self._idf(tid) * qtf * (K3 + 1.0) / (K3 + qtf) * (K1 + 1.0)
-
-    def _idf(self, tid: int) -> float:
+    def _idfs(self, tids: list[int]) -> list[float]:
+        """The idf of each term (math.log, as numpy's log may round differently)."""
         count = len(self._index)
-        df = int(self._index.df[tid])
-        return math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+        dfs = self._index.df[tids].tolist() if tids else []
+        return [math.log(1.0 + (count - df + 0.5) / (df + 0.5)) for df in dfs]
 
     def _known(self, wanted: dict[str, float]) -> list[tuple[int, float]]:
-        """The indexed terms of ``wanted`` as (term id, weight), in ``wanted``'s order."""
+        """The indexed terms of ``wanted`` as (term id, weight), in ``wanted``'s order.
+
+        A weight is idf x saturated query frequency x (k1 + 1).
+        """
         vocab, df = self._index.vocab, self._index.df
-        known = ((vocab.get(term), qtf) for term, qtf in wanted.items())
-        return [(tid, self._weight(tid, qtf)) for tid, qtf in known if tid is not None and df[tid]]
+        pairs = [(vocab.get(term), qtf) for term, qtf in wanted.items()]
+        found = [(tid, qtf) for tid, qtf in pairs if tid is not None]
+        live = df[[tid for tid, _ in found]].tolist() if found else []
+        known = [pair for pair, count in zip(found, live, strict=True) if count]
+        idfs = self._idfs([tid for tid, _ in known])
+        return [
+            (tid, idf * qtf * (K3 + 1.0) / (K3 + qtf) * (K1 + 1.0))
+            for (tid, qtf), idf in zip(known, idfs, strict=True)
+        ]
 
     def _top(
         self, wanted: dict[str, float], memories: Mapping[int, Memory], limit: int
@@ -369,9 +376,10 @@ class Bm25Ranker:
             share = score / top_score / (float(index.lengths[slot]) or 1.0)
             for tid, tf in zip(*index.bag(slot), strict=True):
                 votes[tid] = votes.get(tid, 0.0) + share * tf
+        idfs = self._idfs(list(votes))
         strongest = heapq.nlargest(
             FEEDBACK_TERMS,
-            ((tid, vote * self._idf(tid)) for tid, vote in votes.items()),
+            ((tid, vote * idf) for (tid, vote), idf in zip(votes.items(), idfs, strict=True)),
             key=lambda pair: pair[1],
         )
         if not strongest or strongest[0][1] <= 0:
