@@ -12,9 +12,13 @@ common). Then measured:
 - ``search``: median time of a warm ``search`` with access bookkeeping, over varied queries;
 - ``open``: time from a cold ``MemoryStore`` to the first answered ``get`` (snapshot read and
   parsed, journal replayed; the ranking index is built lazily on the first search);
-- ``first search``: that first search, which analyses every memory;
+- ``first search``: that first search, which analyses every memory, and ``after get``: that
+  first search less the median time of a warm ``get``;
+- ``long query``: median time of a warm search whose query is a 2,000-character dialogue (a
+  whole conversation searched at once, as the bot may do);
 - ``rss``: resident memory added by loading the namespace, in MiB, and once its search index
-  is built (``indexed``).
+  is built (``indexed``); ``index``: what building the index added, as a multiple of the size of
+  ``memory.json``.
 
 The baseline, ``bench.seed_port``, is measured in the same run at the sizes where it finishes in
 reasonable time. Each figure is the median over ``--runs`` runs, each run a fresh process.
@@ -136,6 +140,23 @@ def workload(size: int, corpus: Path | None) -> tuple[list[dict[str, Any]], list
     return corpus_records(texts, size), rng.sample(questions, min(200, len(questions)))
 
 
+LONG_QUERY_CHARS = 2000
+
+
+def long_queries(texts: list[str], count: int = 20, seed: int = 13) -> list[str]:
+    """``count`` dialogues of ``LONG_QUERY_CHARS`` characters: runs of consecutive ``texts``."""
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        i = rng.randrange(len(texts))
+        lines: list[str] = []
+        while sum(len(line) + 1 for line in lines) < LONG_QUERY_CHARS:
+            lines.append(texts[i % len(texts)].strip())
+            i += 1
+        out.append("\n".join(lines)[:LONG_QUERY_CHARS])
+    return out
+
+
 def queries(seed: int = 11) -> list[str]:
     """Varied questions, half English, half Chinese."""
     rng = random.Random(seed)
@@ -156,8 +177,10 @@ def _rss_mib() -> float:
 def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict[str, float]:
     """One run of our store at ``size`` memories (in this process)."""
     records, qs = workload(size, corpus)
+    long_qs = long_queries([str(r["content"]) for r in records[:20_000]])
     with MemoryStore(folder) as store:
         store.namespace("bench").import_memories(records)
+    json_mib = (folder / "bench" / "memory.json").stat().st_size / 2**20
     rss_before = _rss_mib()
     t = time.perf_counter()
     store = MemoryStore(folder)
@@ -169,6 +192,17 @@ def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict
     ns.search(qs[0])  # warm: builds the ranking index
     first_ms = (time.perf_counter() - t) * 1000
     rss_indexed = _rss_mib() - rss_before
+    gets = []
+    for record in records[:: max(1, size // 200)]:
+        t = time.perf_counter()
+        ns.get(record["id"])
+        gets.append(time.perf_counter() - t)
+    get_ms = statistics.median(gets) * 1000
+    long_search = []
+    for q in long_qs:
+        t = time.perf_counter()
+        ns.search(q, touch=False)
+        long_search.append(time.perf_counter() - t)
     search = []
     for q in qs[: max(ops, 50)]:
         t = time.perf_counter()
@@ -185,8 +219,12 @@ def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict
         "search_ms": statistics.median(search) * 1000,
         "open_ms": open_ms,
         "first_search_ms": first_ms,
+        "first_after_get_ms": first_ms - get_ms,
+        "long_search_ms": statistics.median(long_search) * 1000,
         "rss_mib": rss,
         "rss_indexed_mib": rss_indexed,
+        "json_mib": json_mib,
+        "index_x_json": (rss_indexed - rss) / json_mib,
     }
 
 
@@ -261,8 +299,11 @@ def main(argv: list[str] | None = None) -> int:
         ours, seed = row["ours"], row.get("seed")
         line = (
             f"{size:>7} memories: add {ours['add_ms']:.3f} ms, search {ours['search_ms']:.3f} ms,"
-            f" open {ours['open_ms']:.1f} ms, first search {ours['first_search_ms']:.0f} ms,"
-            f" RSS {ours['rss_mib']:.1f} MiB ({ours['rss_indexed_mib']:.1f} MiB indexed)"
+            f" open {ours['open_ms']:.1f} ms, first search {ours['first_search_ms']:.0f} ms"
+            f" ({ours['first_after_get_ms']:.0f} ms after get),"
+            f" long query {ours['long_search_ms']:.1f} ms,"
+            f" RSS {ours['rss_mib']:.1f} MiB ({ours['rss_indexed_mib']:.1f} MiB indexed),"
+            f" index {ours['index_x_json']:.1f}x memory.json ({ours['json_mib']:.1f} MiB)"
         )
         if seed:
             add_ratio = seed["add_ms"] / ours["add_ms"]

@@ -51,24 +51,37 @@ same values run on every set of ``python -m bench.retrieval``, whose figures are
 
 Indexing is lazy: the store calls ``index`` for every memory when a namespace opens, which only
 records it; it is analyzed the first time a search needs it, and again only if its text, tags,
-category or date changed. The inverted index (term -> {id: impact}) is updated incrementally, so
-a search touches the postings of the query's terms, never every memory. An impact is BM25's
-saturated, length-normalized term frequency; it depends on the average memory length, which
-is refreshed (and every impact recomputed) when it drifts by more than ``AVERAGE_DRIFT = 5%``,
-so adding a memory does not rewrite the index, and scores stay within a hair of exact BM25.
+category or date changed. The inverted index (``memory.termindex``: term ids, and per term an
+array of memories and one of impacts) is updated incrementally, so a search touches the
+postings of the query's terms, never every memory, and walks them in numpy. An impact is
+BM25's saturated, length-normalized term frequency; it depends on the average memory length,
+which is refreshed (and every impact recomputed) when it drifts by more than
+``AVERAGE_DRIFT = 5%``, so adding a memory does not rewrite the index, and scores stay within a
+hair of exact BM25. The analysed memories are kept in ``memory.index`` beside ``memory.json``
+(written at compaction, by ``persist``), so that the first search after opening a namespace
+reads them instead of analysing every memory again; a memory changed since is analysed anew.
 """
 
 from __future__ import annotations
 
 import heapq
+import logging
 import math
 import threading
 from collections.abc import Callable, Mapping
-from operator import itemgetter
+from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
+from memory.errors import MemorySaveFailed
+from memory.files import write_bytes_atomic
 from memory.model import Memory
+from memory.termindex import Floats, Slots, TermIndex, fingerprint, load, ranges
 from memory.text import created_terms, date_terms, terms
+
+log = logging.getLogger(__name__)
 
 K1 = 1.2
 B = 0.75
@@ -124,27 +137,27 @@ def _order(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tupl
 
 
 class Bm25Ranker:
-    """BM25 with an incrementally maintained inverted index (see the module docstring)."""
+    """BM25 over a compact inverted index, kept up to date incrementally (see the docstring).
+
+    With ``index_path``, the analysed memories are read from that file when the index is first
+    built and written there by ``persist`` (``memory.termindex``).
+    """
 
     name = "default"
 
-    def __init__(self) -> None:
+    def __init__(self, index_path: Path | None = None) -> None:
         # A search updates the index (lazily), so even concurrent searches are serialized.
         self._lock = threading.Lock()
+        self._path = index_path
         self._pending: dict[int, Memory] = {}
-        self._sources: dict[int, _Source] = {}
-        self._docs: dict[int, dict[str, float]] = {}
-        self._lengths: dict[int, float] = {}
+        self._index = TermIndex(K1, B)
         self._total_length = 0.0
-        # term -> {id: impact}: a posting holds BM25's saturated, length-normalized frequency
-        # tf / (tf + k1 * (1 - b + b * length / average)), so a search only multiplies and adds.
-        # ``_average`` is the average length the impacts were computed with; they are all
-        # recomputed when the true average drifts from it by more than ``AVERAGE_DRIFT``.
-        self._postings: dict[str, dict[int, float]] = {}
+        # ``_average`` is the average length the norms (and so the impacts) were computed with;
+        # they are all recomputed when the true average drifts from it by more than
+        # ``AVERAGE_DRIFT``. The largest impact of each term (for MaxScore) may stay too high
+        # after removals, which keeps it an upper bound; a recomputation makes it exact again.
         self._average = 0.0
-        # The largest impact of each term, for MaxScore. Removals may leave it too high, which
-        # keeps it an upper bound; a recomputation makes it exact again.
-        self._max_impact: dict[str, float] = {}
+        self._saved = False  # the file holds exactly what the index holds
 
     def index(self, memory: Memory) -> None:
         """Record ``memory`` for indexing at the next search (replacing an older version)."""
@@ -157,6 +170,25 @@ class Bm25Ranker:
             self._pending.pop(memory_id, None)
             self._remove(memory_id)
 
+    def persist(self) -> None:
+        """Write the analysed index beside the snapshot (if it has a path and changed)."""
+        if self._path is None:
+            return
+        with self._lock:
+            self._flush()
+            if self._saved:
+                return
+            data = self._index.dump()
+            if data is None:
+                return
+            try:
+                write_bytes_atomic(self._path, data, durable=False)
+            except MemorySaveFailed as e:
+                # Only a cache: the next open analyses the memories again.
+                log.warning("search index not saved: %s", e.message)
+                return
+            self._saved = True
+
     def rank(
         self, query: str, memories: Mapping[int, Memory], limit: int
     ) -> list[tuple[int, float]]:
@@ -164,21 +196,34 @@ class Bm25Ranker:
         wanted = query_terms(query)
         with self._lock:
             self._flush()
-            if not self._docs or limit <= 0:
+            if not len(self._index) or limit <= 0:
                 return []
             scores = self._top(wanted, memories, max(limit, FEEDBACK_DEPTH))
             if scores and FEEDBACK_DOCS:
                 scores = self._rescore(self._expand(wanted, scores), scores)
         return sorted(scores.items(), key=_order(memories), reverse=True)[:limit]
 
-    def _weight(self, term: str, qtf: float) -> float:
-        """A query term's weight: idf x saturated query frequency x (k1 + 1)."""
-        return self._idf(term) * qtf * (K3 + 1.0) / (K3 + qtf) * (K1 + 1.0)
+    def _idfs(self, tids: list[int]) -> list[float]:
+        """The idf of each term (math.log, as numpy's log may round differently)."""
+        count = len(self._index)
+        dfs = self._index.df[tids].tolist() if tids else []
+        return [math.log(1.0 + (count - df + 0.5) / (df + 0.5)) for df in dfs]
 
-    def _idf(self, term: str) -> float:
-        count = len(self._docs)
-        df = len(self._postings[term])
-        return math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+    def _known(self, wanted: dict[str, float]) -> list[tuple[int, float]]:
+        """The indexed terms of ``wanted`` as (term id, weight), in ``wanted``'s order.
+
+        A weight is idf x saturated query frequency x (k1 + 1).
+        """
+        vocab, df = self._index.vocab, self._index.df
+        pairs = [(vocab.get(term), qtf) for term, qtf in wanted.items()]
+        found = [(tid, qtf) for tid, qtf in pairs if tid is not None]
+        live = df[[tid for tid, _ in found]].tolist() if found else []
+        known = [pair for pair, count in zip(found, live, strict=True) if count]
+        idfs = self._idfs([tid for tid, _ in known])
+        return [
+            (tid, idf * qtf * (K3 + 1.0) / (K3 + qtf) * (K1 + 1.0))
+            for (tid, qtf), idf in zip(known, idfs, strict=True)
+        ]
 
     def _top(
         self, wanted: dict[str, float], memories: Mapping[int, Memory], limit: int
@@ -192,189 +237,206 @@ class Bm25Ranker:
         (common, long) postings up instead of walking them, and the completion stops as soon
         as a memory's partial score plus that most cannot reach the ``limit``-th best. The
         result is exactly what scoring every memory would give.
+
+        Scores accumulate in an array over slots; ``seen`` lists the slots in the order they
+        were first reached, which is the order ties are met in.
         """
-        weighted = sorted(
-            (
-                (term, self._weight(term, qtf))
-                for term, qtf in wanted.items()
-                if term in self._postings
-            ),
-            key=lambda pair: -pair[1],
-        )[:MAX_QUERY_TERMS]
-        bounds = [weight * self._max_impact[term] for term, weight in weighted]
+        index = self._index
+        weighted = sorted(self._known(wanted), key=lambda pair: -pair[1])[:MAX_QUERY_TERMS]
+        bounds = [weight * float(index.max_impact[tid]) for tid, weight in weighted]
         remaining = sum(bounds)
-        scores: dict[int, float] = {}
-        get = scores.get
+        # Every weight and impact is > 0, so a memory has been reached iff its score is > 0.
+        scores = np.zeros(index.slots, dtype=np.float64)
+        walked: list[Slots] = []
         check_below = remaining
         visited = 0
-        rest: list[tuple[str, float]] = []
-        for position, (term, weight) in enumerate(weighted):
-            postings = self._postings[term]
-            over_budget = visited + len(postings) > POSTINGS_BUDGET
-            if len(scores) > limit and (remaining < check_below or over_budget):
-                # A full pass over the scores: done again only once ``remaining`` has shrunk.
-                threshold = heapq.nlargest(limit, scores.values())[-1]
-                if remaining < threshold or over_budget:
-                    rest = weighted[position:]
-                    break
-                check_below = remaining * 0.75
-            visited += len(postings)
+        rest: list[tuple[int, float]] = []
+        for position, (tid, weight) in enumerate(weighted):
+            length = int(index.df[tid])
+            over_budget = visited + length > POSTINGS_BUDGET
+            if visited > limit and (remaining < check_below or over_budget):
+                reached = scores[scores > 0]
+                if len(reached) > limit:
+                    # A full pass over the scores: done again only once ``remaining`` has shrunk.
+                    threshold = float(np.partition(reached, -limit)[-limit])
+                    if remaining < threshold or over_budget:
+                        rest = weighted[position:]
+                        break
+                    check_below = remaining * 0.75
+            visited += length
             remaining -= bounds[position]
-            for memory_id, impact in postings.items():
-                scores[memory_id] = get(memory_id, 0.0) + weight * impact
+            slots, impacts = index.postings(tid)
+            walked.append(slots)
+            scores[slots] += weight * impacts
+        # The order the memories were first reached in: by the first term reaching them, then
+        # by slot (a posting's order). Ties are met in this order.
+        first = np.zeros(index.slots, dtype=np.int32)
+        for position in range(len(walked) - 1, -1, -1):
+            first[walked[position]] = position
+        seen: Slots = np.flatnonzero(scores)
+        values = scores[seen]
         if rest:
-            ranked = self._complete(list(scores.items()), rest, remaining, limit)
-            scores = dict(ranked)
-        if len(scores) <= limit:
-            return {m: s for m, s in scores.items() if s > 0 and m in memories}
+            if len(seen) > CANDIDATES_CAP:
+                # Only past the postings budget can the cap change the result (see the docstring).
+                kept = values >= np.partition(values, -CANDIDATES_CAP)[-CANDIDATES_CAP]
+                seen, values = seen[kept], values[kept]
+            order = np.lexsort((seen, first[seen], -values))[:CANDIDATES_CAP]
+            seen, values = self._complete(seen[order], values[order], rest, remaining, limit)
+            first = np.zeros(index.slots, dtype=np.int32)  # now in the order of ``seen``
+            first[seen] = np.arange(len(seen))
+
+        def met(mask: npt.NDArray[np.bool_] | slice) -> list[tuple[int, float]]:
+            """The (id, score) of the memories in ``mask``, in the order met, if in memories."""
+            chosen, scored = seen[mask], values[mask]
+            order = np.lexsort((chosen, first[chosen]))
+            pairs = zip(index.ids[chosen[order]].tolist(), scored[order].tolist(), strict=True)
+            return [(m, s) for m, s in pairs if m in memories]
+
+        if len(seen) <= limit:
+            return {m: s for m, s in met(slice(None)) if s > 0}
         # The best ``limit``; among memories tied at the cut, those the tie-break prefers.
-        cut = heapq.nlargest(limit, scores.values())[-1]
-        above = [(m, s) for m, s in scores.items() if s > cut + TIE and m in memories]
-        tied = [(m, s) for m, s in scores.items() if cut - TIE <= s <= cut + TIE and m in memories]
+        cut = float(np.partition(values, -limit)[-limit])
+        above = met(values > cut + TIE)
+        tied = met((values >= cut - TIE) & (values <= cut + TIE))
         if len(above) + len(tied) > limit:
             tied = heapq.nlargest(limit - len(above), tied, key=_order(memories))
         return {m: s for m, s in above + tied if s > 0}
 
+    def _lookup(self, slots: Slots, start: Floats, terms: list[tuple[int, float]]) -> Floats:
+        """``start`` plus, for each of ``slots``, the weighted impacts of the ``terms`` (term id,
+        weight) its memory has, added term by term in ``terms``' order (as a dict lookup per
+        term would add them), found from the memories' side."""
+        index = self._index
+        score = start.copy()
+        if not len(slots) or not terms:
+            return score
+        tids = np.array([tid for tid, _ in terms], dtype=np.int64)
+        weights = np.array([weight for _, weight in terms], dtype=np.float64)
+        by_tid = np.argsort(tids)
+        sorted_tids = tids[by_tid]
+        counts = index.counts[slots]
+        take = ranges(index.starts[slots], counts)
+        entry_tids = index.fwd_tids[take]
+        where = np.minimum(np.searchsorted(sorted_tids, entry_tids), len(tids) - 1)
+        hit = sorted_tids[where] == entry_tids
+        position = by_tid[where[hit]]
+        row = np.repeat(np.arange(len(slots)), counts)[hit]
+        tfs = index.fwd_tfs[take[hit]]
+        impacts = weights[position] * (tfs / (tfs + index.norms[slots][row]))
+        matrix = np.zeros((len(terms), len(slots)), dtype=np.float64)
+        matrix[position, row] = impacts
+        for term in np.unique(position).tolist():
+            score += matrix[term]  # adding the zero of a memory without the term changes nothing
+        return score
+
     def _rescore(self, wanted: dict[str, float], scores: dict[int, float]) -> dict[int, float]:
         """The scores of the memories in ``scores`` for ``wanted``, by looking them up."""
-        weighted = [
-            (self._postings[term], self._weight(term, qtf))
-            for term, qtf in wanted.items()
-            if term in self._postings
-        ]
-        rescored: dict[int, float] = {}
-        for memory_id in scores:
-            score = 0.0
-            for postings, weight in weighted:
-                impact = postings.get(memory_id)
-                if impact is not None:
-                    score += weight * impact
-            rescored[memory_id] = score
-        return rescored
+        slot_of = self._index.slot_of
+        slots = np.array([slot_of[m] for m in scores], dtype=np.int64)
+        rescored = self._lookup(slots, np.zeros(len(slots)), self._known(wanted)).tolist()
+        return dict(zip(scores, rescored, strict=True))
 
     def _complete(
         self,
-        partial: list[tuple[int, float]],
-        rest: list[tuple[str, float]],
+        slots: Slots,
+        partial: Floats,
+        rest: list[tuple[int, float]],
         remaining: float,
         limit: int,
-    ) -> list[tuple[int, float]]:
-        """Add the ``rest`` terms to the partially scored memories that can still make it."""
-        partial.sort(key=itemgetter(1), reverse=True)
-        if len(partial) > CANDIDATES_CAP:
-            # Only past the postings budget can a cap change the result (see the docstring).
-            del partial[CANDIDATES_CAP:]
-        rest_postings = [(self._postings[term], weight) for term, weight in rest]
+    ) -> tuple[Slots, Floats]:
+        """Add the ``rest`` terms to the partially scored memories that can still make it.
+
+        Looked up in growing batches, since the walk usually stops after a few dozen.
+        """
         best: list[float] = []  # a min-heap of the ``limit`` best complete scores
-        done: list[tuple[int, float]] = []
-        for memory_id, score in partial:
-            if len(best) == limit and score + remaining < best[0] - TIE:
-                break
-            for postings, weight in rest_postings:
-                impact = postings.get(memory_id)
-                if impact is not None:
-                    score += weight * impact
-            done.append((memory_id, score))
-            if len(best) < limit:
-                heapq.heappush(best, score)
-            elif score > best[0]:
-                heapq.heapreplace(best, score)
-        return done
+        done: list[float] = []
+        start, size = 0, 32
+        while start < len(slots):
+            batch = slice(start, start + size)
+            completed = self._lookup(slots[batch], partial[batch], rest)
+            for score, complete in zip(partial[batch].tolist(), completed.tolist(), strict=True):
+                if len(best) == limit and score + remaining < best[0] - TIE:
+                    return slots[: len(done)], np.array(done, dtype=np.float64)
+                done.append(complete)
+                if len(best) < limit:
+                    heapq.heappush(best, complete)
+                elif complete > best[0]:
+                    heapq.heapreplace(best, complete)
+            start, size = start + size, size * 4
+        return slots[: len(done)], np.array(done, dtype=np.float64)
 
     def _expand(self, wanted: dict[str, float], scores: dict[int, float]) -> dict[str, float]:
         """``wanted`` plus the feedback terms of the best-scoring memories."""
+        index = self._index
         best = heapq.nlargest(FEEDBACK_DOCS, scores.items(), key=lambda pair: pair[1])
         top_score = best[0][1]
-        votes: dict[str, float] = {}
+        votes: dict[int, float] = {}
         for memory_id, score in best:
-            share = score / top_score / (self._lengths[memory_id] or 1.0)
-            for term, tf in self._docs[memory_id].items():
-                votes[term] = votes.get(term, 0.0) + share * tf
+            slot = index.slot_of[memory_id]
+            share = score / top_score / (float(index.lengths[slot]) or 1.0)
+            for tid, tf in zip(*index.bag(slot), strict=True):
+                votes[tid] = votes.get(tid, 0.0) + share * tf
+        idfs = self._idfs(list(votes))
         strongest = heapq.nlargest(
             FEEDBACK_TERMS,
-            ((term, vote * self._idf(term)) for term, vote in votes.items()),
+            ((tid, vote * idf) for (tid, vote), idf in zip(votes.items(), idfs, strict=True)),
             key=lambda pair: pair[1],
         )
         if not strongest or strongest[0][1] <= 0:
             return wanted
         expanded = dict(wanted)
-        for term, strength in strongest:
+        for tid, strength in strongest:
+            term = index.terms[tid]
             expanded[term] = expanded.get(term, 0.0) + FEEDBACK_WEIGHT * strength / strongest[0][1]
         return expanded
 
     def _flush(self) -> None:
         """Analyze the memories recorded since the last search; refresh a drifted average."""
         pending, self._pending = self._pending, {}
-        if not self._docs and pending:
+        if not len(self._index) and pending:
             self._build(pending)
             return
+        index = self._index
         for memory_id, memory in pending.items():
-            source = (memory.content, memory.tags, memory.category, memory.created_at[:10])
-            if self._sources.get(memory_id) == source:
+            print_ = fingerprint(memory)
+            slot = index.slot_of.get(memory_id)
+            if slot is not None and index.prints[slot] == np.frombuffer(print_, np.uint64)[0]:
                 continue
             self._remove(memory_id)
-            self._add(memory_id, memory_terms(memory))
-            self._sources[memory_id] = source
+            bag = memory_terms(memory)
+            length = sum(bag.values())
+            index.add(
+                memory_id, print_, index.intern(bag), list(bag.values()), length, self._average
+            )
+            self._total_length += length
+            self._saved = False
         # Removals (``unindex``) move the average too, so this is checked on every search.
-        average = self._total_length / len(self._docs) if self._docs else 0.0
+        average = self._total_length / len(index) if len(index) else 0.0
         if abs(average - self._average) > AVERAGE_DRIFT * self._average:
             self._average = average
-            self._recompute_impacts()
+            index.compact()
+            index.set_average(average)
+        elif index.needs_compaction():
+            index.compact()
 
     def _build(self, memories: dict[int, Memory]) -> None:
         """Index an empty ranker in one pass, with the average length known beforehand."""
-        bags = {memory_id: memory_terms(memory) for memory_id, memory in memories.items()}
-        total = sum(sum(bag.values()) for bag in bags.values())
-        self._average = total / len(bags)
-        for memory_id, bag in bags.items():
-            self._add(memory_id, bag)
-            memory = memories[memory_id]
-            self._sources[memory_id] = (
-                memory.content,
-                memory.tags,
-                memory.category,
-                memory.created_at[:10],
-            )
-
-    def _impact(self, tf: float, length: float) -> float:
-        return tf / (tf + K1 * (1.0 - B + B * length / (self._average or length or 1.0)))
-
-    def _recompute_impacts(self) -> None:
-        self._max_impact.clear()
-        for term, postings in self._postings.items():
-            for memory_id in postings:
-                postings[memory_id] = self._impact(
-                    self._docs[memory_id][term], self._lengths[memory_id]
-                )
-            self._max_impact[term] = max(postings.values())
-
-    def _add(self, memory_id: int, bag: dict[str, float]) -> None:
-        self._docs[memory_id] = bag
-        length = sum(bag.values())
-        self._lengths[memory_id] = length
-        self._total_length += length
-        postings = self._postings
-        max_impact = self._max_impact
-        for term, tf in bag.items():
-            impact = self._impact(tf, length)
-            posting = postings.get(term)
-            if posting is None:
-                postings[term] = {memory_id: impact}
-                max_impact[term] = impact
-            else:
-                posting[memory_id] = impact
-                if impact > max_impact[term]:
-                    max_impact[term] = impact
+        stored = load(self._path) if self._path is not None else None
+        listed = list(memories.values())
+        ids = np.fromiter(memories, dtype=np.int64, count=len(listed))
+        prints = np.frombuffer(b"".join(map(fingerprint, listed)), dtype=np.uint64).copy()
+        self._index = TermIndex(K1, B)
+        lengths = self._index.build(ids, prints, stored, lambda i: memory_terms(listed[i]))
+        reused_all = stored is not None and len(stored.ids) == len(ids) == self._index.reused
+        del stored  # the file's bytes, before the postings are laid out
+        self._average = sum(lengths) / len(lengths)
+        for length in lengths:
+            self._total_length += length
+        self._index.set_average(self._average)
+        self._saved = reused_all
 
     def _remove(self, memory_id: int) -> None:
-        self._sources.pop(memory_id, None)
-        bag = self._docs.pop(memory_id, None)
-        if bag is None:
-            return
-        self._total_length -= self._lengths.pop(memory_id)
-        for term in bag:
-            posting = self._postings[term]
-            del posting[memory_id]
-            if not posting:
-                del self._postings[term]
-                del self._max_impact[term]
+        length = self._index.remove(memory_id)
+        if length is not None:
+            self._total_length -= length
+            self._saved = False

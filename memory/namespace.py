@@ -45,12 +45,14 @@ from memory.ranking import Ranker, SeedRanker
 log = logging.getLogger(__name__)
 
 RANKERS = ("default", "seed")
+INDEX_FILE = "memory.index"
 TOP_TAGS = 10
 MOST_ACCESSED = 5
 
 
-def _new_rankers() -> dict[str, Ranker]:
-    return {"default": Bm25Ranker(), "seed": SeedRanker()}
+def _new_rankers(folder: Path) -> dict[str, Ranker]:
+    # The search index's analysed memories are kept beside the snapshot (memory.termindex).
+    return {"default": Bm25Ranker(folder / INDEX_FILE), "seed": SeedRanker()}
 
 
 class Namespace:
@@ -63,7 +65,7 @@ class Namespace:
         self._mutex = threading.RLock()
         self._memories: dict[int, Memory] = {}
         self._sources: dict[str, int] = {}  # source -> id of the memory that came from it
-        self._rankers: dict[str, Ranker] = _new_rankers()
+        self._rankers: dict[str, Ranker] = _new_rankers(self.path)
         self._high_id = 0  # the highest id this namespace has seen, deleted ones included
         self._quarantined: Path | None = None
         self._dirty_since: float | None = None  # monotonic time of the oldest uncompacted change
@@ -258,7 +260,7 @@ class Namespace:
             self.flush()
             self._files.release()
             self._memories, self._sources = {}, {}
-            self._rankers = _new_rankers()
+            self._rankers = _new_rankers(self.path)
 
     # -- internals --------------------------------------------------------------------------
 
@@ -311,7 +313,7 @@ class Namespace:
 
     def _reload(self, change: Change) -> None:
         self._memories, self._sources = {}, {}
-        self._rankers = _new_rankers()
+        self._rankers = _new_rankers(self.path)
         bad = 0
         read = Memory.from_store if change.trusted else Memory.from_dict
         for record in change.snapshot:
@@ -409,3 +411,6 @@ class Namespace:
             log.warning("could not compact %s: %s", self.name, e.message)
             return
         self._dirty_since = None
+        ranker = self._rankers["default"]
+        if isinstance(ranker, Bm25Ranker):
+            ranker.persist()  # the search index beside the new snapshot; only a cache
