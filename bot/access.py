@@ -153,14 +153,15 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
     if namespace is None:
         return
     try:
-        namespace.memories()  # loads it: a damaged file is moved aside now
+        held = len(namespace.memories())  # loads it: a damaged file is set aside now
     except MemoryStoreError:
         return
     moved = namespace.pop_quarantine()
     if moved is None:
         return
     log.warning("told chat %s that %s was quarantined", update.effective_chat, moved)
-    text = t(language_of(update.effective_user), "quarantined", file=escape(moved.name))
+    key = "quarantined" if held else "quarantined_empty"
+    text = t(language_of(update.effective_user), key, file=escape(moved.name), count=held)
     if message is not None:
         await reply_html(message, text)
     elif update.effective_chat is not None:
