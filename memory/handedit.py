@@ -138,6 +138,10 @@ DELETED_LATER = "changed in the file, deleted by the store later"
 EDITED_LATER = "deleted by the store, changed in the file later"
 CHANGED_LATER = "deleted in the file, changed by the store later"
 REMOVED_LATER = "changed by the store, deleted in the file later"
+OLDER_FILE = (
+    "changed in a file older than the store's history (it was restarted or idle since), and"
+    " by the store: the store's confirmed version is kept, the file's is here"
+)
 DELETED_THIN = (
     "deleted in the file; kept here in case the file was opened before the store wrote this"
     " memory to memory.json (the store was restarted or idle since, and cannot tell)"
@@ -185,7 +189,7 @@ def merge(
     stamp = format_time(datetime.fromtimestamp(edited_at, UTC))
     # The snapshot the person's editor read is one of base..latest: as new as the newest
     # version in the file, and older than any version in it that a later snapshot replaced.
-    base, latest = 0, 0
+    base, latest, predates = 0, 0, False
     if history is not None:
         spans = [span for m in edited.values() if (span := history.held(m)) is not None]
         base = max((first for first, _ in spans), default=0)
@@ -194,6 +198,12 @@ def merge(
         # (kept aside since, or a history begun after it) proves nothing deleted.
         latest = min(latest, history.before(edited_at))
         base = min(base, latest)
+        predates = any(history.held(m) is None and history.wrote(m) for m in edited.values())
+        if predates:
+            # A memory the person left alone, with access counts no snapshot known had: the
+            # file is older than the history (a restart, a release since): it proves no
+            # deletion, and whatever it lacks is kept (and noted).
+            base, latest = 0, history.generation
     out = Merge({}, edited, bad=bad)
 
     def store_newer(theirs: Memory) -> bool:
@@ -212,6 +222,10 @@ def merge(
             continue  # or a memory the store deleted since the person's editor read it
         if theirs is not None:
             if store_newer(theirs):
+                if predates:  # the file is older than all the store knows: keep what it confirmed
+                    out.memories[memory_id] = theirs
+                    out.conflicts.append(_conflict(OLDER_FILE, "store", memory_id, mine, theirs))
+                    continue
                 if _changed_at(theirs) > edited_at:
                     out.memories[memory_id] = theirs
                     out.conflicts.append(_conflict(LATER_STORE, "store", memory_id, mine, theirs))

@@ -160,3 +160,26 @@ def test_a_failing_compaction_is_logged_once_and_backs_off(tmp_path: Path) -> No
     assert "incomplete" not in done.stderr
     with MemoryStore(tmp_path) as store:
         assert len(store.namespace("users/42").memories()) == 40
+
+
+def test_a_stale_save_after_a_restart_keeps_what_the_store_confirmed(tmp_path: Path) -> None:
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace("users/42")
+        ns.add("a pen is in the drawer")
+        other = ns.add("other")
+        ns.flush()
+        opened = read(ns)  # an editor opens the file while the bot runs
+        ns.add("second")
+        ns.update(other.id, content="other, updated by the bot")
+        ns.search("pen")  # access counts change: the opened file is older than what follows
+    opened.append({"id": 7, "content": "typed by hand"})
+    with MemoryStore(tmp_path) as store:  # the bot restarted; the person saves the old file
+        ns = store.namespace("users/42")
+        save(ns, opened)
+        assert sorted(contents(ns)) == [
+            "a pen is in the drawer",
+            "other, updated by the bot",
+            "second",
+            "typed by hand",
+        ]
+        assert any(c["file"] and c["file"]["content"] == "other" for c in conflicts(ns))
