@@ -28,7 +28,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import DocumentConflict, MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
-from memory.files import FileLock, dump_json, quarantine, write_bytes_atomic
+from memory.files import FileLock, dump_json, parse_json, quarantine, write_bytes_atomic
 from memory.interface import ABSENT, MAX_DOCUMENT_BYTES, Document, validate_key
 
 log = logging.getLogger(__name__)
@@ -140,7 +140,7 @@ class FileDocuments:
     @staticmethod
     def _parse(key: str, path: Path, data: bytes) -> Document | None:
         try:
-            value = json.loads(data)
+            value = parse_json(data)
         except (UnicodeDecodeError, ValueError, RecursionError):
             if path.exists():  # another reader may have moved it aside already
                 quarantine(path)  # bytes kept; logged there

@@ -11,18 +11,26 @@ bad syntax, brackets nested deeper than the parser's recursion allows) is a ``Va
 A process killed inside ``write_bytes_atomic`` leaves its temporary file behind (a whole copy of
 the file it was replacing). ``remove_stale_temporaries`` removes those whose writer is gone; a
 namespace calls it when it is opened.
+
+``replace_checked`` is the same write for a file a person may be editing: it never destroys
+bytes it did not expect to find there (see its docstring).
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
+import errno
 import fcntl
+import functools
+import hashlib
 import json
 import logging
 import os
 import re
 import secrets
 import time
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -69,6 +77,100 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
         with contextlib.suppress(OSError):  # the temporary file may not exist; nothing to lose
             tmp.unlink()
         raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
+
+
+def digest(data: bytes) -> str:
+    """A short content hash: whether two versions of a file hold the same bytes."""
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+_AT_FDCWD = -100
+_RENAME_EXCHANGE = 2
+
+
+@functools.cache
+def _renameat2() -> Callable[..., int] | None:
+    try:
+        libc = ctypes.CDLL(None, use_errno=True)
+        function: Callable[..., int] = libc.renameat2
+    except (OSError, AttributeError):
+        return None
+    return function
+
+
+def _exchange(a: Path, b: Path) -> bool:
+    """Swap two paths in one step (Linux ``renameat2``); False where the system cannot."""
+    function = _renameat2()
+    if function is None:
+        return False
+    if function(_AT_FDCWD, os.fsencode(a), _AT_FDCWD, os.fsencode(b), _RENAME_EXCHANGE) == 0:
+        return True
+    code = ctypes.get_errno()
+    if code in (errno.EINVAL, errno.ENOSYS, errno.EOPNOTSUPP, errno.ENOTSUP):
+        return False  # this file system cannot exchange: the caller checks, then renames
+    raise OSError(code, os.strerror(code), str(b))
+
+
+def replace_checked(
+    path: Path, data: bytes, expected: str | None, aside: Path, *, keep: bool = False
+) -> Path | None:
+    """Replace ``path`` with ``data`` if it still holds the bytes whose ``digest`` is ``expected``
+    (``None``: if there is no file); ``MemorySaveFailed`` if the disk refuses.
+
+    Returns ``None`` when ``path`` held what was expected and now holds ``data``. When it held
+    something else (a person saved over it since it was last read), that file is kept: it is
+    moved to ``aside`` and its path returned, or, where the file system cannot swap two names,
+    ``path`` is left alone and ``path`` itself returned; either way nothing is lost. With
+    ``keep``, the file replaced is moved to ``aside`` even when it was the one expected.
+
+    On Linux the swap is one ``renameat2(RENAME_EXCHANGE)``: the file found at ``path`` is
+    compared after it has left, so a person's save that lands between a check and a rename
+    cannot be overwritten, and an editor still writing into the old file (an in-place save)
+    goes on writing into the file at ``aside``.
+    """
+    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        if expected is None:
+            try:
+                os.link(tmp, path)  # fails if a file appeared: never replaces one
+            except FileExistsError:
+                return path
+            finally:
+                tmp.unlink()
+        elif _exchange(tmp, path):
+            if digest(tmp.read_bytes()) != expected:
+                os.replace(tmp, aside)
+                fsync_dir(path.parent)
+                return aside
+            if keep:
+                os.replace(tmp, aside)
+            else:
+                tmp.unlink()
+        else:
+            try:
+                found = digest(path.read_bytes())
+            except FileNotFoundError:
+                found = None
+            if found != expected:
+                tmp.unlink()
+                return path
+            if keep:
+                os.link(path, aside)  # the same file: an editor's late writes still land there
+            os.replace(tmp, path)
+        fsync_dir(path.parent)
+    except FileNotFoundError:  # the file went while we swapped: nothing of anyone's to keep
+        with contextlib.suppress(OSError):
+            tmp.unlink()
+        return path
+    except OSError as e:
+        with contextlib.suppress(OSError):  # the temporary file may not exist; nothing to lose
+            tmp.unlink()
+        raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
+    return None
 
 
 def append_bytes(fd: int, data: bytes, *, durable: bool) -> None:

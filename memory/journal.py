@@ -18,6 +18,16 @@ caller hears of success; touches are not (an access count is not worth a disk fl
 Compaction writes a new snapshot atomically, then swaps in an empty journal (a new inode). Other
 processes notice either change by ``stat`` on their next operation, under the lock, and reload.
 
+A person may edit ``memory.json`` while the store runs. A new signature of the snapshot that no
+compaction wrote (the journal's header names the one it did) is such an edit: ``poll`` hands its
+records over to be merged (``memory.handedit``), never taken wholesale. A file that does not
+parse, or is missing, may be a save in progress: it is read again after short pauses, and only
+then copied aside; whoever holds the namespace keeps serving what it holds and writes it back.
+Compaction never replaces a ``memory.json`` it has not read (``replace_checked``): a file saved
+over it meanwhile is kept and merged. Compaction also keeps a copy of what it wrote,
+``memory.journal.base``, the snapshot the journal follows, so that a process that did not hold
+the namespace when the person saved can still tell their changes from the store's.
+
 A journal line that does not parse is skipped (the journal's bytes are first copied aside); an
 incomplete last line (a crash mid-append, the zeros a power cut leaves) was never acknowledged
 and is cut off, its bytes kept in ``memory.journal.torn-<time>`` first. Only under the lock: a
@@ -34,6 +44,7 @@ import json
 import logging
 import os
 import shutil
+import time
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -43,11 +54,13 @@ from memory.errors import MemoryLoadFailed, MemorySaveFailed
 from memory.files import (
     FileLock,
     append_bytes,
+    digest,
     dump_json,
     fsync_dir,
     parse_json,
     quarantine,
     remove_stale_temporaries,
+    replace_checked,
     write_bytes_atomic,
 )
 
@@ -56,6 +69,10 @@ log = logging.getLogger(__name__)
 SNAPSHOT = "memory.json"
 JOURNAL = "memory.journal"
 LOCK = ".lock"
+BASE = "memory.journal.base"
+PAUSE = 0.1  # seconds between reads of a file that does not parse (a save in progress?)
+PAUSES = 20  # at most this many pauses, while the file keeps changing
+STABLE = 2  # pauses with the file unchanged after which it is taken as it is
 
 _Signature = tuple[int, int, int]  # inode, mtime_ns, size
 
@@ -71,6 +88,15 @@ class Change:
     # The snapshot is byte for byte the one the last compaction wrote (its signature is in the
     # journal's first line), so its records need no validation: nobody has edited it since.
     trusted: bool = False
+    # A person's edit to merge into what is held (not to take wholesale): its records, the
+    # time it was saved (epoch seconds), and with ``base`` (on a reload) the records of the
+    # snapshot the journal follows, to load first. ``source`` is a file to remove once merged.
+    edited: list[Any] | None = None
+    edited_at: float = 0.0
+    base: bool = False
+    source: Path | None = None
+    # memory.json could not be read (not JSON, or gone) and what is held stays: write it back.
+    broken: bool = False
 
 
 def _signature(path: Path) -> _Signature | None:
@@ -91,6 +117,13 @@ class NamespaceFiles:
         self.lock = FileLock(folder / LOCK)
         self.journal_lines = 0  # lines in the journal since the last compaction
         self._snapshot_sig: _Signature | None = None
+        self._snapshot_digest: str | None = None  # of the bytes last read or written there
+        self.pending: list[Path] = []  # files a person saved that compaction displaced
+        self.kept: list[Path] = []  # unreadable files set aside by compaction, to be told
+        self._broken = False  # memory.json does not parse: compaction sets it aside
+        # Unreadable files set aside, with their signature then: an editor may still be
+        # writing into one (an in-place save); it is merged once it parses.
+        self._watch: list[tuple[Path, _Signature | None]] = []
         self._journal_ino: int | None = None
         self._journal_offset = 0
         self._fd: int | None = None
@@ -113,46 +146,111 @@ class NamespaceFiles:
             ino, size = st.st_ino, st.st_size
         except FileNotFoundError:
             ino, size = None, 0
-        if (
-            not self._loaded
-            or sig != self._snapshot_sig
-            or ino != self._journal_ino
-            or size < self._journal_offset
-        ):
-            return self._load_all()
-        if size == self._journal_offset:
-            return Change()
+        if not self._loaded or ino != self._journal_ino or size < self._journal_offset:
+            return self._load_all()  # first use, or another process compacted
         change = Change()
-        change.entries = self._read_journal(self._journal_offset, change)
+        if size > self._journal_offset:
+            change.entries = self._read_journal(self._journal_offset, change)
+        if self.pending:  # saved before memory.json last changed: merged first
+            self._read_edit(self.pending[0], change)
+        elif sig != self._snapshot_sig:
+            self._read_edit(self.snapshot_path, change)
+        else:
+            for number, (path, seen) in enumerate(self._watch):
+                if _signature(path) != seen:  # written into after it was set aside
+                    _, sig, records = self._read_settled(path)
+                    if records is None:
+                        self._watch[number] = (path, sig)
+                        continue
+                    del self._watch[number]
+                    change.edited, change.edited_at = records, sig[1] / 1e9 if sig else 0.0
+                    if path.name.startswith(f"{SNAPSHOT}.saved-"):
+                        change.source = path
+                    break
         return change
+
+    @property
+    def snapshot_mtime(self) -> float:
+        """When the snapshot last read or written was written (epoch seconds; 0: none)."""
+        return self._snapshot_sig[1] / 1e9 if self._snapshot_sig else 0.0
+
+    def _read_settled(self, path: Path) -> tuple[bytes | None, _Signature | None, Any]:
+        """The bytes of ``path``, its signature and its records (``None`` if not a JSON array).
+
+        A file that does not parse, or is missing, is read again after a pause while it keeps
+        changing: an editor may be half-way through an in-place save.
+        """
+        stable, last = 0, None
+        for _ in range(PAUSES + 1):
+            try:
+                with open(path, "rb") as f:
+                    st = os.fstat(f.fileno())
+                    sig: _Signature | None = (st.st_ino, st.st_mtime_ns, st.st_size)
+                    data: bytes | None = f.read()
+            except FileNotFoundError:
+                sig, data = None, None
+            except OSError as e:
+                raise MemoryLoadFailed(f"could not read {path}: {e}", path=path) from e
+            if data is not None:
+                try:
+                    records = parse_json(data)
+                    if isinstance(records, list):
+                        return data, sig, records
+                except (UnicodeDecodeError, ValueError):
+                    pass  # not (yet) JSON: read again below
+            stable = stable + 1 if (sig, data) == last else 0
+            if stable >= STABLE:
+                break
+            last = (sig, data)
+            time.sleep(PAUSE)
+        return data, sig, None
+
+    def _read_edit(self, path: Path, change: Change) -> None:
+        """Read a file a person saved (``memory.json``, or one compaction displaced)."""
+        data, sig, records = self._read_settled(path)
+        displaced = path != self.snapshot_path
+        if records is not None:
+            change.edited, change.edited_at = records, sig[1] / 1e9 if sig else time.time()
+            if displaced:  # merged once; removed once memory.json holds it (``done_with``)
+                change.source = path
+                self.pending.remove(path)
+            else:
+                self._snapshot_sig, self._snapshot_digest = sig, digest(data or b"")
+                self._broken = False  # repaired before it was set aside
+            return
+        change.broken = True
+        if displaced:
+            self.pending.remove(path)  # kept where it is, watched, and told
+            if data is not None:
+                self._watch = [*self._watch[-15:], (path, sig)]
+                change.quarantined.append(path)
+            return
+        self._snapshot_sig = sig
+        self._snapshot_digest = None if data is None else digest(data)
+        self._broken = data is not None
+
+    def done_with(self, path: Path) -> None:
+        """Remove a displaced file once merged: its changes are in ``memory.json`` now."""
+        try:
+            path.unlink()
+        except OSError as e:
+            log.warning("could not remove %s, merged into %s: %s", path, SNAPSHOT, e)
 
     def _load_all(self) -> Change:
         change = Change(reload=True)
         self._close_fd()
         if not self._loaded and self.lock.held:
             remove_stale_temporaries(self.folder, locked=frozenset({SNAPSHOT, JOURNAL}))
-        try:
-            with open(self.snapshot_path, "rb") as f:
-                st = os.fstat(f.fileno())
-                self._snapshot_sig = (st.st_ino, st.st_mtime_ns, st.st_size)
-                data: bytes | None = f.read()
-        except FileNotFoundError:
-            self._snapshot_sig, data = None, None
-        except OSError as e:
-            raise MemoryLoadFailed(
-                f"could not read {self.snapshot_path}: {e}", path=self.snapshot_path
-            ) from e
-        if data is not None:
-            try:
-                records = parse_json(data)
-                if not isinstance(records, list):
-                    raise ValueError("memory.json must hold a JSON array")
-            except ValueError:
-                # The article resets to [] here and overwrites the file on the next save.
-                change.quarantined.append(quarantine(self.snapshot_path))
-                records = []
-                self._snapshot_sig = None
-            change.snapshot = records
+        # Files a person saved while compaction replaced memory.json, not merged yet (this
+        # process or another stopped first): merged after this load, oldest first.
+        found = sorted(self.folder.glob(f"{SNAPSHOT}.saved-*"))
+        self.pending = [*dict.fromkeys([*self.pending, *found])]
+        data, self._snapshot_sig, records = self._read_settled(self.snapshot_path)
+        self._snapshot_digest = None if data is None else digest(data)
+        if data is not None and records is None:
+            # The article resets to [] here and overwrites the file on the next save.
+            change.broken = True
+        change.snapshot = records or []
         try:
             st = os.stat(self.journal_path)
             self._journal_ino = st.st_ino
@@ -161,13 +259,43 @@ class NamespaceFiles:
         self._journal_offset = 0
         self.journal_lines = 0
         change.entries = self._read_journal(0, change)
-        if change.entries and self._snapshot_sig is not None:
-            header = change.entries[0]
-            change.trusted = header.get("op") == "high" and header.get("snapshot") == list(
-                self._snapshot_sig
+        header = change.entries[0] if change.entries else {}
+        if header.get("op") != "high":
+            header = {}
+        if self._snapshot_sig is not None:
+            change.trusted = header.get("snapshot") == list(self._snapshot_sig) or (
+                "digest" in header and header["digest"] == self._snapshot_digest
             )
+        if data is not None and not change.trusted and "digest" in header:
+            # memory.json is not what the last compaction wrote: a person's edit, or broken.
+            base = self._read_base(str(header["digest"]))
+            if base is not None:
+                if records is not None:
+                    change.edited, change.edited_at = records, self._snapshot_sig[1] / 1e9  # type: ignore[index]
+                change.snapshot, change.trusted, change.base = base, True, True
+        if change.broken:
+            if change.base:
+                self._broken = True
+            else:
+                change.quarantined.append(quarantine(self.snapshot_path))
+                self._snapshot_sig = self._snapshot_digest = None
+                change.broken = False  # nothing to write back: what is held came from nothing
         self._loaded = True
         return change
+
+    def _read_base(self, expected: str) -> list[Any] | None:
+        """The snapshot the journal follows, from its copy, if the copy is intact."""
+        try:
+            data = (self.folder / BASE).read_bytes()
+        except OSError:
+            return None
+        if digest(data) != expected:
+            return None
+        try:
+            records = parse_json(data)
+        except (UnicodeDecodeError, ValueError):
+            return None
+        return records if isinstance(records, list) else None
 
     def _read_journal(self, offset: int, change: Change) -> list[dict[str, Any]]:
         try:
@@ -242,9 +370,15 @@ class NamespaceFiles:
 
     def _truncate(self, size: int) -> None:
         try:
+            if os.stat(self.journal_path).st_size <= size:
+                return  # nothing was written past it: nothing to cut
             os.truncate(self.journal_path, size)
         except OSError as e:
-            log.warning("could not cut the incomplete end of %s: %s", self.journal_path, e)
+            log.warning(
+                "an incomplete line may remain at the end of %s (the next load cuts it): %s",
+                self.journal_path,
+                e,
+            )
 
     def append(self, entries: list[dict[str, Any]], *, durable: bool) -> None:
         """Append journal lines; with ``durable``, fsynced before returning.
@@ -275,22 +409,55 @@ class NamespaceFiles:
         self._journal_offset += len(data)
         self.journal_lines += len(entries)
 
-    def compact(self, records: list[dict[str, Any]], high_id: int) -> None:
+    def compact(self, records: list[dict[str, Any]], high_id: int) -> bool:
         """Write ``records`` as the new snapshot, then start a journal holding only ``high_id``.
 
         The highest id ever used survives in the new journal's first line, so an id freed by
         a delete is not handed out again after a restart.
+
+        False, with nothing written, if ``memory.json`` changed since it was last read: poll,
+        merge, and compact again. A file saved over it at the last moment is displaced, kept
+        in ``pending``, and merged by the next ``poll``.
         """
-        write_bytes_atomic(self.snapshot_path, dump_json(records))
+        data = dump_json(records)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        kind = "corrupt" if self._broken else "saved"
+        aside = self.snapshot_path.with_name(f"{SNAPSHOT}.{kind}-{stamp}")
+        found = replace_checked(
+            self.snapshot_path, data, self._snapshot_digest, aside, keep=self._broken
+        )
+        if found == self.snapshot_path:
+            return False
+        broken, self._broken = self._broken, False
+        if broken and found is None:
+            # The unreadable file, kept whole at its own name; watched, in case an editor was
+            # still writing into it (an in-place save): the rest is merged when it parses.
+            log.warning("%s does not parse; it was kept as %s", SNAPSHOT, aside)
+            self.kept.append(aside)
+            self._watch = [*self._watch[-15:], (aside, _signature(aside))]
+        elif found is not None:
+            log.warning("%s was saved while being replaced; kept in %s, to merge", SNAPSHOT, found)
+            self.pending.append(found)
         self._snapshot_sig = _signature(self.snapshot_path)
+        self._snapshot_digest = digest(data)
+        try:
+            write_bytes_atomic(self.folder / BASE, data, durable=False)
+        except MemorySaveFailed as e:  # a convenience: merging a later hand edit is less exact
+            log.warning("could not keep a copy of %s: %s", SNAPSHOT, e.message)
         self._close_fd()
-        snapshot = list(self._snapshot_sig or ())
-        header = json.dumps({"op": "high", "id": high_id, "snapshot": snapshot}).encode() + b"\n"
+        header_entry = {
+            "op": "high",
+            "id": high_id,
+            "snapshot": list(self._snapshot_sig or ()),
+            "digest": self._snapshot_digest,
+        }
+        header = json.dumps(header_entry).encode() + b"\n"
         write_bytes_atomic(self.journal_path, header)
         st = os.stat(self.journal_path)
         self._journal_ino = st.st_ino
         self._journal_offset = len(header)
         self.journal_lines = 0
+        return True
 
     def _close_fd(self) -> None:
         if self._fd is not None:

@@ -9,6 +9,11 @@ Ids are millisecond timestamps, as in the article, but strictly increasing withi
 also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock.
 Rankers are fed on every put and delete (``memory.ranking``); access bookkeeping (a search's
 touch) changes counts without re-indexing.
+
+A ``memory.json`` edited by hand while the namespace is held is merged into it, never taken
+wholesale (``memory.handedit``); one that cannot be read leaves what is held in place, and is
+written back from it. Compaction that fails (a full disk) is retried with back-off, and logged
+once per change of state.
 """
 
 from __future__ import annotations
@@ -26,6 +31,7 @@ from typing import Any
 from memory.bm25 import Bm25Ranker
 from memory.documents import FileDocuments
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
+from memory.handedit import History, merge, write_conflicts
 from memory.journal import Change, NamespaceFiles
 from memory.model import (
     MAX_ID,
@@ -48,6 +54,8 @@ RANKERS = ("default", "seed")
 INDEX_FILE = "memory.index"
 TOP_TAGS = 10
 MOST_ACCESSED = 5
+BACKOFF = 2.5  # seconds before compaction is tried again after a failure, doubling
+BACKOFF_MAX = 300.0
 
 
 def _new_rankers(folder: Path) -> dict[str, Ranker]:
@@ -70,6 +78,12 @@ class Namespace:
         self._quarantined: Path | None = None
         self._dirty_since: float | None = None  # monotonic time of the oldest uncompacted change
         self._last_used = time.monotonic()
+        self._history = History()  # what compaction wrote, to tell a person's edits apart
+        self._deleted_at: dict[int, float] = {}  # epoch seconds of each delete seen
+        self._rewrite = False  # memory.json must be written from what is held (merged, broken)
+        self._merged: list[Path] = []  # displaced files merged, removed once compacted
+        self._failures = 0  # compactions failed in a row
+        self._retry_at = 0.0  # monotonic time before which compaction is not tried again
 
     # -- the article's operations ---------------------------------------------------------
 
@@ -170,6 +184,7 @@ class Namespace:
             memory = self._find(key)
             self._commit([{"op": "del", "id": key}])
             self._drop(key)
+            self._deleted_at[key] = time.time()
             return memory
 
     def stats(self) -> Stats:
@@ -241,16 +256,18 @@ class Namespace:
     def flush(self) -> None:
         """Bring ``memory.json`` up to date with every change (compaction)."""
         with self._mutex:
-            if self._dirty_since is not None:
+            if self._dirty_since is not None or self._files.pending:
                 with self._locked(write=True):
-                    self._compact()
+                    self._compact(force=True)
 
     def maintain(self, compact_seconds: float, idle_seconds: float) -> None:
         """Compact after ``compact_seconds`` of pending changes; release after idling."""
         with self._mutex:
             now = time.monotonic()
-            if self._dirty_since is not None and now - self._dirty_since >= compact_seconds:
-                self.flush()
+            due = self._dirty_since is not None and now - self._dirty_since >= compact_seconds
+            if due and now >= self._retry_at:
+                with self._locked(write=True):
+                    self._compact()
             if now - self._last_used >= idle_seconds:
                 self.release()
 
@@ -261,6 +278,7 @@ class Namespace:
             self._files.release()
             self._memories, self._sources = {}, {}
             self._rankers = _new_rankers(self.path)
+            self._history = History()  # memory.journal.base holds what it knew
 
     # -- internals --------------------------------------------------------------------------
 
@@ -284,21 +302,33 @@ class Namespace:
                 if write:
                     path = self._files.lock.path
                     raise MemorySaveFailed(f"could not lock {path}: {e.strerror}", path=path) from e
-                self._sync()
+                self._sync(compact=False)
                 yield False
                 return
             try:
-                self._sync()
+                self._sync(compact=True)
                 yield True
                 if self._files.journal_lines > max(1000, len(self._memories)):
                     self._compact()  # amortised: the journal has outgrown the snapshot
             finally:
                 self._files.lock.release()
 
-    def _sync(self) -> None:
+    def _sync(self, *, compact: bool) -> None:
+        """Catch up with disk; with ``compact`` (the lock held), write back what must be."""
+        for _ in range(4):  # a person's files saved one after another: each merged in turn
+            if not self._catch_up() or not self._files.pending:
+                break
+        if self._rewrite:
+            self._dirty_since = 0.0
+            if compact:
+                self._compact(force=True)
+
+    def _catch_up(self) -> bool:
+        """Apply what changed on disk; whether it held a person's edit."""
         change = self._files.poll()
         if change.reload:
             self._reload(change)
+            self._history.record(self._memories.values(), self._files.snapshot_mtime)
         skipped = sum(not self._apply(entry) for entry in change.entries)
         if skipped:
             # Keep the journal's bytes: a skipped entry is a change nobody should lose silently.
@@ -308,8 +338,51 @@ class Namespace:
                 "%d journal entries of %s skipped; a copy is in %s", skipped, self.name, kept
             )
             self._dirty_since = 0.0  # compact soon, so that the copy is made once
+        if change.edited is not None:
+            self._merge(change)
+        if change.broken:
+            log.warning(
+                "%s of %s could not be read; still holding its %d memories, written back to it",
+                self._files.snapshot_path.name,
+                self.name,
+                len(self._memories),
+            )
+            self._rewrite = True
         if change.quarantined and self._quarantined is None:
             self._quarantined = change.quarantined[0]
+        return change.edited is not None
+
+    def _merge(self, change: Change) -> None:
+        """Take a person's edit of memory.json into what is held (``memory.handedit``)."""
+        source = change.source or self._files.snapshot_path
+        result = merge(
+            change.edited or [], change.edited_at, self._memories, self._history, self._deleted_at
+        )
+        for memory_id in self._memories.keys() - result.memories.keys():
+            self._deleted_at[memory_id] = change.edited_at
+        self._memories, self._sources = {}, {}
+        self._rankers = _new_rankers(self.path)
+        for memory in result.memories.values():
+            self._put(memory)
+        self._history.record(result.edited.values(), change.edited_at)
+        if result.bad:
+            kept = self._files.copy_aside(source)
+            change.quarantined.append(kept)
+            log.warning("%d unreadable memories in %s; a copy is in %s", result.bad, source, kept)
+        if result.conflicts:
+            path = write_conflicts(self._files.snapshot_path, result.conflicts)
+            log.warning(
+                "%s of %s was edited by hand while the store changed it: %d conflicts, the later"
+                " change kept, the other side of each in %s",
+                source.name,
+                self.name,
+                len(result.conflicts),
+                path,
+            )
+        log.info("merged a hand edit of %s: %d changes taken", source, result.changed)
+        if change.source is not None:
+            self._merged.append(change.source)
+        self._rewrite = True
 
     def _reload(self, change: Change) -> None:
         self._memories, self._sources = {}, {}
@@ -343,6 +416,7 @@ class Namespace:
                 key = int(entry["id"])
                 self._high_id = max(self._high_id, key)
                 self._drop(key)
+                self._deleted_at[key] = time.time()
             elif op == "high":
                 self._high_id = max(self._high_id, int(entry["id"]))
                 return True  # not a change: the snapshot is as current as this line
@@ -403,14 +477,48 @@ class Namespace:
         if self._dirty_since is None:
             self._dirty_since = time.monotonic()
 
-    def _compact(self) -> None:
-        try:
-            self._files.compact([m.to_dict() for m in self._memories.values()], self._high_id)
-        except MemoryStoreError as e:
-            # The journal still holds every change; compaction is tried again later.
-            log.warning("could not compact %s: %s", self.name, e.message)
+    def _compact(self, *, force: bool = False) -> None:
+        """Write memory.json from what is held, unless a failure asks to wait (``force``: try).
+
+        A person may save memory.json meanwhile: it is merged, and compaction tried again.
+        """
+        now = time.monotonic()
+        if not force and now < self._retry_at:
             return
+        for _ in range(3):
+            memories = list(self._memories.values())
+            try:
+                written = self._files.compact([m.to_dict() for m in memories], self._high_id)
+            except MemoryStoreError as e:
+                # The journal still holds every change; compaction is tried again later.
+                self._failures += 1
+                self._retry_at = now + min(BACKOFF_MAX, BACKOFF * 2 ** min(self._failures, 8))
+                if self._failures == 1:
+                    log.warning(
+                        "could not compact %s: %s (the journal keeps every change; tried again"
+                        " with back-off, logged again once it works)",
+                        self.name,
+                        e.message,
+                    )
+                return
+            if self._files.kept and self._quarantined is None:
+                self._quarantined = self._files.kept[-1]
+            self._files.kept.clear()
+            if written:
+                self._history.record(memories, self._files.snapshot_mtime)
+                for source in self._merged:
+                    self._files.done_with(source)
+                self._merged = []
+                if not self._files.pending:
+                    break
+            self._sync(compact=False)  # merge what a person saved meanwhile, then again
+        else:
+            return  # saved again and again: the next operation tries again
+        if self._failures:
+            log.warning("compacted %s again after %d failures", self.name, self._failures)
+        self._failures, self._retry_at = 0, 0.0
         self._dirty_since = None
         ranker = self._rankers["default"]
         if isinstance(ranker, Bm25Ranker):
             ranker.persist()  # the search index beside the new snapshot; only a cache
+        self._rewrite = False

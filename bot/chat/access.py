@@ -200,19 +200,20 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
         return
     store = services(context).operations.store
 
-    def load() -> PurePath | None:
+    def load() -> tuple[int, PurePath | None]:
         namespace = store.namespace(caller.namespace)
-        namespace.memories()  # loads it: a damaged file is moved aside now
-        return namespace.pop_quarantine()
+        held = len(namespace.memories())  # loads it: a damaged file is set aside now
+        return held, namespace.pop_quarantine()
 
     try:
-        moved = await services(context).operations.call(load)
+        held, moved = await services(context).operations.call(load)
     except MemoryStoreError:
         return
     if moved is None:
         return
     log.warning("told chat %s that %s was quarantined", update.effective_chat, moved)
-    text = t(language_of(update.effective_user), "quarantined", file=escape(moved.name))
+    key = "quarantined" if held else "quarantined_empty"
+    text = t(language_of(update.effective_user), key, file=escape(moved.name), count=held)
     if message is not None:
         await reply_html(message, text)
     elif update.effective_chat is not None:

@@ -174,8 +174,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "error_storage": "Sorry, I couldn't reach my storage, so nothing was saved. Please try "
         "again later; the bot's owner can find the details in the log.",
         "quarantined": "⚠️ The memory file here was damaged and could not be read in full. I "
-        "moved it aside untouched (<code>{file}</code>) so the bot's owner can repair it, and "
-        "kept going with what could be read: /list shows it.",
+        "kept its bytes untouched as <code>{file}</code> for the bot's owner, and this chat "
+        "still has {count} memories, the ones I held or could read: /list shows them.",
+        "quarantined_empty": "⚠️ The memory file here was damaged and could not be read. I "
+        "kept its bytes untouched as <code>{file}</code>; no memory of it could be read, so "
+        "/list shows none until the bot's owner recovers them from that file.",
         "not_yours": "Only the member who stored this memory or a group administrator can "
         "delete or change it.",
         "not_yours_plain": "Only the member who stored this memory or a group administrator "
@@ -327,8 +330,12 @@ STRINGS: dict[str, dict[str, str]] = {
         "请再试一次；如果一直出错，请告诉机器人的主人。",
         "error_storage": "抱歉，我无法访问存储，所以没有保存。"
         "请稍后再试；机器人的主人可以在日志里看到详情。",
-        "quarantined": "⚠️ 这里的记忆文件已损坏，无法完整读取。我把它原样移到了一旁"
-        "（<code>{file}</code>），机器人的主人可以修复它；能读出的记忆仍然可用：/list 可以查看。",
+        "quarantined": "⚠️ 这里的记忆文件已损坏，无法完整读取。我把它的内容原样保存为"
+        "<code>{file}</code>，供机器人的主人修复；这个对话仍有 {count} 条记忆"
+        "（我原有的或能读出的）：/list 可以查看。",
+        "quarantined_empty": "⚠️ 这里的记忆文件已损坏，无法读取。我把它的内容原样保存为"
+        "<code>{file}</code>；其中的记忆都读不出来，所以在机器人的主人从该文件恢复之前，"
+        "/list 不会显示任何记忆。",
         "not_yours": "只有存入这条记忆的成员或群组管理员可以删除或修改它。",
         "not_yours_plain": "只有存入这条记忆的成员或群组管理员可以删除它。",
         "admin_error": "⚠️ 处理一条消息时出错：<code>{error}</code>。详细信息见日志。",

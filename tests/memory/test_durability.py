@@ -260,25 +260,31 @@ GARBAGE = {
 }
 
 
+@pytest.mark.parametrize("base", ["kept", "missing"])
 @pytest.mark.parametrize("first_operation", ["read", "write"])
 @pytest.mark.parametrize("garbage", list(GARBAGE.values()), ids=list(GARBAGE))
-def test_a_corrupt_memory_json_is_moved_aside_and_never_overwritten(
-    tmp_path: Path, garbage: bytes, first_operation: str
+def test_a_corrupt_memory_json_is_set_aside_and_never_overwritten(
+    tmp_path: Path, garbage: bytes, first_operation: str, base: str
 ) -> None:
+    """With the copy of the last snapshot compaction wrote, the namespace keeps its memories;
+    without it (a data directory of an older version), it starts from the journal."""
     with MemoryStore(tmp_path) as store:
         store.namespace("users/2").add("another namespace")
         store.namespace(NS).add("lost to corruption")
     snapshot = snapshot_of(tmp_path)
     snapshot.write_bytes(garbage)
+    if base == "missing":
+        (snapshot.parent / "memory.journal.base").unlink()
+    survivors = ["lost to corruption"] if base == "kept" else []
 
     with MemoryStore(tmp_path) as store:
         ns = store.namespace(NS)
         if first_operation == "read":
-            assert ns.memories() == []
+            assert contents(ns) == survivors
             fresh = ns.add("a fresh start")
         else:
             fresh = ns.add("a fresh start")
-            assert ns.memories() == [fresh]
+            assert contents(ns) == [*survivors, "a fresh start"]
         moved = ns.pop_quarantine()
         assert moved is not None
         assert moved.parent == ns.path
@@ -290,11 +296,11 @@ def test_a_corrupt_memory_json_is_moved_aside_and_never_overwritten(
         assert contents(other) == ["another namespace"]
         assert other.pop_quarantine() is None
 
-    assert json.loads(snapshot.read_bytes()) == [fresh.to_dict()]
+    assert [r["content"] for r in json.loads(snapshot.read_bytes())] == [*survivors, fresh.content]
     assert moved.read_bytes() == garbage
     assert sorted(p.name for p in ns.path.glob("memory.json.corrupt-*")) == [moved.name]
     with MemoryStore(tmp_path) as store:
-        assert store.namespace(NS).memories() == [fresh]
+        assert contents(store.namespace(NS)) == [*survivors, "a fresh start"]
         assert store.namespace(NS).pop_quarantine() is None
 
 
