@@ -7,7 +7,7 @@ The namespace of the user (``users/42``) is filled with ``--memories`` synthetic
 ``/remember <a new sentence>`` and ``/recall <a question>`` (``bench.store_bench.queries``).
 
 - ``updates/s``: the real ``Application`` long-polls the fake Bot API of the tests
-  (``tests/fakes/telegram_server.py``), which runs in another process on 127.0.0.1 so that the
+  (``bench/fakes/telegram_server.py``), which runs in another process on 127.0.0.1 so that the
   two do not share a CPU core's interpreter. All ``--updates`` updates are queued at once; the
   figure is updates / (time until the fake has received the last reply). Everything a user's
   message costs is in it: HTTP both ways, JSON, the handler, the store (an fsync per
@@ -100,7 +100,7 @@ def prepare(folder: Path, memories: int, base_url: str, token: str, users: int =
 def serve_fake(connection: multiprocessing.connection.Connection) -> None:
     """Child process: run the fake Bot API; on ("run", [(user number, text), ...]) queue the
     messages and answer ("done",) when as many replies have arrived."""
-    from tests.fakes.telegram_server import FakeBotAPI
+    from bench.fakes.telegram_server import FakeBotAPI
 
     async def main() -> None:
         loop = asyncio.get_running_loop()

@@ -3,7 +3,7 @@
     python -m bench.crash_bench [--rounds 20] [--users 5] [--messages 20] [--seed 1]
 
 Each round queues ``--users`` x ``--messages`` ``/remember`` (interleaved across chats) at the
-tests' fake Bot API (``tests/fakes/telegram_server.py``, on 127.0.0.1, in this process), starts
+tests' fake Bot API (``bench/fakes/telegram_server.py``, on 127.0.0.1, in this process), starts
 the real bot process on a fresh data directory, kills it with SIGKILL once a random number of
 confirmations (1 to all but one) has arrived, then makes Telegram deliver every update again, as
 if the bot's confirmation of the offset had never arrived, and restarts the bot until it has
@@ -39,7 +39,7 @@ def content(user_id: int, index: int) -> str:
 
 
 async def one_round(rng: random.Random, users: int, messages: int) -> dict[str, int]:
-    from tests.fakes.telegram_server import TOKEN, FakeBotAPI
+    from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 
     people = [FakeBotAPI.user(500 + n, f"U{n}") for n in range(users)]
     async with FakeBotAPI() as telegram:

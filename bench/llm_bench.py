@@ -48,9 +48,7 @@ WARMUP = 10
 
 
 def _fake() -> Any:
-    # The fake server lives with the tests (tests/fakes); the benchmark runs from the project root.
-    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
-    from fakes import openai_server
+    from bench.fakes import openai_server  # aiohttp: the dev extra; imported when run
 
     return openai_server
 

@@ -4,7 +4,7 @@
                                   [--life 0.5 3] [--signals kill,term] [--seed 1]
 
 Each round queues ``--users`` x ``--messages`` ``/remember`` (interleaved across chats) at the
-tests' fake Bot API (``tests/fakes/telegram_server.py``, on 127.0.0.1, in this process) and
+tests' fake Bot API (``bench/fakes/telegram_server.py``, on 127.0.0.1, in this process) and
 starts the real bot process on a fresh data directory. Telegram delivers each update once: a
 ``getUpdates`` with a higher offset confirms the batch and the fake forgets it, as Telegram
 does. ``--restarts`` times, the bot is stopped after a random lifetime (uniform in ``--life``
@@ -51,7 +51,7 @@ async def one_round(
     messages: int,
     life: tuple[float, float],
 ) -> dict[str, int]:
-    from tests.fakes.telegram_server import TOKEN, FakeBotAPI
+    from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 
     people = [FakeBotAPI.user(600 + n, f"U{n}") for n in range(users)]
     async with FakeBotAPI() as telegram:

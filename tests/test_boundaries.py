@@ -131,3 +131,12 @@ def test_bot_has_no_import_cycles() -> None:
         if module not in state:
             visit(module, [module])
     assert cycles == []
+
+
+def test_benchmarks_never_import_the_tests() -> None:
+    for path in sorted((ROOT / "bench").rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ImportFrom) and node.module:
+                assert not _within(node.module, "tests"), path
+            elif isinstance(node, ast.Import):
+                assert not any(_within(a.name, "tests") for a in node.names), path

@@ -8,8 +8,7 @@ from contextlib import AbstractAsyncContextManager
 from pathlib import Path
 from typing import Any
 
-from fakes.telegram_server import Call, FakeBotAPI
-
+from bench.fakes.telegram_server import Call, FakeBotAPI
 from bot.config import Config
 from memory.store import MemoryStore
 

@@ -14,8 +14,8 @@ from typing import Any
 
 import pytest
 from bot_harness import Bot, StartBot
-from fakes.telegram_server import TOKEN, FakeBotAPI
 
+from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bot.chat.app import build_application, serving
 from bot.config import parse_config
 from memory.store import MemoryStore

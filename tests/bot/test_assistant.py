@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.openai_server import (
+
+from bench.fakes.openai_server import (
     API_KEY,
     Answer,
     Disconnect,
@@ -22,7 +23,6 @@ from fakes.openai_server import (
     Status,
     ToolCalls,
 )
-
 from bot.assistant.changes import CHANGES_FILE, ChangeFile, Reverted, revert
 from bot.assistant.history import read_usage
 from bot.assistant.llm import ChatModel, RetryPolicy, make_client

@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from bot_harness import ALICE, BOB, Bot, StartBot
-from fakes.telegram_server import FakeBotAPI
+
+from bench.fakes.telegram_server import FakeBotAPI
 
 
 def ids(text: str) -> list[int]:

@@ -7,8 +7,8 @@ import re
 from pathlib import Path
 
 from bot_harness import ALICE, LI, Bot, StartBot, memory_file
-from fakes.telegram_server import FakeBotAPI
 
+from bench.fakes.telegram_server import FakeBotAPI
 from bot.view.i18n import COMMANDS
 from memory.store import MemoryStore
 

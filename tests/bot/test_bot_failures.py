@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 from bot_harness import ALICE, BOB, Bot, StartBot
-from fakes.telegram_server import TOKEN, FakeBotAPI
 
+from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bot.logs import REDACTED, SecretFilter
 
 PARSE_ERROR = 'Bad Request: can\'t parse entities: Unsupported start tag "b" at byte offset 0'

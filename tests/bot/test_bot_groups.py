@@ -5,7 +5,8 @@ from __future__ import annotations
 import re
 
 from bot_harness import ALICE, BOB, Bot, StartBot
-from fakes.telegram_server import BOT_USERNAME, FakeBotAPI
+
+from bench.fakes.telegram_server import BOT_USERNAME, FakeBotAPI
 
 
 async def test_group_commands_with_and_without_the_bot_name(bot: Bot, telegram: FakeBotAPI) -> None:

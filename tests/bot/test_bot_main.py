@@ -11,8 +11,8 @@ import sys
 from pathlib import Path
 
 from bot_harness import ALICE
-from fakes.telegram_server import TOKEN, FakeBotAPI
 
+from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from memory.store import MemoryStore
 
 

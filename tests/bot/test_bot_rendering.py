@@ -6,10 +6,10 @@ from __future__ import annotations
 import re
 
 from bot_harness import ALICE, Bot
-from fakes.telegram_server import FakeBotAPI, parse_html, utf16_len
 from hypothesis import given
 from hypothesis import strategies as st
 
+from bench.fakes.telegram_server import FakeBotAPI, parse_html, utf16_len
 from bot.view.render import escape, split_html
 
 TRICKY = "<b>not bold</b> & <i>x</i> &amp; _*[link](http://x) `code` <script>"

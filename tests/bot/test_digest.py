@@ -22,10 +22,10 @@ from bot_harness import ALICE as ALICE_USER
 from bot_harness import BOB as BOB_USER
 from bot_harness import LI as LI_USER
 from bot_harness import StartBot
-from fakes.telegram_server import TOKEN, FakeBotAPI
 from telegram import Bot
 from telegram.ext import ApplicationBuilder
 
+from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bot.__main__ import main
 from bot.chat.app import build_application
 from bot.config import DigestConfig, parse_config

@@ -15,9 +15,9 @@ from typing import Any
 
 import pytest
 from bot_harness import ALICE, BOB, LI, Bot, StartBot, memory_file
-from fakes.openai_server import API_KEY, Answer, FakeOpenAI, Held, Request, Status, ToolCalls
-from fakes.telegram_server import BOT_USERNAME, FakeBotAPI
 
+from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Held, Request, Status, ToolCalls
+from bench.fakes.telegram_server import BOT_USERNAME, FakeBotAPI
 from bot.__main__ import make_llm
 from bot.config import parse_config
 

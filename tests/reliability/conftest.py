@@ -10,7 +10,8 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import pytest
-from fakes.telegram_server import FakeBotAPI
+
+from bench.fakes.telegram_server import FakeBotAPI
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 
 The in-process bot is the real ``Application`` run as ``run_polling`` runs it (see
 ``tests/bot/conftest.py``); ``BotProcess`` is the real command, a separate process that can be
-killed with SIGKILL. Both poll the fake Bot API (``fakes.telegram_server``) on 127.0.0.1.
+killed with SIGKILL. Both poll the fake Bot API (``bench.fakes.telegram_server``) on 127.0.0.1.
 """
 
 from __future__ import annotations
@@ -17,8 +17,7 @@ from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
-from fakes.telegram_server import TOKEN, Call, FakeBotAPI
-
+from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
 from bot.chat.app import BotApplication, build_application, serving
 from bot.config import Config, parse_config
 from memory.store import MemoryStore

@@ -7,9 +7,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from fakes.telegram_server import Call, FakeBotAPI
 from rel_harness import config_for, contents, running, user
 
+from bench.fakes.telegram_server import Call, FakeBotAPI
 from memory.store import MemoryStore
 
 ALICE = user(42)

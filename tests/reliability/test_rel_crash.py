@@ -15,9 +15,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.telegram_server import FakeBotAPI
 from rel_harness import BotProcess, contents, redeliver, replies, snapshot, user, write_config
 
+from bench.fakes.telegram_server import FakeBotAPI
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Inbox, Recovered
 from memory.store import MemoryStore
 

@@ -15,9 +15,9 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from fakes.telegram_server import Call, FakeBotAPI
 from rel_harness import config_for, contents, running, snapshot, user
 
+from bench.fakes.telegram_server import Call, FakeBotAPI
 from memory.errors import MemorySaveFailed
 from memory.store import MemoryStore
 

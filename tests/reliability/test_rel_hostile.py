@@ -18,11 +18,11 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 import pytest
-from fakes.telegram_server import Call, FakeBotAPI, parse_html
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from rel_harness import config_for, running, user
 
+from bench.fakes.telegram_server import Call, FakeBotAPI, parse_html
 from bot.assistant.executor import ToolExecutor
 from bot.assistant.tools import TOOLS_BY_NAME
 from bot.core.entry import parse_entry, split_command

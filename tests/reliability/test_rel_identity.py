@@ -17,16 +17,16 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.openai_server import API_KEY, Answer, FakeOpenAI, ToolCalls
-from fakes.telegram_server import (
+from rel_harness import config_for, contents, running, user
+
+from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, ToolCalls
+from bench.fakes.telegram_server import (
     ANONYMOUS_ADMIN,
     BOT_USERNAME,
     CHANNEL_BOT,
     Call,
     FakeBotAPI,
 )
-from rel_harness import config_for, contents, running, user
-
 from bot.assistant.llm import make_client
 from memory.store import MemoryStore
 

@@ -18,10 +18,10 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from fakes.openai_server import API_KEY, Answer, FakeOpenAI, ToolCalls
-from fakes.telegram_server import BOT_USERNAME, Call, FakeBotAPI
 from rel_harness import config_for, contents, running, user
 
+from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, ToolCalls
+from bench.fakes.telegram_server import BOT_USERNAME, Call, FakeBotAPI
 from bot.assistant.llm import make_client
 from memory.store import MemoryStore
 

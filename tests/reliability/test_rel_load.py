@@ -10,8 +10,9 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from fakes.telegram_server import FakeBotAPI
 from rel_harness import config_for, contents, replies, running, user
+
+from bench.fakes.telegram_server import FakeBotAPI
 
 USERS = 50
 MESSAGES = 20

@@ -13,8 +13,9 @@ import re
 import socket
 from pathlib import Path
 
-from fakes.telegram_server import FakeBotAPI
 from rel_harness import BotProcess, contents, user
+
+from bench.fakes.telegram_server import FakeBotAPI
 
 ALICE = user(42)
 CANNOT_REACH = re.compile(

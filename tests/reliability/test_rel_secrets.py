@@ -16,9 +16,10 @@ from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
-from fakes.openai_server import Answer, FakeOpenAI, Status
-from fakes.telegram_server import TOKEN, FakeBotAPI
 from rel_harness import BotProcess, user, write_config
+
+from bench.fakes.openai_server import Answer, FakeOpenAI, Status
+from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 
 KEY = "sk-proj-Zk3cQ9vT2mLx8RwYp4HsNbEj7UaDf6Gq"
 ALICE = user(42)
