@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import caller_of, run_changing
+from bot.chat.access import button_press, caller_of, run_changing
 from bot.chat.services import services
 from bot.core import operations
 from bot.core.policy import Caller
@@ -122,30 +122,14 @@ def results_view(
 # -- presses -----------------------------------------------------------------------------------
 
 
-async def _pressed(
-    update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Caller, str, Message] | None:
-    """Who pressed where, the value the button carries and the message it is on; None (the
-    press answered) when the message is gone or not in a chat."""
-    query = update.callback_query
-    assert query is not None
-    caller = caller_of(update, context)
-    if caller is None or not isinstance(query.message, Message):
-        await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
-        return None
-    # A press without data reaches every button handler whatever its pattern (python-telegram-
-    # bot's rule); this bot's buttons always have data, so such a press names no memory.
-    return caller, (query.data or "").partition(":")[2], query.message
-
-
 async def _pressed_to_change(
     update: Update, context: ContextTypes.DEFAULT_TYPE
 ) -> tuple[Caller, Memory, Message] | None:
-    """Like ``_pressed``, for a button that changes its memory: None (the press answered with
-    why) when the memory is gone or the presser may not change it (the group policy)."""
+    """Like ``access.button_press``, for a button that changes its memory: None (the press
+    answered with why) when the memory is gone or the presser may not change it."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    pressed = await _pressed(update, context)
+    pressed = await button_press(update, context)
     if pressed is None:
         return None
     caller, value, message = pressed
@@ -177,7 +161,7 @@ async def confirm_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     """ "Delete" pressed in a confirmation: forget the memory."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    pressed = await _pressed(update, context)
+    pressed = await button_press(update, context)
     if pressed is None:
         return
     caller, value, _ = pressed
@@ -197,7 +181,7 @@ async def keep(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """ "Keep" pressed in a confirmation: leave the memory alone."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    pressed = await _pressed(update, context)
+    pressed = await button_press(update, context)
     if pressed is None:
         return
     caller, value, _ = pressed

@@ -181,7 +181,7 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     message, caller, language, _ = found
     found_services = services(context)
-    summary = await found_services.operations.run(caller.namespace, lambda ns: ns.stats())
+    summary = await found_services.operations.run(caller.namespace, operations.stats)
     parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
     # The language model's token totals, kept by bot.assistant.turn.
     usage = await found_services.operations.call(

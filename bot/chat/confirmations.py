@@ -21,11 +21,11 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.changes import TOKEN_PATTERN, ChangeFile, Proposal, Revision, content_of, revert
-from bot.chat.access import caller_of, with_admin
+from bot.chat.access import button_press, with_admin
 from bot.chat.services import services
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
@@ -110,20 +110,6 @@ def _book(store: Store, name: str) -> ChangeFile:
     return ChangeFile(store.documents(name))
 
 
-async def _pressed(
-    update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Caller, str, Message] | None:
-    """Who pressed where, the token and the message the button is on; None (the press
-    answered) when the message is gone or not in a chat."""
-    query = update.callback_query
-    assert query is not None
-    caller = caller_of(update, context)
-    if caller is None or not isinstance(query.message, Message):
-        await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
-        return None
-    return caller, (query.data or "").partition(":")[2], query.message
-
-
 async def _as_far_as_allowed(
     update: Update,
     context: ContextTypes.DEFAULT_TYPE,
@@ -190,7 +176,7 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     """ "Apply all" pressed: make the waiting changes the presser may make, undoably."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    pressed = await _pressed(update, context)
+    pressed = await button_press(update, context)
     if pressed is None:
         return
     caller, token, _ = pressed
@@ -242,7 +228,7 @@ async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     """ "Discard" pressed: forget the waiting changes (no memory is touched)."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    pressed = await _pressed(update, context)
+    pressed = await button_press(update, context)
     if pressed is None:
         return
     caller, token, _ = pressed
@@ -287,7 +273,7 @@ async def undo_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     """↩ Undo pressed: put back the old versions of what the model (or an Apply) changed."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    pressed = await _pressed(update, context)
+    pressed = await button_press(update, context)
     if pressed is None:
         return
     caller, token, message = pressed

@@ -24,7 +24,7 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from memory.interface import MemoryNamespace, Store
-from memory.model import Hit, Memory, parse_id, parse_limit
+from memory.model import Hit, Memory, Stats, parse_id, parse_limit
 
 RECALL_LIMIT = 5
 RELATED_LIMIT = 5
@@ -102,6 +102,11 @@ def related(
 def listing(namespace: MemoryNamespace, category: str | None = None) -> list[Memory]:
     """Every memory (or one category's), newest first."""
     return namespace.memories(category)[::-1]
+
+
+def stats(namespace: MemoryNamespace) -> Stats:
+    """Totals by category, the most used tags and the most accessed memories."""
+    return namespace.stats()
 
 
 def public_record(memory: Memory) -> dict[str, Any]:
