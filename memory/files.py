@@ -326,13 +326,13 @@ class FileLock:
         self.held = True
 
     def release(self) -> None:
-        """Let the lock go."""
+        """Let the lock go, and close the lock file: an idle holder keeps no file open."""
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self.held = False
+        self.close()
 
     def close(self) -> None:
-        """Close the lock file (the lock is not held between ``held`` blocks)."""
+        """Close the lock file (which lets the lock go, if held)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -459,6 +459,10 @@ class NamespaceFiles:
         self.journal_lines = 0
         return True
 
+    def idle(self) -> None:
+        """Close the journal's append descriptor between operations (reopened by ``append``)."""
+        self._close_fd()
+
     def _close_fd(self) -> None:
         if self._fd is not None:
             os.close(self._fd)

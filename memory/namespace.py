@@ -253,6 +253,11 @@ class Namespace:
 
     # -- housekeeping ---------------------------------------------------------------------
 
+    @property
+    def held(self) -> int:
+        """How many memories this namespace holds in RAM now (0 once released)."""
+        return len(self._memories)
+
     def flush(self) -> None:
         """Bring ``memory.json`` up to date with every change (compaction)."""
         with self._mutex:
@@ -311,6 +316,7 @@ class Namespace:
                 if self._files.journal_lines > max(1000, len(self._memories)):
                     self._compact()  # amortised: the journal has outgrown the snapshot
             finally:
+                self._files.idle()  # an idle namespace holds no file open
                 self._files.lock.release()
 
     def _sync(self, *, compact: bool) -> None:
@@ -428,6 +434,7 @@ class Namespace:
                         self._memories[memory.id] = replace(
                             memory, access_count=int(count), accessed_at=at
                         )
+                return True  # bookkeeping: stays in the journal, no reason to compact
             else:
                 raise ValueError(op)
         except (KeyError, TypeError, ValueError, MemoryStoreError):
@@ -474,7 +481,7 @@ class Namespace:
 
     def _commit(self, entries: list[dict[str, Any]], *, durable: bool = True) -> None:
         self._files.append(entries, durable=durable)
-        if self._dirty_since is None:
+        if durable and self._dirty_since is None:  # a touch alone is not worth a rewrite
             self._dirty_since = time.monotonic()
 
     def _compact(self, *, force: bool = False) -> None:
