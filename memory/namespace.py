@@ -32,7 +32,7 @@ from memory.bm25 import Bm25Ranker
 from memory.documents import FileDocuments
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
-from memory.journal import Change, NamespaceFiles
+from memory.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.model import (
     MAX_ID,
     Hit,
@@ -250,6 +250,12 @@ class Namespace:
         with self._mutex:
             path, self._quarantined = self._quarantined, None
             return path
+
+    def quarantined(self) -> list[Path]:
+        """Every unreadable ``memory.json`` moved aside so far, oldest first (for repair)."""
+        self.memories()  # loading moves an unreadable memory.json aside
+        # The names end in their UTC time, so sorted is oldest first.
+        return sorted(self.path.glob(f"{SNAPSHOT}.corrupt-*"))
 
     # -- housekeeping ---------------------------------------------------------------------
 
