@@ -84,6 +84,7 @@ class Namespace:
         self._merged: list[Path] = []  # displaced files merged, removed once compacted
         self._failures = 0  # compactions failed in a row
         self._retry_at = 0.0  # monotonic time before which compaction is not tried again
+        self._changes = 0  # changes taken in so far (puts, deletes; not touches)
 
     # -- the article's operations ---------------------------------------------------------
 
@@ -272,14 +273,18 @@ class Namespace:
                     self._compact(force=True)
 
     def maintain(self, compact_seconds: float, idle_seconds: float) -> None:
-        """Compact after ``compact_seconds`` of pending changes; release after idling."""
+        """Compact after ``compact_seconds`` of pending changes; release after idling.
+
+        This compaction holds the namespace only to copy its memories and to swap the new
+        snapshot in (``_compact_aside``): operations go on while it writes.
+        """
         with self._mutex:
             now = time.monotonic()
             due = self._dirty_since is not None and now - self._dirty_since >= compact_seconds
-            if due and now >= self._retry_at:
-                with self._locked(write=True):
-                    self._compact()
-            if now - self._last_used >= idle_seconds:
+        if due and now >= self._retry_at:
+            self._compact_aside()
+        with self._mutex:
+            if time.monotonic() - self._last_used >= idle_seconds:
                 self.release()
 
     def release(self) -> None:
@@ -294,14 +299,16 @@ class Namespace:
     # -- internals --------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _locked(self, *, write: bool) -> Iterator[bool]:
+    def _locked(self, *, write: bool, use: bool = True) -> Iterator[bool]:
         """Hold the mutex and the file lock, in sync with disk; yields whether writes can work.
 
         A read in a data directory that cannot be written (no folder yet, or read-only) runs
-        without the file lock rather than failing.
+        without the file lock rather than failing. Without ``use`` (housekeeping) the
+        namespace is not counted as used.
         """
         with self._mutex:
-            self._last_used = time.monotonic()
+            if use:
+                self._last_used = time.monotonic()
             if write:
                 self._files.ensure_folder()
             elif not self.path.exists():
@@ -446,6 +453,7 @@ class Namespace:
         except (KeyError, TypeError, ValueError, MemoryStoreError):
             log.warning("skipped a journal entry of %s: %r", self.name, entry)
             return False
+        self._changes += 1
         if self._dirty_since is None:
             self._dirty_since = time.monotonic()
         return True
@@ -487,8 +495,56 @@ class Namespace:
 
     def _commit(self, entries: list[dict[str, Any]], *, durable: bool = True) -> None:
         self._files.append(entries, durable=durable)
-        if durable and self._dirty_since is None:  # a touch alone is not worth a rewrite
+        if not durable:
+            return  # a touch alone is not worth a rewrite
+        self._changes += 1
+        if self._dirty_since is None:
             self._dirty_since = time.monotonic()
+
+    def _compact_aside(self) -> None:
+        """Compact holding the namespace only to copy its memories, then to swap the file in.
+
+        The records are copied under the lock (memories are immutable values: a list of them
+        is a consistent copy), serialised and written (fsynced) to a temporary file without
+        it, then swapped in under the lock with the same checked replace as ``_compact``;
+        journal lines appended meanwhile stay in the new journal. Whenever the files moved
+        on in a way the copy does not follow (a hand edit to merge, another process's
+        compaction, a failure), it falls back to ``_compact`` under the lock.
+        """
+        with self._locked(write=True, use=False):
+            if self._rewrite or self._merged or self._files.pending or self._dirty_since is None:
+                self._compact(force=True)  # the careful path, and hand edits, as ever
+                return
+            memories = list(self._memories.values())
+            mark, changes = self._files.mark(), self._changes
+        try:
+            prepared = self._files.prepare([m.to_dict() for m in memories], mark)
+        except MemoryStoreError as e:
+            log.warning("could not write ahead a snapshot of %s: %s", self.name, e.message)
+            with self._locked(write=True, use=False):
+                self._compact()  # with its back-off and its logging of failures
+            return
+        with self._locked(write=True, use=False):
+            if not self._files.current(prepared):
+                self._files.discard(prepared)
+                self._compact(force=True)
+                return
+            try:
+                written = self._files.compact([], self._high_id, prepared)
+            except MemoryStoreError:
+                self._compact()  # with its back-off and its logging of failures
+                return
+            if not written or self._files.pending or self._files.kept:
+                self._compact(force=True)  # a person saved meanwhile: merge, as ever
+                return
+            self._history.record(memories, self._files.snapshot_mtime)
+            if self._failures:
+                log.warning("compacted %s again after %d failures", self.name, self._failures)
+            self._failures, self._retry_at = 0, 0.0
+            self._dirty_since = None if self._changes == changes else time.monotonic()
+            ranker = self._rankers["default"]
+        if isinstance(ranker, Bm25Ranker):
+            ranker.persist()  # the search index: only a cache, and it has its own lock
 
     def _compact(self, *, force: bool = False) -> None:
         """Write memory.json from what is held, unless a failure asks to wait (``force``: try).

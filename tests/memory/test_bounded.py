@@ -3,7 +3,9 @@ and a search alone never rewrites ``memory.json``."""
 
 from __future__ import annotations
 
+import json
 import os
+import threading
 from pathlib import Path
 
 from memory.store import MemoryStore
@@ -79,3 +81,44 @@ def test_searches_alone_leave_memory_json_untouched_until_and_after_close(
     assert (snapshot.read_bytes(), snapshot.stat().st_ino) == before
     with MemoryStore(tmp_path) as store:  # the counts are kept, in the journal
         assert store.namespace("users/1").get(memory.id).access_count == 3
+
+
+def writing_ahead(folder: Path) -> set[str]:
+    """The snapshots a compaction is writing ahead, outside the lock, in ``folder`` now."""
+    return {name for name in os.listdir(folder) if name.startswith(".memory.json.compacting.")}
+
+
+def test_compaction_lets_operations_through_while_it_writes(tmp_path: Path) -> None:
+    # An add that starts and ends while one write-ahead file exists took the lock after that
+    # compaction copied the memories and before it swapped them in: the lock was free while
+    # it wrote. Repeated until seen (no clock involved); a compaction that holds the lock
+    # throughout can never show it.
+    filler = "lorem ipsum dolor sit amet " * 8
+    records = [{"id": n, "content": f"note {n}: {filler}"} for n in range(1, 20_001)]
+    with MemoryStore(tmp_path) as store:
+        store.namespace("users/1").import_memories(records)
+    folder = tmp_path / "users" / "1"
+    added = []
+    seen_during = 0
+    with MemoryStore(tmp_path, compact_seconds=3600.0) as store:
+        ns = store.namespace("users/1")
+        for attempt in range(40):
+            added.append(ns.add(f"change {attempt}").id)
+            compaction = threading.Thread(target=ns.maintain, args=(0.0, 3600.0))
+            compaction.start()
+            while compaction.is_alive():
+                before = writing_ahead(folder)
+                added.append(ns.add(f"during {attempt}").id)
+                if before & writing_ahead(folder):
+                    seen_during += 1
+            compaction.join()
+            if seen_during:
+                break
+        assert seen_during
+    # What was appended while the snapshot was written stayed in the new journal.
+    with MemoryStore(tmp_path) as store:
+        held = {m.id for m in store.namespace("users/1").memories()}
+        assert set(added) <= held and len(held) == 20_000 + len(added)
+    on_disk = {r["id"] for r in json.loads((folder / "memory.json").read_text("utf-8"))}
+    assert set(added) <= on_disk
+    assert writing_ahead(folder) == set()
