@@ -527,7 +527,8 @@ class Namespace:
         with self._locked(write=True, use=False):
             if not self._files.current(prepared):
                 self._files.discard(prepared)
-                self._compact(force=True)
+                if self._dirty_since is not None:  # not compacted by whoever moved the files
+                    self._compact(force=True)
                 return
             try:
                 written = self._files.compact([], self._high_id, prepared)
