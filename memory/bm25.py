@@ -181,13 +181,15 @@ class Bm25Ranker:
             data = self._index.dump()
             if data is None:
                 return
-            try:
-                write_bytes_atomic(self._path, data, durable=False)
-            except MemorySaveFailed as e:
-                # Only a cache: the next open analyses the memories again.
-                log.warning("search index not saved: %s", e.message)
-                return
-            self._saved = True
+            self._saved = True  # as of these bytes: a change meanwhile sets it back
+        try:  # without the lock: searches go on while the file is written
+            write_bytes_atomic(self._path, data, durable=False)
+        except MemorySaveFailed as e:
+            # Only a cache (its entries are checked against the memories when it is loaded):
+            # the next open analyses the memories again.
+            log.warning("search index not saved: %s", e.message)
+            with self._lock:
+                self._saved = False
 
     def rank(
         self, query: str, memories: Mapping[int, Memory], limit: int

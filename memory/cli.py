@@ -1,6 +1,10 @@
 """``python -m memory``: the store's operations from a shell.
 
-    python -m memory --data-dir DIR --ns users/42 [--json] COMMAND ...
+    python -m memory (--data-dir DIR | --store URL) --ns users/42 [--json] COMMAND ...
+
+``--store`` is the general form of ``--data-dir``: a data directory, ``file:///path``, or (once
+there is that backend) ``postgresql://...``. The command line knows only the store interface
+(``memory.interface``), so it works alike on every backend.
 
 Commands: ``add``, ``search``, ``list``, ``get``, ``update``, ``delete``, ``stats``, ``related``,
 ``import``, ``export``, ``repair``. With ``--json`` every command prints JSON (memories with the
@@ -27,18 +31,20 @@ from typing import Any
 
 from memory.errors import MemoryInvalid, MemoryStoreError
 from memory.files import parse_json
-from memory.journal import SNAPSHOT
+from memory.interface import MemoryNamespace, open_store
 from memory.model import Hit, Memory, Stats
+from memory.namespace import RANKERS
 from memory.salvage import salvage
-from memory.store import RANKERS, MemoryStore, Namespace
 
-QUARANTINED = f"{SNAPSHOT}.corrupt-*"
+QUARANTINED = "memory.json.corrupt-*"
 
 
 def build_parser() -> argparse.ArgumentParser:
     """The command line, one sub-command per operation."""
     parser = argparse.ArgumentParser(prog="python -m memory", description=__doc__.split("\n")[0])
-    parser.add_argument("--data-dir", required=True, type=Path, help="the data directory")
+    where = parser.add_mutually_exclusive_group(required=True)
+    where.add_argument("--data-dir", help="the data directory")
+    where.add_argument("--store", help="the store: a data directory or a store URL")
     parser.add_argument("--ns", required=True, help="the namespace, e.g. users/42")
     parser.add_argument("--json", action="store_true", help="print JSON")
     commands = parser.add_subparsers(dest="command", required=True)
@@ -83,7 +89,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def run(args: argparse.Namespace, ns: Namespace) -> Any:
+def run(args: argparse.Namespace, ns: MemoryNamespace) -> Any:
     """Carry out one command; returns what to print."""
     match args.command:
         case "add":
@@ -118,7 +124,7 @@ def _limit(text: str) -> int:
         raise MemoryInvalid(f"limit must be a whole number, not {text!r}", field="limit") from None
 
 
-def _import(ns: Namespace, path: Path) -> int:
+def _import(ns: MemoryNamespace, path: Path) -> int:
     hint = f"nothing was imported; `repair {path}` adds every memory in it that can be read"
     try:
         data = path.read_bytes()
@@ -136,13 +142,12 @@ def _import(ns: Namespace, path: Path) -> int:
         raise MemoryInvalid(f"{e.message}; {hint}", field=e.field) from e
 
 
-def _repair(ns: Namespace, path: Path | None) -> dict[str, Any]:
+def _repair(ns: MemoryNamespace, path: Path | None) -> dict[str, Any]:
     if path is None:
-        ns.memories()  # loading moves an unreadable memory.json aside: that is the one to repair
-        found = sorted(ns.path.glob(QUARANTINED))
+        found = ns.quarantined()
         if not found:
-            raise MemoryInvalid(f"no {QUARANTINED} in {ns.path}; name the file", field="file")
-        path = found[-1]  # the names end in their UTC time, so the last is the newest
+            raise MemoryInvalid(f"no {QUARANTINED} in {ns.name}; name the file", field="file")
+        path = Path(found[-1])  # the newest
     try:
         data = path.read_bytes()  # before the namespace loads: it may be its own memory.json
     except OSError as e:
@@ -210,7 +215,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
     try:
-        with MemoryStore(args.data_dir) as store:
+        with open_store(args.store or args.data_dir) as store:
             ns = store.namespace(args.ns)
             result = run(args, ns)
             notice = ns.pop_quarantine()

@@ -79,6 +79,25 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
         raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
 
 
+def write_temporary(path: Path, data: bytes, kind: str) -> Path:
+    """A new temporary file beside ``path`` holding ``data``, fsynced, for ``replace_checked``.
+
+    Named ``.{name}.{kind}.{pid}.{hex}.tmp``: a temporary of its own kind, which
+    ``remove_stale_temporaries`` removes only once its writer is gone.
+    """
+    tmp = path.with_name(f".{path.name}.{kind}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    try:
+        with open(tmp, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+    except OSError as e:
+        with contextlib.suppress(OSError):  # the temporary file may not exist; nothing to lose
+            tmp.unlink()
+        raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
+    return tmp
+
+
 def digest(data: bytes) -> str:
     """A short content hash: whether two versions of a file hold the same bytes."""
     return hashlib.blake2b(data, digest_size=16).hexdigest()
@@ -112,7 +131,13 @@ def _exchange(a: Path, b: Path) -> bool:
 
 
 def replace_checked(
-    path: Path, data: bytes, expected: str | None, aside: Path, *, keep: bool = False
+    path: Path,
+    data: bytes,
+    expected: str | None,
+    aside: Path,
+    *,
+    keep: bool = False,
+    written: Path | None = None,
 ) -> Path | None:
     """Replace ``path`` with ``data`` if it still holds the bytes whose ``digest`` is ``expected``
     (``None``: if there is no file); ``MemorySaveFailed`` if the disk refuses.
@@ -127,13 +152,17 @@ def replace_checked(
     compared after it has left, so a person's save that lands between a check and a rename
     cannot be overwritten, and an editor still writing into the old file (an in-place save)
     goes on writing into the file at ``aside``.
+
+    ``written`` is a temporary file in the same folder already holding ``data``, fsynced
+    (``write_temporary``): then only the check and the swap are left to do.
     """
-    tmp = path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    tmp = written or path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
-        with open(tmp, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+        if written is None:
+            with open(tmp, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
         if expected is None:
             try:
                 os.link(tmp, path)  # fails if a file appeared: never replaces one
@@ -326,13 +355,13 @@ class FileLock:
         self.held = True
 
     def release(self) -> None:
-        """Let the lock go."""
+        """Let the lock go, and close the lock file: an idle holder keeps no file open."""
         if self._fd is not None:
             fcntl.flock(self._fd, fcntl.LOCK_UN)
-        self.held = False
+        self.close()
 
     def close(self) -> None:
-        """Close the lock file (the lock is not held between ``held`` blocks)."""
+        """Close the lock file (which lets the lock go, if held)."""
         if self._fd is not None:
             os.close(self._fd)
             self._fd = None

@@ -239,6 +239,10 @@ class MemoryNamespace(Protocol):
         """Where an unreadable copy of the memories was set aside since last asked; told once."""
         ...
 
+    def quarantined(self) -> Sequence[PurePath]:
+        """Every unreadable copy of the memories set aside so far, oldest first (for repair)."""
+        ...
+
 
 class Store(Protocol):
     """Every namespace of one store (a data directory, or a database)."""

@@ -36,6 +36,9 @@ reader without it may be looking at another process's append in progress.
 Opening a namespace removes the temporary files that compactions killed mid-write left behind
 (``files.remove_stale_temporaries``): compaction runs under the lock, so while we hold it no
 temporary of ``memory.json`` or ``memory.journal`` has a writer, whichever pid is in its name.
+The one exception is written outside the lock on purpose: a snapshot written ahead (``prepare``,
+``.memory.json.compacting.*``, swapped in under the lock by ``compact``), removed only once its
+writer is gone. Lines appended between ``mark`` and the swap stay in the new journal.
 """
 
 from __future__ import annotations
@@ -62,6 +65,7 @@ from memory.files import (
     remove_stale_temporaries,
     replace_checked,
     write_bytes_atomic,
+    write_temporary,
 )
 
 log = logging.getLogger(__name__)
@@ -97,6 +101,24 @@ class Change:
     source: Path | None = None
     # memory.json could not be read (not JSON, or gone) and what is held stays: write it back.
     broken: bool = False
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a namespace's files stood when its memories were copied for compaction."""
+
+    journal_ino: int | None
+    offset: int
+    snapshot_digest: str | None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A snapshot written ahead to a temporary file, outside the lock, to swap in later."""
+
+    data: bytes
+    tmp: Path
+    mark: Mark
 
 
 def _signature(path: Path) -> _Signature | None:
@@ -409,22 +431,82 @@ class NamespaceFiles:
         self._journal_offset += len(data)
         self.journal_lines += len(entries)
 
-    def compact(self, records: list[dict[str, Any]], high_id: int) -> bool:
+    def mark(self) -> Mark:
+        """Where the journal and the snapshot stand now (under the lock): see ``prepare``."""
+        return Mark(self._journal_ino, self._journal_offset, self._snapshot_digest)
+
+    def prepare(self, records: list[dict[str, Any]], mark: Mark) -> Prepared:
+        """Write ``records``, the memories held at ``mark``, to a temporary file: no lock needed.
+
+        ``compact(..., prepared)`` swaps it in later, under the lock, if it is still current.
+        """
+        data = dump_json(records)
+        return Prepared(data, write_temporary(self.snapshot_path, data, "compacting"), mark)
+
+    def current(self, prepared: Prepared) -> bool:
+        """Whether ``prepared`` can still be swapped in (under the lock, after ``poll``).
+
+        Not if another process compacted meanwhile, or memory.json is not the one it followed.
+        """
+        mark = prepared.mark
+        return (
+            mark.journal_ino == self._journal_ino
+            and mark.offset <= self._journal_offset
+            and mark.snapshot_digest == self._snapshot_digest
+            and not self._broken
+            and not self.pending
+        )
+
+    def discard(self, prepared: Prepared) -> None:
+        """Remove the temporary file of a ``prepared`` snapshot that will not be used."""
+        try:
+            prepared.tmp.unlink()
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            log.warning("could not remove the temporary file %s: %s", prepared.tmp, e)
+
+    def compact(
+        self, records: list[dict[str, Any]], high_id: int, prepared: Prepared | None = None
+    ) -> bool:
         """Write ``records`` as the new snapshot, then start a journal holding only ``high_id``.
 
         The highest id ever used survives in the new journal's first line, so an id freed by
         a delete is not handed out again after a restart.
 
+        With ``prepared`` (``current``), its file is swapped in instead, and the journal lines
+        appended since its ``mark`` stay in the new journal, after its first line.
+
         False, with nothing written, if ``memory.json`` changed since it was last read: poll,
         merge, and compact again. A file saved over it at the last moment is displaced, kept
         in ``pending``, and merged by the next ``poll``.
         """
-        data = dump_json(records)
+        tail = b""
+        if prepared is not None:
+            data = prepared.data
+            try:
+                with open(self.journal_path, "rb") as f:
+                    f.seek(prepared.mark.offset)
+                    tail = f.read(self._journal_offset - prepared.mark.offset)
+            except FileNotFoundError:
+                tail = b""
+            except OSError as e:
+                self.discard(prepared)
+                raise MemorySaveFailed(
+                    f"could not read {self.journal_path}: {e}", path=self.journal_path
+                ) from e
+        else:
+            data = dump_json(records)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         kind = "corrupt" if self._broken else "saved"
         aside = self.snapshot_path.with_name(f"{SNAPSHOT}.{kind}-{stamp}")
         found = replace_checked(
-            self.snapshot_path, data, self._snapshot_digest, aside, keep=self._broken
+            self.snapshot_path,
+            data,
+            self._snapshot_digest,
+            aside,
+            keep=self._broken,
+            written=prepared.tmp if prepared is not None else None,
         )
         if found == self.snapshot_path:
             return False
@@ -452,12 +534,16 @@ class NamespaceFiles:
             "digest": self._snapshot_digest,
         }
         header = json.dumps(header_entry).encode() + b"\n"
-        write_bytes_atomic(self.journal_path, header)
+        write_bytes_atomic(self.journal_path, header + tail)
         st = os.stat(self.journal_path)
         self._journal_ino = st.st_ino
-        self._journal_offset = len(header)
-        self.journal_lines = 0
+        self._journal_offset = len(header) + len(tail)
+        self.journal_lines = tail.count(b"\n")
         return True
+
+    def idle(self) -> None:
+        """Close the journal's append descriptor between operations (reopened by ``append``)."""
+        self._close_fd()
 
     def _close_fd(self) -> None:
         if self._fd is not None:

@@ -32,7 +32,7 @@ from memory.bm25 import Bm25Ranker
 from memory.documents import FileDocuments
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
-from memory.journal import Change, NamespaceFiles
+from memory.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.model import (
     MAX_ID,
     Hit,
@@ -84,6 +84,7 @@ class Namespace:
         self._merged: list[Path] = []  # displaced files merged, removed once compacted
         self._failures = 0  # compactions failed in a row
         self._retry_at = 0.0  # monotonic time before which compaction is not tried again
+        self._changes = 0  # changes taken in so far (puts, deletes; not touches)
 
     # -- the article's operations ---------------------------------------------------------
 
@@ -251,7 +252,18 @@ class Namespace:
             path, self._quarantined = self._quarantined, None
             return path
 
+    def quarantined(self) -> list[Path]:
+        """Every unreadable ``memory.json`` moved aside so far, oldest first (for repair)."""
+        self.memories()  # loading moves an unreadable memory.json aside
+        # The names end in their UTC time, so sorted is oldest first.
+        return sorted(self.path.glob(f"{SNAPSHOT}.corrupt-*"))
+
     # -- housekeeping ---------------------------------------------------------------------
+
+    @property
+    def held(self) -> int:
+        """How many memories this namespace holds in RAM now (0 once released)."""
+        return len(self._memories)
 
     def flush(self) -> None:
         """Bring ``memory.json`` up to date with every change (compaction)."""
@@ -261,14 +273,18 @@ class Namespace:
                     self._compact(force=True)
 
     def maintain(self, compact_seconds: float, idle_seconds: float) -> None:
-        """Compact after ``compact_seconds`` of pending changes; release after idling."""
+        """Compact after ``compact_seconds`` of pending changes; release after idling.
+
+        This compaction holds the namespace only to copy its memories and to swap the new
+        snapshot in (``_compact_aside``): operations go on while it writes.
+        """
         with self._mutex:
             now = time.monotonic()
             due = self._dirty_since is not None and now - self._dirty_since >= compact_seconds
-            if due and now >= self._retry_at:
-                with self._locked(write=True):
-                    self._compact()
-            if now - self._last_used >= idle_seconds:
+        if due and now >= self._retry_at:
+            self._compact_aside()
+        with self._mutex:
+            if time.monotonic() - self._last_used >= idle_seconds:
                 self.release()
 
     def release(self) -> None:
@@ -283,14 +299,16 @@ class Namespace:
     # -- internals --------------------------------------------------------------------------
 
     @contextlib.contextmanager
-    def _locked(self, *, write: bool) -> Iterator[bool]:
+    def _locked(self, *, write: bool, use: bool = True) -> Iterator[bool]:
         """Hold the mutex and the file lock, in sync with disk; yields whether writes can work.
 
         A read in a data directory that cannot be written (no folder yet, or read-only) runs
-        without the file lock rather than failing.
+        without the file lock rather than failing. Without ``use`` (housekeeping) the
+        namespace is not counted as used.
         """
         with self._mutex:
-            self._last_used = time.monotonic()
+            if use:
+                self._last_used = time.monotonic()
             if write:
                 self._files.ensure_folder()
             elif not self.path.exists():
@@ -311,6 +329,7 @@ class Namespace:
                 if self._files.journal_lines > max(1000, len(self._memories)):
                     self._compact()  # amortised: the journal has outgrown the snapshot
             finally:
+                self._files.idle()  # an idle namespace holds no file open
                 self._files.lock.release()
 
     def _sync(self, *, compact: bool) -> None:
@@ -428,11 +447,13 @@ class Namespace:
                         self._memories[memory.id] = replace(
                             memory, access_count=int(count), accessed_at=at
                         )
+                return True  # bookkeeping: stays in the journal, no reason to compact
             else:
                 raise ValueError(op)
         except (KeyError, TypeError, ValueError, MemoryStoreError):
             log.warning("skipped a journal entry of %s: %r", self.name, entry)
             return False
+        self._changes += 1
         if self._dirty_since is None:
             self._dirty_since = time.monotonic()
         return True
@@ -474,8 +495,57 @@ class Namespace:
 
     def _commit(self, entries: list[dict[str, Any]], *, durable: bool = True) -> None:
         self._files.append(entries, durable=durable)
+        if not durable:
+            return  # a touch alone is not worth a rewrite
+        self._changes += 1
         if self._dirty_since is None:
             self._dirty_since = time.monotonic()
+
+    def _compact_aside(self) -> None:
+        """Compact holding the namespace only to copy its memories, then to swap the file in.
+
+        The records are copied under the lock (memories are immutable values: a list of them
+        is a consistent copy), serialised and written (fsynced) to a temporary file without
+        it, then swapped in under the lock with the same checked replace as ``_compact``;
+        journal lines appended meanwhile stay in the new journal. Whenever the files moved
+        on in a way the copy does not follow (a hand edit to merge, another process's
+        compaction, a failure), it falls back to ``_compact`` under the lock.
+        """
+        with self._locked(write=True, use=False):
+            if self._rewrite or self._merged or self._files.pending or self._dirty_since is None:
+                self._compact(force=True)  # the careful path, and hand edits, as ever
+                return
+            memories = list(self._memories.values())
+            mark, changes = self._files.mark(), self._changes
+        try:
+            prepared = self._files.prepare([m.to_dict() for m in memories], mark)
+        except MemoryStoreError as e:
+            log.warning("could not write ahead a snapshot of %s: %s", self.name, e.message)
+            with self._locked(write=True, use=False):
+                self._compact()  # with its back-off and its logging of failures
+            return
+        with self._locked(write=True, use=False):
+            if not self._files.current(prepared):
+                self._files.discard(prepared)
+                if self._dirty_since is not None:  # not compacted by whoever moved the files
+                    self._compact(force=True)
+                return
+            try:
+                written = self._files.compact([], self._high_id, prepared)
+            except MemoryStoreError:
+                self._compact()  # with its back-off and its logging of failures
+                return
+            if not written or self._files.pending or self._files.kept:
+                self._compact(force=True)  # a person saved meanwhile: merge, as ever
+                return
+            self._history.record(memories, self._files.snapshot_mtime)
+            if self._failures:
+                log.warning("compacted %s again after %d failures", self.name, self._failures)
+            self._failures, self._retry_at = 0, 0.0
+            self._dirty_since = None if self._changes == changes else time.monotonic()
+            ranker = self._rankers["default"]
+        if isinstance(ranker, Bm25Ranker):
+            ranker.persist()  # the search index: only a cache, and it has its own lock
 
     def _compact(self, *, force: bool = False) -> None:
         """Write memory.json from what is held, unless a failure asks to wait (``force``: try).

@@ -18,7 +18,10 @@ append-only journal (see ``memory.journal``), so that:
   operation takes both, then catches up with what other processes appended before acting.
 
 A namespace unused for ``idle_seconds`` is compacted and released from RAM; its ``Namespace``
-object stays valid and reloads on next use.
+object stays valid and reloads on next use. So that one process can serve many thousands of
+namespaces, at most ``max_open_namespaces`` are held at once, holding at most ``max_memories``
+memories between them: asking for one more releases the least recently asked for first. An idle
+namespace holds no file open (its lock file and journal are opened per operation).
 """
 
 from __future__ import annotations
@@ -27,6 +30,7 @@ import contextlib
 import logging
 import re
 import threading
+from collections import OrderedDict
 from pathlib import Path
 
 from memory.documents import FileDocuments
@@ -75,11 +79,18 @@ class MemoryStore:
         *,
         compact_seconds: float = 30.0,
         idle_seconds: float = 900.0,
+        max_open_namespaces: int = 512,
+        max_memories: int = 2_000_000,
     ) -> None:
+        if max_open_namespaces < 1 or max_memories < 1:
+            raise ValueError("max_open_namespaces and max_memories must be at least 1")
         self.data_dir = Path(data_dir)
         self.compact_seconds = compact_seconds
         self.idle_seconds = idle_seconds
+        self.max_open_namespaces = max_open_namespaces
+        self.max_memories = max_memories
         self._namespaces: dict[str, Namespace] = {}
+        self._recent: OrderedDict[str, Namespace] = OrderedDict()  # least recently asked first
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
@@ -104,7 +115,31 @@ class MemoryStore:
                     target=self._run_janitor, name="memory-janitor", daemon=True
                 )
                 self._janitor.start()
-            return namespace
+            self._recent[name] = namespace
+            self._recent.move_to_end(name)
+            victims = self._over_budget()
+        for victim in victims:  # outside the store's lock: a release may wait for an operation
+            self._release(victim)
+        return namespace
+
+    def _over_budget(self) -> list[Namespace]:
+        """The least recently asked for namespaces to release so the rest fit the budget."""
+        held = sum(namespace.held for namespace in self._recent.values())
+        victims = []
+        while len(self._recent) > 1 and (
+            len(self._recent) > self.max_open_namespaces or held > self.max_memories
+        ):
+            _, victim = self._recent.popitem(last=False)
+            held -= victim.held
+            victims.append(victim)
+        return victims
+
+    def _release(self, namespace: Namespace) -> None:
+        try:
+            namespace.release()
+        except MemoryStoreError as e:
+            # Its journal keeps every change; it stays held, and the janitor tries again.
+            log.warning("could not flush %s on release: %s", namespace.name, e.message)
 
     def documents(self, name: str) -> FileDocuments:
         """The documents of the namespace called ``name`` (``memory.documents``)."""

@@ -223,3 +223,34 @@ def test_a_malformed_command_line_exits_non_zero(tmp_path: Path) -> None:
     )
     assert done.returncode != 0
     assert "--data-dir" in done.stderr
+
+
+def test_store_url_is_the_general_form_of_data_dir(tmp_path: Path) -> None:
+    added = ok_json(tmp_path, "add", "standup is at 10:00")
+    store = ["--store", f"file://{tmp_path}"]
+    done = subprocess.run(
+        [sys.executable, "-m", "memory", *store, "--ns", NS, "--json", "search", "standup"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [hit["id"] for hit in json.loads(done.stdout)] == [added["id"]]
+    done = subprocess.run(
+        [sys.executable, "-m", "memory", "--store", "mysql://x", "--ns", NS, "list"],
+        cwd=REPO_ROOT,
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 1
+    assert "unknown store URL scheme" in done.stderr
+
+
+def test_a_cli_search_does_not_rewrite_memory_json(tmp_path: Path) -> None:
+    added = ok_json(tmp_path, "add", "standup is at 10:00")
+    snapshot = tmp_path / NS / "memory.json"
+    ok_json(tmp_path, "list")  # the add's close wrote memory.json
+    before = snapshot.read_bytes(), snapshot.stat().st_ino
+    assert [hit["id"] for hit in ok_json(tmp_path, "search", "standup")] == [added["id"]]
+    assert (snapshot.read_bytes(), snapshot.stat().st_ino) == before
+    assert ok_json(tmp_path, "get", added["id"])["accessCount"] == 1
