@@ -30,7 +30,7 @@ def _turns(data_dir: str, worker: int) -> list[str]:
         for turn in range(ROUNDS):
             append_history(documents, [("user", f"w{worker} t{turn}")], keep=10_000)
             add_usage(documents, requests=1, prompt_tokens=10, completion_tokens=worker)
-            memory = Memory(id=worker * 1000 + turn, content=f"w{worker} t{turn}")
+            memory = Memory(id=worker * 1000 + turn + 1, content=f"w{worker} t{turn}")  # ids > 0
             tokens.append(book.keep_undo([Revision("delete", memory, memory)]))
     return tokens
 
