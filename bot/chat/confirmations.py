@@ -21,7 +21,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.changes import TOKEN_PATTERN, ChangeFile, Proposal, Revision, content_of, revert
@@ -172,25 +172,42 @@ def _apply_pending(
     return outcome
 
 
-async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """ "Apply all" pressed: make the waiting changes the presser may make, undoably."""
+async def _pressed_and_run(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    work: Callable[[MemoryNamespace, ChangeFile, Caller, str], Outcome | None],
+) -> tuple[Outcome, str, Message] | None:
+    """Run ``work`` on the pressed button's token (``_as_far_as_allowed``); what it did, the
+    token and the message the button is on. None after answering the press when there is
+    nothing to do, or nothing that is the presser's to do."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
     pressed = await button_press(update, context)
     if pressed is None:
-        return
-    caller, token, _ = pressed
+        return None
+    caller, token, message = pressed
     try:
         outcome = await _as_far_as_allowed(
-            update, context, caller, lambda ns, book, who: _apply_pending(ns, book, who, token)
+            update, context, caller, lambda ns, book, who: work(ns, book, who, token)
         )
     except NotAllowed:
         await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
-        return
+        return None
     if outcome is None:
         await query.answer(t(language, "changes_gone_plain"), show_alert=True)
-        return
+        return None
     await query.answer()
+    return outcome, token, message
+
+
+async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Apply all" pressed: make the waiting changes the presser may make, undoably."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    done = await _pressed_and_run(update, context, _apply_pending)
+    if done is None:
+        return
+    outcome, token, _ = done
     parts = [t(language, "changes_applied", count=outcome.done)]
     if outcome.skipped:
         parts.append(t(language, "changes_skipped", count=outcome.skipped))
@@ -271,23 +288,11 @@ def _undo(
 
 async def undo_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """↩ Undo pressed: put back the old versions of what the model (or an Apply) changed."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    language = language_of(update.effective_user)
+    done = await _pressed_and_run(update, context, _undo)
+    if done is None:
         return
-    caller, token, message = pressed
-    try:
-        outcome = await _as_far_as_allowed(
-            update, context, caller, lambda ns, book, who: _undo(ns, book, who, token)
-        )
-    except NotAllowed:
-        await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
-        return
-    if outcome is None:
-        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
-        return
-    await query.answer()
+    outcome, _, message = done
     parts = [t(language, "undone", count=outcome.done)]
     if outcome.skipped:
         parts.append(t(language, "undo_skipped", count=outcome.skipped))
