@@ -121,6 +121,15 @@ class DigestConfig:
 
 
 @dataclass(frozen=True)
+class ReminderConfig:
+    """``[reminders]``: ``/remind`` and its delivery (``bot.jobs.reminders``)."""
+
+    timezone: str = field(default="UTC", metadata=_checked(parse_timezone))
+    default_hour: int = field(default=9, metadata=_between(0, 23))
+    grace_hours: float = 6.0
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration."""
 
@@ -129,6 +138,7 @@ class Config:
     telegram: TelegramConfig = field(default_factory=TelegramConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
+    reminders: ReminderConfig = field(default_factory=ReminderConfig)
 
     def secrets(self) -> list[str]:
         """The values of every secret key (``is_secret``): they must never reach a log line."""
@@ -293,6 +303,7 @@ __all__ = [
     "Config",
     "DigestConfig",
     "LLMConfig",
+    "ReminderConfig",
     "TelegramConfig",
     "is_secret",
     "load_config",

@@ -5,7 +5,10 @@ to messages for the user; it raises its own only for what happens before it can 
 
     BotError                      message: str
     ├── ConfigError               key: str | None, source: str
-    └── NotAllowed                memory: Memory (the group policy refused a change to it)
+    ├── NotAllowed                memory: Memory (the group policy refused a change to it)
+    └── ReminderError             reminder_id: str
+        ├── ReminderNotFound      none with that id in the caller's namespace (or it ended)
+        └── ReminderNotAllowed    the group policy refused a change to it
 """
 
 from __future__ import annotations
@@ -44,3 +47,25 @@ class NotAllowed(BotError):
     def __init__(self, memory: Memory) -> None:
         super().__init__(f"not allowed to change memory {memory.id}")
         self.memory = memory
+
+
+class ReminderError(BotError):
+    """A reminder operation refused (``bot.core.reminders``)."""
+
+    def __init__(self, message: str, reminder_id: str) -> None:
+        super().__init__(message)
+        self.reminder_id = reminder_id
+
+
+class ReminderNotFound(ReminderError):
+    """No reminder with this id in the caller's namespace, or it is over."""
+
+    def __init__(self, reminder_id: str) -> None:
+        super().__init__(f"no reminder {reminder_id!r}", reminder_id)
+
+
+class ReminderNotAllowed(ReminderError):
+    """The caller may not cancel or change this reminder (not its author, not an admin)."""
+
+    def __init__(self, reminder_id: str) -> None:
+        super().__init__(f"not allowed to change reminder {reminder_id!r}", reminder_id)

@@ -36,7 +36,7 @@ import contextlib
 import itertools
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
-from datetime import timedelta
+from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from telegram import BotCommand, LinkPreviewOptions, Update
@@ -58,7 +58,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, commands, confirmations, messages
+from bot.chat import buttons, commands, confirmations, messages, reminding
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
@@ -66,6 +66,7 @@ from bot.chat.updates import ChatOrderedUpdateProcessor
 from bot.config import Config
 from bot.core.operations import Operations
 from bot.jobs.digest import Digest
+from bot.jobs.reminders import ReminderJob
 from bot.view.i18n import COMMANDS, language_of, t
 from bot.view.render import escape
 from bot.view.replies import reply_html
@@ -107,6 +108,9 @@ HANDLERS = {
     "related": commands.related,
     "export": commands.export,
     "digest": commands.digest,
+    "remind": reminding.remind,
+    "reminders": reminding.list_reminders,
+    "timezone": reminding.timezone,
 }
 
 
@@ -117,9 +121,11 @@ def build_application(
     *,
     request: BaseRequest | None = None,
     jobs: bool = True,
+    clock: Callable[[], datetime] | None = None,
 ) -> BotApplication:
     """The bot, wired: handlers, error handler, rate limiter, start-up and shutdown hooks, and
-    (with ``jobs``) the scheduled digest on the JobQueue."""
+    (with ``jobs``) the scheduled digest and the reminders on the JobQueue. ``clock`` (UTC
+    now) is the reminders' time, for tests."""
     telegram = config.telegram
     limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
     # Updates polled from Telegram go through the inbox (bot.chat.inbox); the console's do not.
@@ -152,17 +158,23 @@ def build_application(
         builder = builder.update_queue(queue)
     application = builder.build()
     digest = Digest(config.digest, store)
+    reminders = (
+        ReminderJob(config.reminders, store, clock=clock)
+        if clock is not None
+        else ReminderJob(config.reminders, store)
+    )
     conversation = None
     if llm is not None:
         from bot.chat.conversation import make_conversation  # loads openai: only when configured
 
         conversation = make_conversation(config.llm, llm, store)
     application.bot_data[KEY] = Services(
-        config, store, Operations(store), llm, digest, conversation
+        config, store, Operations(store), llm, digest, conversation, reminders
     )
     register_handlers(application)
     if jobs:
         digest.register(application)
+        reminders.register(application)
     return application
 
 
@@ -180,6 +192,11 @@ def register_handlers(application: BotApplication) -> None:
         (confirmations.APPLY_PATTERN, confirmations.apply_changes),
         (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
         (confirmations.UNDO_PATTERN, confirmations.undo_changes),
+        (reminding.DONE_PATTERN, reminding.press_done),
+        (reminding.SNOOZE_PATTERN, reminding.press_snooze),
+        (reminding.CANCEL_PATTERN, reminding.press_cancel),
+        (reminding.CHANGE_PATTERN, reminding.press_change),
+        (reminding.FROM_MEMORY_PATTERN, reminding.press_from_memory),
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))
@@ -221,6 +238,8 @@ async def post_init(application: BotApplication) -> None:
 async def post_shutdown(application: BotApplication) -> None:
     """After polling: close the store (memory.json complete) and the model's client."""
     found: Services = application.bot_data[KEY]
+    if found.reminders is not None:
+        await found.reminders.stop()  # a delivery in progress is recorded first
     await asyncio.to_thread(found.operations.close)  # the calls in progress end first
     await asyncio.to_thread(found.store.close)
     if isinstance(application.update_queue, InboxQueue):

@@ -3,6 +3,11 @@
 In a private chat every text message is for the bot; in a group only a mention of the bot or a
 reply to one of its messages is (``access.addressed_to_bot``), anything else is left alone.
 
+A message that asks for a reminder ("remind me tomorrow at 9 to call mom", "提醒我明天早上9点
+给妈妈打电话") sets one (``bot.chat.reminding``), model or not: the code reads the time; only a
+request whose time it cannot read goes to the model (its ``scheduleReminder`` tool), or without
+one gets examples. A reply to the bot's ✏️ Change prompt is the reminder's new time.
+
 With a language model configured, the message goes to it (``bot.chat.conversation``): it answers,
 using the memory operations of the chat's namespace as tools. Without one, free text is a
 question: it is searched like /recall, with a hint that /remember stores things.
@@ -13,6 +18,7 @@ from __future__ import annotations
 from telegram import Update
 from telegram.ext import ContextTypes
 
+from bot.chat import reminding
 from bot.chat.access import addressed_to_bot, caller_of, without_mention
 from bot.chat.commands import show_matches
 from bot.chat.services import services
@@ -33,6 +39,9 @@ async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply_html(message, t(language, "help"))
         return
     conversation = services(context).conversation
+    model = conversation is not None
+    if await reminding.from_free_text(context, message, caller, query, language, model=model):
+        return
     if conversation is not None:
         await conversation.answer(message, caller, query, language)
         return

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
 
     from bot.core.policy import Caller
     from bot.jobs.digest import Digest
+    from bot.jobs.reminders import ReminderJob
 
 KEY = "services"
 
@@ -36,6 +37,7 @@ class Services:
     llm: AsyncOpenAI | None = None
     digest: Digest | None = None  # the scheduled report (None: not set up, e.g. in unit tests)
     conversation: FreeText | None = None  # free text through ``llm`` (None: no model)
+    reminders: ReminderJob | None = None  # the reminders' delivery and its index
 
 
 class FreeText(Protocol):

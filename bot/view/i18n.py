@@ -13,6 +13,7 @@ import html
 
 from telegram import User
 
+from bot.view import reminder_strings
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
 
@@ -29,6 +30,9 @@ COMMANDS = (
     ("stats", "cmd_stats_plain"),
     ("export", "cmd_export_plain"),
     ("digest", "cmd_digest_plain"),
+    ("remind", "cmd_remind_plain"),
+    ("reminders", "cmd_reminders_plain"),
+    ("timezone", "cmd_timezone_plain"),
     ("help", "cmd_help_plain"),
     ("start", "cmd_start_plain"),
 )
@@ -46,6 +50,12 @@ hashtags I pick tags from the keywords. Send /remember as a reply to store that 
 /export — your memories as a <code>memory.json</code> file.
 /digest [on|off|now] — a scheduled report: the most used memories, the new ones, those \
 gone unused. /digest alone shows the setting and the next report.
+/remind <i>when</i> <i>what</i> — a reminder, in English or Chinese: \
+<code>/remind tomorrow 9am call mom</code>, <code>/remind in 2 hours laundry</code>, \
+<code>/remind every monday 9:00 weekly report</code>, <code>/remind 下周二下午三点 看牙医</code>. \
+As a reply, it reminds you of that message. "remind me …" in a message works too.
+/reminders — the upcoming reminders, with a cancel button each.
+/timezone [<i>IANA name</i>] — this chat's time zone (<code>/timezone Asia/Shanghai</code>).
 
 Any other message is a question: I search the memories for it.
 In groups, address me with a command, an @mention or a reply to one of my messages. A group's \
@@ -65,6 +75,12 @@ _HELP_ZH = """<b>命令</b>
 /export — 把你的记忆导出为 <code>memory.json</code> 文件。
 /digest [on|off|now] — 定期摘要：最常用的记忆、新增的记忆、久未使用的记忆。\
 只发送 /digest 可以查看设置和下一次发送时间。
+/remind <i>时间</i> <i>事情</i> — 设置提醒，中文英文都行：\
+<code>/remind 明天早上9点 给妈妈打电话</code>、\
+<code>/remind 每周一早上9点 周会</code>、<code>/remind 12月24日 买礼物</code>。\
+回复一条消息发送，到时提醒你那条消息。消息里写“提醒我……”也可以。
+/reminders — 即将到来的提醒，每个都有取消按钮。
+/timezone [<i>IANA 名称</i>] — 这个聊天的时区（<code>/timezone Asia/Shanghai</code>）。
 
 其他消息都当作提问：我会在记忆里搜索。
 在群组里，请用命令、@我 或回复我的消息来跟我说话。群组的记忆是共享的：每个成员都能查到；\
@@ -394,6 +410,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "weekdays_plain": "周一 周二 周三 周四 周五 周六 周日",
     },
 }
+
+
+STRINGS["en"].update(reminder_strings.EN)
+STRINGS["zh"].update(reminder_strings.ZH)
 
 
 def language_of(user: User | None) -> str:

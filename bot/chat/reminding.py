@@ -1,0 +1,540 @@
+"""The reminder doors: /remind, /reminders, /timezone, "remind me ..." and their buttons.
+
+Thin, as every door: each handler reads the update (who acts where: ``access.caller_of``),
+makes its calls into ``bot.core.reminders`` off the event loop, tells the job
+(``bot.jobs.reminders.ReminderJob.track``) what changed, and renders the answer with
+``bot.jobs.reminder_view``. Times are read by ``bot.core.when`` in the chat's zone: a phrase
+it cannot read gets examples, never a guess; a time already past is refused (or moved to its
+next occurrence by the parser, and the reply says so).
+
+A reminder is also a memory: setting one stores ``⏰ <local time> — <text>`` in the chat's
+namespace (tags: the text's keywords and "reminder"/"提醒"), so /recall finds it with its
+time. A memory stored with a time in it ("下周二下午三点看牙医") gets a ⏰ button that makes
+it a reminder at that time, read relative to when it was stored.
+
+Button presses are resolved in the presser's namespace (``access.button_press``); in a group
+only the member who set a reminder or an administrator may change it (``bot.core.reminders``,
+administrator rights asked of Telegram only when they matter).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+from typing import TypeVar
+from zoneinfo import ZoneInfo, available_timezones
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.ext import ContextTypes
+
+from bot.chat.access import button_press, caller_of, may_change_settings, with_admin
+from bot.chat.services import services
+from bot.core import operations, reminders, when
+from bot.core.entry import keywords, split_command
+from bot.core.policy import Caller, source_of
+from bot.core.reminders import Reminder
+from bot.errors import ReminderNotAllowed, ReminderNotFound
+from bot.jobs import reminder_view
+from bot.jobs.reminders import ReminderJob
+from bot.jobs.schedule import parse_timezone
+from bot.view.i18n import language_of, t
+from bot.view.render import escape, preview, to_plain
+from bot.view.replies import edit_html, reply_html
+from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.model import Memory, parse_time
+
+DONE_PATTERN = rf"^rd:{reminders.ID_PATTERN}$"
+SNOOZE_PATTERN = rf"^rz:{reminders.ID_PATTERN}:(10|60|t)$"
+CANCEL_PATTERN = rf"^rc:{reminders.ID_PATTERN}$"
+CHANGE_PATTERN = rf"^re:{reminders.ID_PATTERN}$"
+FROM_MEMORY_PATTERN = r"^rm:\d{1,19}$"
+_CHANGE_PROMPT = re.compile(rf"⏰#({reminders.ID_PATTERN})")
+PHRASE_PREVIEW = 80
+MEMORY_TAGS = {"en": "reminder", "zh": "提醒"}
+
+T = TypeVar("T")
+
+
+def _job(context: ContextTypes.DEFAULT_TYPE) -> ReminderJob:
+    job = services(context).reminders
+    assert job is not None, "reminders are wired in build_application"
+    return job
+
+
+@dataclass(frozen=True)
+class _Request:
+    """What setting a reminder needs from the message that asks for it."""
+
+    message: Message
+    caller: Caller
+    language: str
+    phrase: str  # the time and the text, as typed
+    source: str  # idempotency: the message (and which request of it)
+
+
+def _zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> reminders.ChatZone:
+    job = _job(context)
+    return reminders.chat_zone(job.store, chat_id, job.zone)
+
+
+async def set_reminder(
+    context: ContextTypes.DEFAULT_TYPE,
+    request: _Request,
+    replied: Message | None = None,
+    *,
+    unclear_to_model: bool = False,
+) -> bool:
+    """Read ``request.phrase`` as a reminder, set it, and answer with the confirmation.
+
+    With ``unclear_to_model``, a phrase without a time is not answered (False: the language
+    model reads it instead); otherwise it is always answered (True)."""
+    job, message, language = _job(context), request.message, request.language
+    run = services(context).operations.call
+    chat_id = message.chat.id
+    zone = await run(lambda: _zone(context, chat_id))
+    now = job.clock()
+    phrase = request.phrase.strip()
+    if not phrase:
+        await reply_html(message, t(language, "usage_remind"))
+        return True
+    default_hour = job.config.default_hour
+    parsed = when.parse_reminder(phrase, now, zone.zone, default_hour=default_hour)
+    shown = escape(preview(phrase, PHRASE_PREVIEW))
+    if parsed is None:
+        if unclear_to_model:
+            return False
+        await reply_html(message, t(language, "reminder_unclear", phrase=shown))
+        return True
+    replied_text = (replied.text or replied.caption or "") if replied is not None else ""
+    text = parsed.text.strip() or replied_text.strip()
+    if not text and replied is None:
+        await reply_html(message, t(language, "reminder_no_text", phrase=shown))
+        return True
+    due = parsed.due
+    if due.at <= now:
+        past = escape(reminder_view.when_text(due.at, due.zone, language))
+        await reply_html(message, t(language, "reminder_past", when=past))
+        return True
+    caller = request.caller
+    try:
+        reminder = await run(
+            lambda: reminders.create(
+                job.store,
+                caller,
+                chat_id=chat_id,
+                text=text,
+                due=due,
+                language=language,
+                now=now,
+                thread_id=message.message_thread_id if message.is_topic_message else None,
+                message_id=replied.message_id if replied is not None else None,
+                source=request.source,
+            )
+        )
+    except MemoryInvalid as e:
+        await reply_html(message, _invalid(language, e, text))
+        return True
+    job.track(reminder)
+    await run(lambda: _remember(context, caller, reminder, request.source))
+    first = not zone.chosen and await run(lambda: reminders.tell_default_once(job.store, chat_id))
+    reply, keyboard = reminder_view.confirmation(
+        reminder, language, moved=due.moved, date_only=due.date_only, default_zone=first
+    )
+    await reply_html(message, reply, keyboard)
+    return True
+
+
+def _invalid(language: str, error: MemoryInvalid, text: str) -> str:
+    if error.field == "text":
+        return t(language, "reminder_too_long", max=reminders.MAX_TEXT_CHARS, chars=len(text))
+    if error.field == "count":
+        return t(language, "reminder_too_many", max=reminders.MAX_PER_NAMESPACE)
+    return t(language, "usage_remind")
+
+
+def _remember(
+    context: ContextTypes.DEFAULT_TYPE, caller: Caller, reminder: Reminder, source: str
+) -> Memory:
+    """Keep the reminder as a memory too (its time in the content), once per request."""
+    tags = [*keywords(reminder.text, 4), MEMORY_TAGS.get(reminder.language, "reminder")]
+    namespace = services(context).store.namespace(caller.namespace)
+    return operations.remember(
+        namespace, reminder_view.memory_line(reminder), tags, "reminder", source=source
+    )
+
+
+async def _resume(context: ContextTypes.DEFAULT_TYPE, caller: Caller, message: Message) -> None:
+    """Put back the chat's paused reminders (it writes to the bot again), and say so."""
+    job = _job(context)
+    chat_id, namespace, now = message.chat.id, caller.namespace, job.clock()
+    count = await services(context).operations.call(
+        lambda: reminders.resume_chat(job.store, namespace, chat_id, now)
+    )
+    if count:
+        for reminder in await services(context).operations.call(
+            lambda: reminders.upcoming(job.store, namespace)
+        ):
+            job.track(reminder)
+        language = language_of(message.from_user)
+        await reply_html(message, t(language, "reminders_resumed", count=count))
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+async def remind(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Set a reminder: /remind <when> <what>, or /remind <when> as a reply to a message."""
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or caller is None:
+        return
+    language = language_of(update.effective_user)
+    _, phrase = split_command(message.text or message.caption or "")
+    await _resume(context, caller, message)
+    replied = message.reply_to_message
+    request = _Request(message, caller, language, phrase, _source(message))
+    await set_reminder(context, request, replied)
+
+
+def _source(message: Message, part: str = "r") -> str:
+    return f"{source_of(message.chat.id, message.message_id, None)}:{part}"
+
+
+async def list_reminders(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """List the upcoming reminders, soonest first, with a cancel button each."""
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or caller is None:
+        return
+    await _resume(context, caller, message)
+    job = _job(context)
+    found = await services(context).operations.call(
+        lambda: reminders.upcoming(job.store, caller.namespace)
+    )
+    text, keyboard = reminder_view.listing(found, language_of(update.effective_user))
+    await reply_html(message, text, keyboard)
+
+
+async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the chat's time zone and local time, or set it: /timezone Europe/Berlin."""
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or caller is None:
+        return
+    language = language_of(update.effective_user)
+    _, argument = split_command(message.text or "")
+    job, chat_id = _job(context), message.chat.id
+    run = services(context).operations.call
+    name = argument.split(maxsplit=1)[0] if argument else ""
+    if not name:
+        zone = await run(lambda: _zone(context, chat_id))
+        await reply_html(message, _zone_text(language, zone.zone, job.clock(), not zone.chosen))
+        return
+    try:
+        chosen = _zone_named(name)
+    except ValueError:
+        shown = escape(preview(name, PHRASE_PREVIEW))
+        await reply_html(message, t(language, "timezone_unknown", name=shown))
+        return
+    if not await may_change_settings(update, context):
+        await reply_html(message, t(language, "timezone_admins_only"))
+        return
+    await run(lambda: reminders.set_chat_zone(job.store, chat_id, chosen))
+    now = escape(reminder_view.when_text(job.clock(), chosen, language))
+    await reply_html(message, t(language, "timezone_set", zone=escape(chosen.key), now=now))
+
+
+def _zone_named(name: str) -> ZoneInfo:
+    """The IANA zone ``name``, also typed in another case (``asia/shanghai``)."""
+    try:
+        return parse_timezone(name)
+    except ValueError:
+        wanted = name.lower()
+        for key in available_timezones():
+            if key.lower() == wanted:
+                return ZoneInfo(key)
+        raise
+
+
+def _zone_text(language: str, zone: ZoneInfo, now: datetime, default: bool) -> str:
+    mark = t(language, "timezone_default_mark") if default else ""
+    local = escape(reminder_view.when_text(now, zone, language))
+    shown = t(language, "timezone_now", zone=escape(zone.key), default=mark, now=local)
+    return shown + "\n" + t(language, "timezone_how")
+
+
+# -- free text ---------------------------------------------------------------------------------
+
+
+async def from_free_text(
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    text: str,
+    language: str,
+    *,
+    model: bool = False,
+) -> bool:
+    """Handle ``text`` if it is about reminders: a reply to a ✏️ Change prompt, or a request
+    ("remind me ...", "提醒我 ..."); whether it was. With a ``model``, a request whose time
+    the code cannot read is left to it (its ``scheduleReminder`` tool)."""
+    replied = message.reply_to_message
+    prompt = _CHANGE_PROMPT.search((replied.text or "") if replied is not None else "")
+    author = replied.from_user if replied is not None else None
+    if prompt is not None and author is not None and author.id == context.bot.id:
+        await _change_to(context, message, caller, language, prompt.group(1), text)
+        return True
+    if not when.asks_for_reminder(text):
+        return False
+    request = _Request(message, caller, language, text, _source(message))
+    return await set_reminder(context, request, unclear_to_model=model)
+
+
+async def _change_to(
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    language: str,
+    reminder_id: str,
+    phrase: str,
+) -> None:
+    job = _job(context)
+    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
+    now = job.clock()
+    parsed = when.parse_reminder(phrase, now, zone.zone, default_hour=job.config.default_hour)
+    shown = escape(preview(phrase, PHRASE_PREVIEW))
+    if parsed is None:
+        await reply_html(message, t(language, "reminder_unclear", phrase=shown))
+        return
+    due = parsed.due
+    if due.at <= now:
+        past = escape(reminder_view.when_text(due.at, due.zone, language))
+        await reply_html(message, t(language, "reminder_past", when=past))
+        return
+    try:
+        changed = await _as_allowed(
+            context,
+            Update(0, message=message),
+            caller,
+            lambda who: reminders.reschedule(job.store, who, reminder_id, due, now),
+        )
+    except ReminderNotFound:
+        await reply_html(message, t(language, "reminder_gone_plain"))
+        return
+    except ReminderNotAllowed:
+        await reply_html(message, t(language, "reminder_not_yours"))
+        return
+    job.track(changed)
+    text, keyboard = reminder_view.confirmation(
+        changed, language, moved=due.moved, date_only=due.date_only, title="reminder_changed"
+    )
+    await reply_html(message, text, keyboard)
+
+
+async def _as_allowed(
+    context: ContextTypes.DEFAULT_TYPE,
+    update: Update,
+    caller: Caller,
+    work: Callable[[Caller], T],
+) -> T:
+    """``work(caller)`` off the event loop; again with administrator rights (asked of Telegram
+    only then) if the group rule refused the caller without them."""
+    run = services(context).operations.call
+    try:
+        return await run(lambda: work(caller))
+    except ReminderNotAllowed:
+        admin = await with_admin(context, update, caller)
+        if admin is caller:
+            raise
+        return await run(lambda: work(admin))
+
+
+# -- buttons -----------------------------------------------------------------------------------
+
+
+async def _press(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    work: Callable[[Caller, str, datetime], Reminder],
+) -> tuple[Reminder, str] | None:
+    """Run ``work(caller, value, now)`` for a reminder button; None once the press is answered
+    with why not (gone, not the presser's)."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return None
+    caller, value, _ = pressed
+    now = _job(context).clock()
+    try:
+        reminder = await _as_allowed(context, update, caller, lambda who: work(who, value, now))
+    except ReminderNotFound:
+        await query.answer(t(language, "reminder_gone_plain"), show_alert=True)
+        return None
+    except ReminderNotAllowed:
+        await query.answer(t(language, "reminder_not_yours_plain"), show_alert=True)
+        return None
+    _job(context).track(reminder)
+    return reminder, language
+
+
+async def press_done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """✅ Done under a delivery: a one-off ends, a repeating one ends this occurrence."""
+    store = _job(context).store
+    done = await _press(update, context, lambda who, rid, now: reminders.done(store, who, rid, now))
+    if done is None:
+        return
+    reminder, language = done
+    assert update.callback_query is not None
+    await update.callback_query.answer()
+    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
+    if reminder.state == reminders.PENDING and reminder.next_at is not None:
+        next_at = escape(reminder_view.when_text(reminder.next_at, reminder.due.zone, language))
+        shown = t(language, "reminder_done_once", text=text, when=next_at)
+        await edit_html(update.callback_query, shown)
+    else:
+        await edit_html(update.callback_query, t(language, "reminder_done", text=text))
+
+
+def _snooze_until(reminder: Reminder, what: str, now: datetime) -> datetime:
+    if what == "t":  # tomorrow, at the same local time as the occurrence
+        wall = (reminder.sent_at or now).astimezone(reminder.due.zone).timetz().replace(tzinfo=None)
+        tomorrow = now.astimezone(reminder.due.zone) + timedelta(days=1)
+        return when.wall_time(tomorrow, wall, reminder.due.zone)
+    return now + timedelta(minutes=int(what))
+
+
+async def press_snooze(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """⏰ 10 min / 1 hour / tomorrow under a delivery: send it again then."""
+    store = _job(context).store
+
+    def snooze(who: Caller, value: str, now: datetime) -> Reminder:
+        rid, _, what = value.partition(":")
+        current = reminders.get(store, who.namespace, rid)
+        return reminders.snooze(store, who, rid, _snooze_until(current, what, now), now)
+
+    done = await _press(update, context, snooze)
+    if done is None:
+        return
+    reminder, language = done
+    assert update.callback_query is not None
+    await update.callback_query.answer(t(language, "reminder_snoozed_plain"))
+    at = reminder.snooze_at or reminder.due.at
+    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
+    shown = escape(reminder_view.when_text(at, reminder.due.zone, language))
+    await edit_html(update.callback_query, t(language, "reminder_snoozed", when=shown, text=text))
+
+
+async def press_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """🗑 Cancel: the reminder ends (a repeating one: the whole series)."""
+    store = _job(context).store
+    done = await _press(
+        update, context, lambda who, rid, now: reminders.cancel(store, who, rid, now)
+    )
+    if done is None:
+        return
+    reminder, language = done
+    assert update.callback_query is not None
+    await update.callback_query.answer()
+    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
+    await reply_html(_message(update), t(language, "reminder_cancelled", text=text))
+
+
+def _message(update: Update) -> Message:
+    query = update.callback_query
+    assert query is not None and isinstance(query.message, Message)
+    return query.message
+
+
+async def press_change(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """✏️ Change: ask for the new time, as a reply to the prompt (read by ``from_free_text``)."""
+    store = _job(context).store
+
+    def check(who: Caller, rid: str, now: datetime) -> Reminder:
+        current = reminders.get(store, who.namespace, rid)
+        if not reminders.may_change(who, current):
+            raise ReminderNotAllowed(rid)
+        return current
+
+    done = await _press(update, context, check)
+    if done is None:
+        return
+    reminder, language = done
+    assert update.callback_query is not None
+    await update.callback_query.answer()
+    text = escape(preview(reminder.text or "…", 80))
+    await reply_html(
+        _message(update), t(language, "reminder_change_prompt", id=reminder.id, text=text)
+    )
+
+
+# -- a memory with a time in it ----------------------------------------------------------------
+
+
+def memory_offer(
+    memory: Memory, zone: ZoneInfo, language: str, *, default_hour: int
+) -> InlineKeyboardMarkup | None:
+    """The ⏰ button under a memory just stored whose text names a time in the future."""
+    parsed = _memory_time(memory, zone, default_hour)
+    if parsed is None:
+        return None
+    shown = reminder_view.when_text(parsed.due.at, zone, language)
+    label = t(language, "button_make_reminder_plain", when=shown)
+    return InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=f"rm:{memory.id}")]])
+
+
+def _memory_time(memory: Memory, zone: ZoneInfo, default_hour: int) -> when.Parsed | None:
+    """The time a memory's text names, read as of when it was stored; None if none (or past
+    at that moment)."""
+    stored = parse_time(memory.created_at)
+    parsed = when.parse_reminder(memory.content, stored, zone, default_hour=default_hour)
+    if parsed is None or parsed.due.at <= stored or not parsed.text.strip():
+        return None
+    return parsed
+
+
+async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """⏰ under a memory: a reminder at the time its text names (set once, however often
+    pressed)."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, message = pressed
+    job, run = _job(context), services(context).operations.run
+    try:
+        memory = await run(caller.namespace, operations.find, value)
+    except (MemoryInvalid, MemoryNotFound):  # deleted since
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
+    parsed = _memory_time(memory, zone.zone, job.config.default_hour)
+    if parsed is None:
+        await query.answer(t(language, "reminder_from_memory_none_plain"), show_alert=True)
+        return
+    now = job.clock()
+    if parsed.due.at <= now:
+        await query.answer(t(language, "reminder_from_memory_past_plain"), show_alert=True)
+        return
+    try:
+        reminder = await services(context).operations.call(
+            lambda: reminders.create(
+                job.store,
+                caller,
+                chat_id=message.chat.id,
+                text=parsed.text,
+                due=parsed.due,
+                language=language,
+                now=now,
+                memory_id=memory.id,
+                source=f"memory:{memory.id}",
+            )
+        )
+    except MemoryInvalid as e:
+        alert = to_plain(_invalid(language, e, parsed.text))[:200]
+        await query.answer(alert, show_alert=True)
+        return
+    job.track(reminder)
+    await query.answer()
+    text, keyboard = reminder_view.confirmation(reminder, language)
+    await reply_html(message, text, keyboard)

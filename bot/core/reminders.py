@@ -1,0 +1,649 @@
+"""Reminders: what is kept, who may change it, and how an occurrence is claimed to be sent once.
+
+Storage. Every reminder is one bot-wide document (``Store.bot_documents()``) under
+``reminders/<namespace>/<id>`` (``reminders/users/42/k3v9x2ab``): bot-wide, so that start-up
+finds every reminder with one ``list("reminders/")`` and the job needs no index of its own
+that could drift; keyed by namespace, so that a chat's reminders are one prefix
+(``/reminders``) and a button is resolved in the presser's namespace only (a crafted id of
+another namespace's reminder finds nothing). Through the store interface only, so that a
+PostgreSQL store keeps them as it keeps the rest. A chat's settings (its time zone, whether it
+was told the default one) are the bot-wide document ``reminder-chats/<chat id>``: the zone
+belongs to the chat, whatever namespace its members write to (``group_scope``).
+
+A reminder holds its text, who set it (``Actor.key`` and the display name the delivery
+mentions in a group), the chat it goes to, its ``Due`` (``bot.core.when``: instant, zone, local
+wall time, repeat rule) and two instants: ``series_at``, the next occurrence of the series (for
+a one-off, its instant until it is sent), and ``snooze_at``, a snoozed extra occurrence. The
+next one to send is the earlier of the two. ``state`` is ``pending`` (something is due),
+``sent`` (a one-off was delivered; a snooze brings it back), ``paused`` (Telegram refused the
+chat: 403), ``done`` or ``cancelled``. Ended ones are pruned ``PRUNE_AFTER`` after their last
+change. Ids are eight lower-case letters and digits: short and stable for buttons.
+
+Once. Before an occurrence is sent, it is claimed: a compare-and-set on the document
+(``memory.update_document``) that writes ``claim = {at, by, since, tries}`` only if the
+reminder is still pending at that occurrence and nobody holds a live claim. Of two processes
+(or replicas) due at once, one claims and sends; the other sees the claim and does nothing.
+After the send, ``delivered`` moves the reminder on (the next occurrence of a series, or
+``sent``) and clears the claim in one more compare-and-set. A send that failed is released
+(``release``), to be tried again. A crash between sending and recording leaves the claim: after
+``LEASE`` another process (or this one, restarted) takes it over and sends again, once; a claim
+taken over once already is not sent a third time but recorded as delivered. So an occurrence
+is sent at least once unless the bot is down for good, and at most twice, only after a crash
+in that window.
+
+Permission: the one rule of ``bot.core.policy``. In a group's shared namespace only the member
+who set a reminder or an administrator may cancel, change, snooze or finish it; in a private
+chat (or ``group_scope = "user"``) everything is the caller's own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import secrets
+import string
+from collections.abc import Callable
+from dataclasses import dataclass, replace
+from datetime import datetime, timedelta
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.core.policy import Caller
+from bot.core.when import Due
+from bot.errors import ReminderNotAllowed, ReminderNotFound
+from memory import Documents, Store, update_document
+from memory.errors import DocumentConflict, MemoryInvalid
+from memory.interface import ABSENT
+from memory.model import format_time, parse_time
+
+log = logging.getLogger(__name__)
+
+PREFIX = "reminders"
+CHATS = "reminder-chats"
+PENDING, SENT, PAUSED, DONE, CANCELLED = "pending", "sent", "paused", "done", "cancelled"
+STATES = (PENDING, SENT, PAUSED, DONE, CANCELLED)
+ENDED = (DONE, CANCELLED)
+LEASE = timedelta(minutes=2)  # a claim older than this was left by a crash
+PRUNE_AFTER = timedelta(days=30)  # ended (or sent and never snoozed) reminders are then removed
+MAX_TEXT_CHARS = 1000
+MAX_PER_NAMESPACE = 200  # reminders not ended, per namespace
+ID_CHARS = string.ascii_lowercase + string.digits
+ID_PATTERN = r"[a-z0-9]{8}"
+_ID_LENGTH = 8
+
+
+def _time(value: object) -> datetime | None:
+    if not isinstance(value, str):
+        return None
+    try:
+        return parse_time(value)
+    except MemoryInvalid:
+        return None
+
+
+def _iso(value: datetime | None) -> str | None:
+    return format_time(value) if value is not None else None
+
+
+@dataclass(frozen=True)
+class Claim:
+    """Who is sending which occurrence, since when, and the how-many-th attempt it is."""
+
+    at: datetime
+    by: str
+    since: datetime
+    tries: int = 1
+
+
+@dataclass(frozen=True)
+class Reminder:
+    """One reminder (see the module docstring)."""
+
+    id: str
+    namespace: str
+    chat_id: int
+    author: str  # Actor.key of who set it
+    author_name: str
+    text: str
+    due: Due
+    language: str
+    created_at: datetime
+    state: str = PENDING
+    series_at: datetime | None = None
+    snooze_at: datetime | None = None
+    claim: Claim | None = None
+    sent_at: datetime | None = None  # the last occurrence delivered
+    changed_at: datetime | None = None
+    memory_id: int | None = None
+    thread_id: int | None = None  # the forum topic it was set in
+    message_id: int | None = None  # the message it reminds of (/remind as a reply)
+    pause_reason: str | None = None
+
+    @property
+    def key(self) -> str:
+        """Its document key."""
+        return key_of(self.namespace, self.id)
+
+    @property
+    def next_at(self) -> datetime | None:
+        """The next occurrence to send (None: nothing more is due)."""
+        if self.state != PENDING:
+            return None
+        times = [t for t in (self.series_at, self.snooze_at) if t is not None]
+        return min(times) if times else None
+
+    @property
+    def upcoming_at(self) -> datetime | None:
+        """When it comes next, paused or not (for listings)."""
+        times = [t for t in (self.series_at, self.snooze_at) if t is not None]
+        return min(times) if times and self.state in (PENDING, PAUSED) else None
+
+    def to_json(self) -> dict[str, Any]:
+        """The document's value."""
+        claim = self.claim
+        return {
+            "id": self.id,
+            "namespace": self.namespace,
+            "chat_id": self.chat_id,
+            "author": self.author,
+            "author_name": self.author_name,
+            "text": self.text,
+            "due": self.due.to_json(),
+            "language": self.language,
+            "created_at": format_time(self.created_at),
+            "state": self.state,
+            "series_at": _iso(self.series_at),
+            "snooze_at": _iso(self.snooze_at),
+            "claim": None
+            if claim is None
+            else {
+                "at": format_time(claim.at),
+                "by": claim.by,
+                "since": format_time(claim.since),
+                "tries": claim.tries,
+            },
+            "sent_at": _iso(self.sent_at),
+            "changed_at": _iso(self.changed_at),
+            "memory_id": self.memory_id,
+            "thread_id": self.thread_id,
+            "message_id": self.message_id,
+            "pause_reason": self.pause_reason,
+        }
+
+    @classmethod
+    def from_json(cls, value: object) -> Reminder:
+        """A reminder as ``to_json`` wrote it; ``ValueError`` if it is not one."""
+        if not isinstance(value, dict):
+            raise ValueError("a reminder is a JSON object")
+        try:
+            claim = value.get("claim")
+            created = _time(value.get("created_at"))
+            state = value.get("state")
+            if created is None or state not in STATES:
+                raise ValueError(f"bad created_at or state {state!r}")
+            parsed_claim = None
+            if isinstance(claim, dict):
+                at, since = _time(claim.get("at")), _time(claim.get("since"))
+                if at is not None and since is not None:
+                    parsed_claim = Claim(at, str(claim.get("by")), since, int(claim["tries"]))
+            memory_id, thread_id = value.get("memory_id"), value.get("thread_id")
+            message_id = value.get("message_id")
+            return cls(
+                id=str(value["id"]),
+                namespace=str(value["namespace"]),
+                chat_id=int(value["chat_id"]),
+                author=str(value["author"]),
+                author_name=str(value.get("author_name") or ""),
+                text=str(value["text"]),
+                due=Due.from_json(value["due"]),
+                language=str(value.get("language") or "en"),
+                created_at=created,
+                state=state,
+                series_at=_time(value.get("series_at")),
+                snooze_at=_time(value.get("snooze_at")),
+                claim=parsed_claim,
+                sent_at=_time(value.get("sent_at")),
+                changed_at=_time(value.get("changed_at")),
+                memory_id=int(memory_id) if isinstance(memory_id, int) else None,
+                thread_id=int(thread_id) if isinstance(thread_id, int) else None,
+                message_id=int(message_id) if isinstance(message_id, int) else None,
+                pause_reason=value.get("pause_reason")
+                if isinstance(value.get("pause_reason"), str)
+                else None,
+            )
+        except (KeyError, TypeError) as e:
+            raise ValueError(f"not a reminder: {e}") from e
+
+
+def key_of(namespace: str, reminder_id: str) -> str:
+    """The document key of reminder ``reminder_id`` of ``namespace``."""
+    return f"{PREFIX}/{namespace}/{reminder_id}"
+
+
+def may_change(caller: Caller, reminder: Reminder) -> bool:
+    """Whether ``caller`` may cancel, change, snooze or finish ``reminder`` (module docstring)."""
+    return not caller.shared or caller.admin or reminder.author == caller.actor.key
+
+
+def _parse(documents: Documents, key: str) -> Reminder | None:
+    found = documents.get(key)
+    if found is None:
+        return None
+    try:
+        return Reminder.from_json(found.value)
+    except ValueError as e:
+        log.warning("ignored the unreadable reminder %s: %s", key, e)
+        return None
+
+
+def _random_id() -> str:
+    return "".join(secrets.choice(ID_CHARS) for _ in range(_ID_LENGTH))
+
+
+def _derived_id(source: str) -> str:
+    digest = hashlib.sha256(source.encode()).digest()
+    return "".join(ID_CHARS[b % len(ID_CHARS)] for b in digest[:_ID_LENGTH])
+
+
+def _valid_id(reminder_id: str) -> bool:
+    return len(reminder_id) == _ID_LENGTH and all(c in ID_CHARS for c in reminder_id)
+
+
+# -- reading -----------------------------------------------------------------------------------
+
+
+def every(store: Store, namespace: str | None = None) -> list[Reminder]:
+    """Every readable reminder (of ``namespace``), in key order; unreadable ones are logged."""
+    prefix = f"{PREFIX}/{namespace}/" if namespace is not None else f"{PREFIX}/"
+    found = []
+    for document in store.bot_documents().list(prefix):
+        try:
+            found.append(Reminder.from_json(document.value))
+        except ValueError as e:
+            log.warning("ignored the unreadable reminder %s: %s", document.key, e)
+    return found
+
+
+def upcoming(store: Store, namespace: str) -> list[Reminder]:
+    """The namespace's pending and paused reminders, soonest first."""
+    live = [r for r in every(store, namespace) if r.upcoming_at is not None]
+    return sorted(live, key=lambda r: (r.upcoming_at, r.id))
+
+
+def get(store: Store, namespace: str, reminder_id: str) -> Reminder:
+    """Reminder ``reminder_id`` of ``namespace`` (``ReminderNotFound`` if none, or ended)."""
+    if not _valid_id(reminder_id):
+        raise ReminderNotFound(reminder_id)
+    reminder = _parse(store.bot_documents(), key_of(namespace, reminder_id))
+    if reminder is None or reminder.state in ENDED:
+        raise ReminderNotFound(reminder_id)
+    return reminder
+
+
+# -- changing, for a caller ------------------------------------------------------------------
+
+
+def create(
+    store: Store,
+    caller: Caller,
+    *,
+    chat_id: int,
+    text: str,
+    due: Due,
+    language: str,
+    now: datetime,
+    memory_id: int | None = None,
+    thread_id: int | None = None,
+    message_id: int | None = None,
+    source: str | None = None,
+) -> Reminder:
+    """A new pending reminder. ``MemoryInvalid`` (``field`` says which) for a too long text, a
+    time not after ``now``, or a namespace with too many reminders.
+
+    ``source`` names what asked for it (a message, a tool call of a turn, a button pressed on a
+    memory): its id is derived from it, so the same request handled twice (Telegram delivering
+    an update again, the inbox replaying one after a crash) sets one reminder, returned again.
+    """
+    text = " ".join(text.split()) if "\n" not in text else text.strip()
+    if len(text) > MAX_TEXT_CHARS:
+        raise MemoryInvalid(f"a reminder is at most {MAX_TEXT_CHARS} characters", field="text")
+    if due.at <= now:
+        raise MemoryInvalid("that time has passed", field="past")
+    live = [r for r in every(store, caller.namespace) if r.state not in ENDED]
+    if len(live) >= MAX_PER_NAMESPACE:
+        raise MemoryInvalid(f"at most {MAX_PER_NAMESPACE} reminders per chat", field="count")
+    documents = store.bot_documents()
+    if source is not None:
+        existing = _parse(documents, key_of(caller.namespace, _derived_id(source)))
+        if existing is not None:
+            return existing
+    for attempt in range(10):
+        reminder = Reminder(
+            id=_derived_id(source) if source is not None and not attempt else _random_id(),
+            namespace=caller.namespace,
+            chat_id=chat_id,
+            author=caller.actor.key,
+            author_name=caller.actor.name,
+            text=text,
+            due=due,
+            language=language,
+            created_at=now,
+            series_at=due.at,
+            changed_at=now,
+            memory_id=memory_id,
+            thread_id=thread_id,
+            message_id=message_id,
+        )
+        try:
+            documents.put(reminder.key, reminder.to_json(), version=ABSENT)
+        except DocumentConflict:
+            if source is not None and not attempt:
+                existing = _parse(documents, reminder.key)
+                if existing is not None:
+                    return existing  # the same request, handled at the same moment elsewhere
+            continue  # the id is taken: draw another
+        return reminder
+    raise DocumentConflict(f"{PREFIX}/{caller.namespace}", expected=ABSENT, actual="(taken)")
+
+
+def _change(
+    store: Store,
+    caller: Caller | None,
+    namespace: str,
+    reminder_id: str,
+    change: Callable[[Reminder], Reminder],
+) -> Reminder:
+    """Apply ``change`` to a live reminder atomically, if ``caller`` (None: the bot) may."""
+    if not _valid_id(reminder_id):
+        raise ReminderNotFound(reminder_id)
+    result: list[Reminder] = []
+
+    def apply(value: Any) -> Any:
+        result.clear()
+        try:
+            current = Reminder.from_json(value)
+        except ValueError:
+            raise ReminderNotFound(reminder_id) from None
+        if current.state in ENDED:
+            raise ReminderNotFound(reminder_id)
+        if caller is not None and not may_change(caller, current):
+            raise ReminderNotAllowed(reminder_id)
+        result.append(change(current))
+        return result[0].to_json()
+
+    update_document(store.bot_documents(), key_of(namespace, reminder_id), apply)
+    return result[0]
+
+
+def cancel(store: Store, caller: Caller, reminder_id: str, now: datetime) -> Reminder:
+    """End the reminder, the whole series for a repeating one."""
+    return _change(
+        store,
+        caller,
+        caller.namespace,
+        reminder_id,
+        lambda r: replace(r, state=CANCELLED, snooze_at=None, claim=None, changed_at=now),
+    )
+
+
+def done(store: Store, caller: Caller, reminder_id: str, now: datetime) -> Reminder:
+    """✅ Done: a one-off ends; a repeating one ends this occurrence (its snooze) only."""
+
+    def finish(r: Reminder) -> Reminder:
+        if r.due.repeat is not None and r.series_at is not None:
+            return replace(r, snooze_at=None, state=PENDING, changed_at=now)
+        return replace(r, state=DONE, snooze_at=None, claim=None, changed_at=now)
+
+    return _change(store, caller, caller.namespace, reminder_id, finish)
+
+
+def snooze(
+    store: Store, caller: Caller, reminder_id: str, until: datetime, now: datetime
+) -> Reminder:
+    """⏰ Send it again at ``until`` (a repeating one keeps its series)."""
+    if until <= now:
+        raise MemoryInvalid("that time has passed", field="past")
+    return _change(
+        store,
+        caller,
+        caller.namespace,
+        reminder_id,
+        lambda r: replace(r, snooze_at=until, state=PENDING, pause_reason=None, changed_at=now),
+    )
+
+
+def reschedule(store: Store, caller: Caller, reminder_id: str, due: Due, now: datetime) -> Reminder:
+    """Change when it is due (its rule too); the text stays."""
+    if due.at <= now:
+        raise MemoryInvalid("that time has passed", field="past")
+    return _change(
+        store,
+        caller,
+        caller.namespace,
+        reminder_id,
+        lambda r: replace(
+            r, due=due, series_at=due.at, snooze_at=None, state=PENDING, claim=None, changed_at=now
+        ),
+    )
+
+
+def resume_chat(store: Store, namespace: str, chat_id: int, now: datetime) -> int:
+    """Pending again: the chat's reminders paused because Telegram refused it; how many."""
+    count = 0
+    for reminder in every(store, namespace):
+        if reminder.state == PAUSED and reminder.chat_id == chat_id:
+            try:
+                _change(
+                    store,
+                    None,
+                    namespace,
+                    reminder.id,
+                    lambda r: (
+                        replace(r, state=PENDING, pause_reason=None, changed_at=now)
+                        if r.state == PAUSED
+                        else r
+                    ),
+                )
+                count += 1
+            except ReminderNotFound:
+                continue
+    return count
+
+
+# -- the job's side: claim, deliver, release, pause ------------------------------------------
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """The outcome of ``claim``: ``reminder`` (its state now) and whether to send ``at``."""
+
+    send: bool
+    reminder: Reminder | None
+    retaken: bool = False  # a crashed process's claim taken over: this is the one repeat
+
+
+def claim(store: Store, key: str, at: datetime, owner: str, now: datetime) -> Claimed:
+    """Claim occurrence ``at`` of the reminder at ``key`` for sending (module docstring)."""
+    result: list[Claimed] = []
+
+    def take(value: Any) -> Any:
+        result.clear()
+        try:
+            current = Reminder.from_json(value)
+        except ValueError:
+            result.append(Claimed(False, None))
+            return value
+        held = current.claim
+        if current.next_at != at:  # sent, snoozed, changed or ended meanwhile
+            result.append(Claimed(False, current))
+            return value
+        if held is not None and held.at == at and now - held.since < LEASE:
+            result.append(Claimed(False, current))  # someone is sending it right now
+            return value
+        if held is not None and held.at == at and held.tries >= 2:
+            # Taken over after a crash once already: record it as sent, never a third copy.
+            log.warning("reminder %s: sent twice already (crashes), recorded as sent", key)
+            moved = _after_delivery(current, at, now)
+            result.append(Claimed(False, moved))
+            return moved.to_json()
+        tries = held.tries + 1 if held is not None and held.at == at else 1
+        claimed = replace(current, claim=Claim(at, owner, now, tries))
+        result.append(Claimed(True, claimed, retaken=tries > 1))
+        return claimed.to_json()
+
+    if store.bot_documents().get(key) is None:
+        return Claimed(False, None)
+    update_document(store.bot_documents(), key, take)
+    return result[0]
+
+
+def _after_delivery(reminder: Reminder, at: datetime, now: datetime) -> Reminder:
+    snooze_at = None if reminder.snooze_at == at else reminder.snooze_at
+    series_at = reminder.series_at
+    if series_at is not None and series_at <= at:
+        series_at = reminder.due.next_after(max(at, now)) if reminder.due.repeat else None
+    state = PENDING if series_at is not None or snooze_at is not None else SENT
+    return replace(
+        reminder,
+        series_at=series_at,
+        snooze_at=snooze_at,
+        state=state,
+        claim=None,
+        sent_at=at,
+        changed_at=now,
+    )
+
+
+def delivered(store: Store, key: str, at: datetime, now: datetime) -> Reminder | None:
+    """Occurrence ``at`` was sent: move on to the next one (or ``sent``); the reminder now."""
+    result: list[Reminder] = []
+
+    def record(value: Any) -> Any:
+        result.clear()
+        try:
+            current = Reminder.from_json(value)
+        except ValueError:
+            return value
+        if current.claim is None or current.claim.at != at:
+            result.append(current)  # cancelled, or changed, while it was being sent
+            return value
+        moved = _after_delivery(current, at, now)
+        result.append(moved)
+        return moved.to_json()
+
+    if store.bot_documents().get(key) is None:
+        return None
+    update_document(store.bot_documents(), key, record)
+    return result[0] if result else None
+
+
+def release(store: Store, key: str, at: datetime, *, pause: str | None = None) -> None:
+    """Sending occurrence ``at`` failed: give the claim back (``pause``: and pause it)."""
+
+    def give_back(value: Any) -> Any:
+        try:
+            current = Reminder.from_json(value)
+        except ValueError:
+            return value
+        if current.claim is None or current.claim.at != at:
+            return value
+        if pause is not None and current.state == PENDING:
+            return replace(current, claim=None, state=PAUSED, pause_reason=pause).to_json()
+        return replace(current, claim=None).to_json()
+
+    if store.bot_documents().get(key) is not None:
+        update_document(store.bot_documents(), key, give_back)
+
+
+def pause_chat(store: Store, chat_id: int, reason: str) -> list[Reminder]:
+    """Pause every pending reminder of ``chat_id`` (Telegram refused it); those paused."""
+    paused = []
+    for reminder in every(store):
+        if reminder.chat_id != chat_id or reminder.state != PENDING:
+            continue
+
+        def stop(value: Any) -> Any:
+            current = Reminder.from_json(value)
+            if current.state != PENDING:
+                return value
+            return replace(current, state=PAUSED, pause_reason=reason, claim=None).to_json()
+
+        try:
+            update_document(store.bot_documents(), reminder.key, stop)
+        except ValueError:
+            continue
+        paused.append(reminder)
+    return paused
+
+
+def prune(store: Store, now: datetime) -> int:
+    """Remove reminders ended (or sent) more than ``PRUNE_AFTER`` ago; how many."""
+    documents = store.bot_documents()
+    removed = 0
+    for document in documents.list(f"{PREFIX}/"):
+        try:
+            reminder = Reminder.from_json(document.value)
+        except ValueError:
+            continue
+        last = reminder.changed_at or reminder.created_at
+        if reminder.state in (*ENDED, SENT) and now - last > PRUNE_AFTER:
+            removed += documents.delete(document.key, version=document.version)
+    return removed
+
+
+# -- a chat's time zone ------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ChatZone:
+    """The time zone reminders use in one chat, and whether it is the configured default."""
+
+    zone: ZoneInfo
+    chosen: bool  # set with /timezone
+    told: bool  # the chat was told which default zone it uses
+
+
+def _chat_key(chat_id: int) -> str:
+    return f"{CHATS}/{chat_id}"
+
+
+def chat_zone(store: Store, chat_id: int, default: ZoneInfo) -> ChatZone:
+    """The zone of ``chat_id``: the one it set with /timezone, else ``default``."""
+    found = store.bot_documents().get(_chat_key(chat_id))
+    value = found.value if found is not None and isinstance(found.value, dict) else {}
+    name = value.get("timezone")
+    if isinstance(name, str):
+        try:
+            return ChatZone(ZoneInfo(name), True, True)
+        except (ValueError, KeyError, OSError):
+            log.warning("ignored the unknown time zone %r of chat %s", name, chat_id)
+    return ChatZone(default, False, bool(value.get("told")))
+
+
+def set_chat_zone(store: Store, chat_id: int, zone: ZoneInfo) -> None:
+    """Set the zone of ``chat_id`` (``/timezone``)."""
+
+    def change(value: Any) -> Any:
+        base = value if isinstance(value, dict) else {}
+        return {**base, "timezone": zone.key}
+
+    update_document(store.bot_documents(), _chat_key(chat_id), change)
+
+
+def tell_default_once(store: Store, chat_id: int) -> bool:
+    """Record that ``chat_id`` was told its default zone; whether this is the first time."""
+    first: list[bool] = []
+
+    def change(value: Any) -> Any:
+        base = value if isinstance(value, dict) else {}
+        first[:] = [not base.get("told")]
+        return {**base, "told": True}
+
+    update_document(store.bot_documents(), _chat_key(chat_id), change)
+    return first[0]
+
+
+def zone_of_chat(store: Store, chat_id: int) -> ZoneInfo | None:
+    """The zone ``chat_id`` chose with /timezone, if any (for the digest)."""
+    found = chat_zone(store, chat_id, ZoneInfo("UTC"))
+    return found.zone if found.chosen else None

@@ -1,0 +1,198 @@
+"""What reminders look like: the confirmation, the delivery, the list, and their buttons.
+
+The time is always the resolved local time ``YYYY-MM-DD (Wed) HH:MM Zone`` (Chinese: ``周三``)::
+
+    ⏰ 2026-12-02 (Wed) 09:00 Asia/Shanghai — call mom
+    🔁 every Monday
+
+Callback data carries the reminder's id only (eight characters; Telegram allows 64 bytes)::
+
+    rd:<id>          ✅ Done under a delivery
+    rz:<id>:<what>   ⏰ snooze: 10 (minutes), 60, or t (tomorrow at the same time)
+    rc:<id>          🗑 Cancel (under the confirmation and in /reminders)
+    re:<id>          ✏️ Change: asks for the new time as a reply
+    rm:<memory id>   ⏰ under a memory with a time in it: make it a reminder
+
+A press is resolved in the presser's namespace, as every button (``bot.chat.buttons``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from datetime import datetime
+from zoneinfo import ZoneInfo
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+
+from bot.core.reminders import PAUSED, Reminder
+from bot.core.when import Repeat
+from bot.view.i18n import t
+from bot.view.render import escape, preview
+
+MAX_CALLBACK_DATA = 64
+LISTED = 20  # reminders shown by /reminders; the rest are counted
+TEXT_PREVIEW = 200
+BUTTON_PREVIEW = 28
+SNOOZES = (("10", "button_snooze_10_plain"), ("60", "button_snooze_60_plain"))
+
+
+def when_text(at: datetime, zone: ZoneInfo, language: str) -> str:
+    """``2026-12-02 (Wed) 09:00 Asia/Shanghai``: ``at`` in ``zone``, plain text."""
+    local = at.astimezone(zone)
+    weekday = t(language, "weekdays_plain").split()[local.weekday()]
+    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M} {zone.key}"
+
+
+def repeat_text(repeat: Repeat, language: str) -> str:
+    """The rule in words: ``every Monday``, ``每个工作日（周一至周五）``."""
+    n, kind = repeat.interval, repeat.frequency
+    names = t(language, "weekday_names_plain").split()
+    joiner = "、" if language == "zh" else ", "
+    days = joiner.join(names[d] for d in sorted(repeat.weekdays) if 0 <= d < 7)
+    day = repeat.day if repeat.day is not None else "—"
+    if kind == "weekdays":
+        return t(language, "repeat_weekdays")
+    if kind == "weekly":
+        if n == 1:
+            return t(language, "repeat_weekly", days=days or "week")
+        return t(language, "repeat_every_weeks", n=n, days=days)
+    if kind == "monthly":
+        if n == 1:
+            return t(language, "repeat_monthly", day=day)
+        return t(language, "repeat_every_months", n=n, day=day)
+    if kind == "yearly":
+        return t(language, "repeat_yearly") if n == 1 else t(language, "repeat_every_years", n=n)
+    return t(language, "repeat_daily") if n == 1 else t(language, "repeat_every_days", n=n)
+
+
+def _text(reminder: Reminder, limit: int = TEXT_PREVIEW) -> str:
+    return escape(preview(reminder.text, limit)) if reminder.text.strip() else "…"
+
+
+def reminder_line(reminder: Reminder, language: str, at: datetime | None = None) -> str:
+    """``⏰ <when> — <text>`` (HTML), at its next occurrence unless ``at``."""
+    moment = at or reminder.upcoming_at or reminder.due.at
+    when = escape(when_text(moment, reminder.due.zone, language))
+    return t(language, "reminder_line", when=when, text=_text(reminder))
+
+
+def _details(reminder: Reminder, language: str) -> list[str]:
+    lines = [reminder_line(reminder, language)]
+    if reminder.due.repeat is not None:
+        rule = escape(repeat_text(reminder.due.repeat, language))
+        lines.append(t(language, "reminder_repeat", rule=rule))
+    return lines
+
+
+def _button(label: str, data: str) -> InlineKeyboardButton:
+    assert len(data.encode()) <= MAX_CALLBACK_DATA, data
+    return InlineKeyboardButton(label, callback_data=data)
+
+
+def manage_keyboard(reminder: Reminder, language: str) -> InlineKeyboardMarkup:
+    """🗑 Cancel and ✏️ Change."""
+    return InlineKeyboardMarkup(
+        [
+            [
+                _button(t(language, "button_reminder_cancel_plain"), f"rc:{reminder.id}"),
+                _button(t(language, "button_reminder_change_plain"), f"re:{reminder.id}"),
+            ]
+        ]
+    )
+
+
+def confirmation(
+    reminder: Reminder,
+    language: str,
+    *,
+    moved: bool = False,
+    date_only: bool = False,
+    default_zone: bool = False,
+    title: str = "reminder_set_title",
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The reply to a reminder set or changed: when, the rule, what changed, the buttons."""
+    lines = [t(language, title), *_details(reminder, language)]
+    if moved:
+        lines.append(t(language, "reminder_moved"))
+    if date_only:
+        hour = f"{reminder.due.wall:%H:%M}"
+        lines.append(t(language, "reminder_date_only", hour=hour))
+    if default_zone:
+        lines.append(t(language, "reminder_zone_default", zone=escape(reminder.due.zone.key)))
+    return "\n".join(lines), manage_keyboard(reminder, language)
+
+
+def mention(reminder: Reminder) -> str:
+    """Who set it, as a Telegram mention (a person) or their name (a chat)."""
+    name = escape(reminder.author_name or "…")
+    kind, _, number = reminder.author.partition(":")
+    if kind == "user" and number.isdigit():
+        return f'<a href="tg://user?id={number}">{name}</a>'
+    return name
+
+
+def delivery(
+    reminder: Reminder, at: datetime, *, late: bool, group: bool
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The message sent when ``reminder`` is due (occurrence ``at``), with its buttons."""
+    language = reminder.language
+    if reminder.text.strip():
+        lines = [t(language, "reminder_delivery", text=_text(reminder, 3000))]
+    else:
+        lines = [t(language, "reminder_delivery_of")]
+    if late:
+        when = escape(when_text(at, reminder.due.zone, language))
+        lines.append(t(language, "reminder_late", time=when))
+    if group:
+        lines.append(t(language, "reminder_for", mention=mention(reminder)))
+    rid = reminder.id
+    snoozes = [_button(t(language, key), f"rz:{rid}:{what}") for what, key in SNOOZES]
+    keyboard = InlineKeyboardMarkup(
+        [
+            [_button(t(language, "button_done_plain"), f"rd:{rid}"), *snoozes],
+            [
+                _button(t(language, "button_snooze_tomorrow_plain"), f"rz:{rid}:t"),
+                _button(t(language, "button_reminder_cancel_plain"), f"rc:{rid}"),
+            ],
+        ]
+    )
+    return "\n".join(lines), keyboard
+
+
+def summary(items: Sequence[tuple[Reminder, datetime]], language: str) -> str:
+    """One message for the reminders that fell due too long ago to be sent one by one."""
+    lines = [reminder_line(r, language, at) for r, at in items[:LISTED]]
+    if len(items) > LISTED:
+        lines.append(t(language, "reminders_more", count=len(items) - LISTED))
+    return t(language, "reminder_summary", items="\n".join(lines))
+
+
+def listing(
+    reminders: Sequence[Reminder], language: str
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """/reminders: the upcoming ones, soonest first, a 🗑 button each."""
+    if not reminders:
+        return t(language, "reminders_none"), None
+    shown = reminders[:LISTED]
+    lines = [t(language, "reminders_title", count=len(reminders))]
+    rows = []
+    for index, reminder in enumerate(shown, start=1):
+        lines.append(f"{index}. " + "\n   ".join(_details(reminder, language)))
+        if reminder.state == PAUSED:
+            lines.append("   " + t(language, "reminder_paused"))
+        label = t(
+            language,
+            "button_reminder_cancel_one_plain",
+            index=index,
+            preview=preview(reminder.text or "…", BUTTON_PREVIEW),
+        )
+        rows.append([_button(label, f"rc:{reminder.id}")])
+    if len(reminders) > LISTED:
+        lines.append(t(language, "reminders_more", count=len(reminders) - LISTED))
+    return "\n".join(lines), InlineKeyboardMarkup(rows)
+
+
+def memory_line(reminder: Reminder) -> str:
+    """The memory a reminder is also kept as (plain text): its time and its text."""
+    when = when_text(reminder.due.at, reminder.due.zone, reminder.language)
+    return f"⏰ {when} — {reminder.text}"
