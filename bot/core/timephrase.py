@@ -174,8 +174,8 @@ def _set(reading: Reading, scanner: Scanner, name: str, value: object) -> None:
     setattr(reading, name, value)
 
 
-def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.VERBOSE)
+def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
 
 
 # --- repeats -------------------------------------------------------------------------------
@@ -633,14 +633,14 @@ PERIOD_EN = _compile(rf"{B}(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|nigh
 
 def _clock(scanner: Scanner, reading: Reading) -> None:
     for m in scanner.find(CLOCK_EN):
-        if m.group(8):
+        if m.group(7):
             reading.parts.append("clock")
-            word = m.group(8)
+            word = m.group(7)
             _set(reading, scanner, "hour", 0 if word == "midnight" else 12)
             _set(reading, scanner, "period", "midnight" if word == "midnight" else "noon")
             continue
-        if m.group(9):
-            hour_word, suffix, period = m.group(9), m.group(10), m.group(11)
+        if m.group(8):
+            hour_word, suffix, period = m.group(8), m.group(9), m.group(10)
             value = en_number(hour_word)
             hour, minute_text, frac = int(value or 0), None, None
         else:
@@ -724,11 +724,13 @@ LEADING = _compile(
     r"|(?:to|that|about|of|for)(?=\s)"
     r"|请你?|麻烦你?|帮我|帮忙|到时候?|记得|别忘了|不要忘了|别忘记|不要忘记|你"
     r"|(?:要|得)(?!求)|设(?:置)?一?个?提醒|定一?个?提醒|提醒我?一下|提醒我|提醒一?下|提醒|叫我|喊我"
-    r"|的(?!士)|一下|下(?![午])|在(?=\s|$)|,)"
+    r"|的(?!士)|一下|在(?=\s|$)|,)",
+    re.IGNORECASE,
 )
 TRAILING = _compile(
     r"(?:[\s,.;:!?，。；：！？、~-]+|提醒我一下|提醒我|提醒一下|提醒|叫我|喊我|吧|哦|哈|啊|呀"
-    r"|please|pls|thanks|thank\s+you|(?<![a-z])(?:at|on|in|by|to)|的(?=\s*$)|在)$"
+    r"|please|pls|thanks|thank\s+you|(?<![a-z])(?:at|on|in|by|to)|的(?=\s*$)|在)$",
+    re.IGNORECASE,
 )
 # A time-looking leftover: the phrase said more about the time than was understood.
 LEFTOVER_TIME = _compile(

@@ -331,7 +331,7 @@ def _due(
     if r.offset_minutes is not None:
         if has_day_part or has_clock or r.frequency or r.offset_minutes <= 0:
             return None
-        at = (now + timedelta(minutes=r.offset_minutes)).astimezone(UTC).replace(microsecond=0)
+        at = (now.astimezone(UTC) + timedelta(minutes=r.offset_minutes)).replace(microsecond=0)
         return Due(at, zone, at.astimezone(zone).time().replace(tzinfo=None))
     kinds = [
         r.offset_days is not None,
@@ -368,6 +368,10 @@ def _due(
         fixed = False
     clock = _clock(r, day_given=fixed or weekday_next or month_day_next or date_next)
     date_only = clock is None and r.hour is None and r.period is None
+    offset = r.offset_days is not None or (r.offset_months is not None and r.day is None)
+    if clock is None and date_only and offset:
+        # "in 3 days", "两周后": that many calendar days on, at the same local time.
+        clock, date_only = (local_now.hour, local_now.minute, 0, False), False
     if clock is None:
         if not date_only or not 0 <= default_hour <= 23:
             return None
@@ -502,7 +506,8 @@ def resolve(
             raise ValueError("offset_minutes must be a whole number of minutes")
         if not 1 <= offset_minutes <= 60 * 24 * 366 * 5:
             raise ValueError("offset_minutes must be from 1 to 5 years in minutes")
-        at = (now + timedelta(minutes=offset_minutes)).astimezone(UTC).replace(microsecond=0)
+        # In UTC: aware arithmetic in a zone would add wall-clock time, wrong across DST.
+        at = (now.astimezone(UTC) + timedelta(minutes=offset_minutes)).replace(microsecond=0)
         return Due(at, zone, at.astimezone(zone).time().replace(tzinfo=None))
     if repeat is not None:
         problem = repeat.problem() if isinstance(repeat, Repeat) else "repeat must be a rule"
