@@ -35,6 +35,7 @@ from typing import Any
 
 from bot.assistant.changes import Revision, revert
 from bot.assistant.limits import Changes, TurnPolicy
+from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import TOOLS_BY_NAME, parse_arguments
 from memory.errors import MemoryStoreError
 from memory.interface import MemoryNamespace
@@ -60,8 +61,11 @@ class ToolExecutor:
         namespace: MemoryNamespace,
         policy: TurnPolicy | None = None,
         source: str | None = None,
+        reminders: ReminderDesk | None = None,
     ) -> None:
         self.namespace = namespace
+        # Reminders the turn may set (``scheduleReminder``); None: it may set none.
+        self.reminders = reminders
         self.policy = policy if policy is not None else TurnPolicy()
         # The message this turn answers (``bot.chat.access.message_source``): the n-th memory the
         # turn adds gets ``<source>:<n>``, so a turn run again after a crash adds nothing new.
@@ -108,6 +112,8 @@ class ToolExecutor:
             self._undo()
 
     def _undo(self) -> None:
+        if self.reminders is not None:
+            self.reminders.undo()
         revert(self.namespace, self.undo)
         self.undo.clear()
         self.changes = Changes()

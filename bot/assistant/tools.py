@@ -1,4 +1,4 @@
-"""The article's eight memory operations as LLM tools.
+"""The article's eight memory operations as LLM tools, and ``scheduleReminder``.
 
 A tool is a schema layer (like llm's ``Tool.function``): a name, a description, a JSON schema
 whose parameters are described for the model, and one call into ``bot.core.operations`` (or
@@ -17,6 +17,7 @@ from typing import Any, Protocol
 
 from bot.assistant.changes import Proposal, Revision
 from bot.assistant.limits import Changes, TurnPolicy
+from bot.assistant.reminder_desk import ReminderDesk
 from bot.core import operations
 from memory import parse_json
 from memory.errors import MemoryInvalid
@@ -32,6 +33,7 @@ class Turn(Protocol):
     policy: TurnPolicy
     changes: Changes
     undo: list[Revision]
+    reminders: ReminderDesk | None
 
     def next_source(self) -> str | None:
         """The ``source`` of the next memory the turn adds."""
@@ -199,6 +201,13 @@ def _related(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     return {"ok": True, "count": len(found), "memories": found}
 
 
+def _remind(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    if run.reminders is None:
+        raise MemoryInvalid("reminders cannot be set here", field="reminders")
+    local, minutes, repeat = args.get("local"), args.get("minutes"), args.get("repeat")
+    return run.reminders.schedule(args["text"], local=local, minutes=minutes, repeat=repeat)
+
+
 TOOLS: tuple[Tool, ...] = (
     Tool(
         "addMemory",
@@ -288,6 +297,27 @@ TOOLS: tuple[Tool, ...] = (
             ("id",),
         ),
         _related,
+    ),
+    Tool(
+        "scheduleReminder",
+        "Set a reminder when the user asks for one. Give local, or minutes, or repeat (with "
+        "local for its time); the bot computes and shows the time.",
+        _object(
+            {
+                "text": {"type": "string", "description": "What to remind of."},
+                "local": {
+                    "type": "string",
+                    "description": "User's local time: YYYY-MM-DD HH:MM, YYYY-MM-DD or HH:MM.",
+                },
+                "minutes": {"type": "integer", "description": "Or: minutes from now."},
+                "repeat": {
+                    "type": "string",
+                    "description": "daily, weekdays, weekly, monthly or yearly.",
+                },
+            },
+            ("text",),
+        ),
+        _remind,
     ),
 )
 

@@ -48,6 +48,7 @@ from bot.assistant.history import Usage, add_usage, append_history, load_history
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
+from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import tool_schemas
 from memory.errors import MemoryStoreError
 from memory.interface import MemoryNamespace
@@ -148,6 +149,7 @@ class Assistant:
         may_change: Callable[[Memory], bool] | None = None,
         source: str | None = None,
         on_text: TextSink | None = None,
+        reminders: ReminderDesk | None = None,
     ) -> TurnResult:
         """Run one turn for ``message`` in ``namespace``.
 
@@ -155,12 +157,13 @@ class Assistant:
         the history. Memory errors (``memory.errors``) propagate; endpoint failures come back in
         ``TurnResult.failure``. ``may_change`` limits which existing memories the model may
         update (``TurnPolicy``); ``source`` names the message, so that a turn
-        run again (after a crash) adds no memory twice (``ToolExecutor``).
+        run again (after a crash) adds no memory twice (``ToolExecutor``); ``reminders`` lets
+        the model set reminders (``scheduleReminder``), undone with the turn if it fails.
         """
         async with self._lock(namespace):
             started = time.perf_counter()
             result = await self._turn(
-                namespace, message, language, speaker, group, may_change, source, on_text
+                namespace, message, language, speaker, group, may_change, source, on_text, reminders
             )
             seconds = time.perf_counter() - started
             # A failed turn (a refused key, an endpoint down) is the operator's to notice.
@@ -193,6 +196,7 @@ class Assistant:
         may_change: Callable[[Memory], bool] | None,
         source: str | None,
         on_text: TextSink | None,
+        reminders: ReminderDesk | None = None,
     ) -> TurnResult:
         settings = self.settings
         hits, history = await asyncio.to_thread(self._recall, namespace, message)
@@ -212,7 +216,7 @@ class Assistant:
         policy = TurnPolicy(
             max_changes=settings.max_changes, max_deletions=allowed, may_change=may_change
         )
-        executor = ToolExecutor(namespace, policy, source)
+        executor = ToolExecutor(namespace, policy, source, reminders)
         meter = Meter()
         rounds = 0
         calls_left = MAX_TOOL_CALLS

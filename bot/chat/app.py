@@ -167,7 +167,7 @@ def build_application(
     if llm is not None:
         from bot.chat.conversation import make_conversation  # loads openai: only when configured
 
-        conversation = make_conversation(config.llm, llm, store)
+        conversation = make_conversation(config.llm, llm, store, reminders)
     application.bot_data[KEY] = Services(
         config, store, Operations(store), llm, digest, conversation, reminders
     )

@@ -26,6 +26,7 @@ from bot.chat.access import (
     run_changing,
 )
 from bot.chat.buttons import forget_prompt, page_view, results_view
+from bot.chat.reminding import offer_for
 from bot.chat.services import services
 from bot.core import operations
 from bot.core.entry import Entry, parse_entry, split_command
@@ -118,7 +119,8 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     text = t(language, "remembered", memory=memory_block(memory))
     if entry.derived_tags and memory.tags:
         text += "\n" + t(language, "tags_derived")
-    await reply_html(message, text)
+    # A memory naming a time ("下周二下午三点看牙医") offers to become a reminder at it.
+    await reply_html(message, text, await offer_for(context, message, memory, language))
 
 
 async def recall(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -36,11 +36,16 @@ from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
 from bot.assistant.llm import RATE_LIMIT, ChatModel, RetryPolicy
+from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
 from bot.chat.access import message_source
 from bot.chat.confirmations import changes_keyboard, pending_prompt
+from bot.chat.reminding import remember_reminder
 from bot.config import LLMConfig
 from bot.core.policy import Caller
+from bot.core.reminders import chat_zone
+from bot.jobs import reminder_view
+from bot.jobs.reminders import ReminderJob
 from bot.view.i18n import t
 from bot.view.markdown import markdown_to_html
 from bot.view.replies import reply_html
@@ -111,10 +116,18 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
 class Conversation:
     """Free text through the language model, for the whole application (``Services``)."""
 
-    def __init__(self, assistant: Assistant, store: Store, *, timeout: float) -> None:
+    def __init__(
+        self,
+        assistant: Assistant,
+        store: Store,
+        *,
+        timeout: float,
+        reminders: ReminderJob | None = None,
+    ) -> None:
         self.assistant = assistant
         self.store = store
         self.timeout = timeout
+        self.reminders = reminders  # the model's scheduleReminder sets them (None: it cannot)
 
     async def answer(self, message: Message, caller: Caller, text: str, language: str) -> None:
         """Answer ``text`` (a message addressed to the bot) with the model, "typing…" meanwhile.
@@ -125,6 +138,7 @@ class Conversation:
         group = message.chat.type != ChatType.PRIVATE
         speaker = caller.actor.name if group else None
         namespace = self.store.namespace(caller.namespace)
+        desk = await self._desk(message, caller, language)
         typing = asyncio.create_task(_keep_typing(message))
         try:
             result = await self.assistant.reply(
@@ -135,6 +149,7 @@ class Conversation:
                 group=group,
                 may_change=caller.for_model().may_change if group else None,
                 source=message_source(message),
+                reminders=desk,
             )
         finally:
             typing.cancel()
@@ -146,11 +161,43 @@ class Conversation:
         if result.ok and result.pending and result.pending_token is not None:
             prompt, keyboard = pending_prompt(result.pending, result.pending_token, language)
             await reply_html(message, prompt, keyboard)
+        if result.ok and desk is not None:
+            await self._confirm(message, desk, language)
+
+    async def _desk(self, message: Message, caller: Caller, language: str) -> ReminderDesk | None:
+        """What the model's ``scheduleReminder`` sets reminders with, for this message."""
+        job = self.reminders
+        if job is None:
+            return None
+        zone = await asyncio.to_thread(chat_zone, self.store, message.chat.id, job.zone)
+        return ReminderDesk(
+            self.store,
+            caller.for_model(),
+            message.chat.id,
+            zone.zone,
+            job.clock,
+            language,
+            job.config.default_hour,
+            source=message_source(message),
+            thread_id=_thread(message),
+        )
+
+    async def _confirm(self, message: Message, desk: ReminderDesk, language: str) -> None:
+        """The confirmation of each reminder the model set: the code's time, with buttons."""
+        for number, reminder in enumerate(desk.made, start=1):
+            assert self.reminders is not None
+            self.reminders.track(reminder)
+            source = f"{message_source(message)}:t{number}"
+            await asyncio.to_thread(remember_reminder, self.store, desk.caller, reminder, source)
+            text, keyboard = reminder_view.confirmation(reminder, language)
+            await reply_html(message, text, keyboard)
 
 
-def make_conversation(config: LLMConfig, client: AsyncOpenAI, store: Store) -> Conversation:
+def make_conversation(
+    config: LLMConfig, client: AsyncOpenAI, store: Store, reminders: ReminderJob | None = None
+) -> Conversation:
     """The model of ``[llm]`` on ``client`` (``bot.assistant.llm.make_client``), ready for free
-    text."""
+    text (and with ``reminders``, to set them)."""
     model = ChatModel(
         client, config.model, stream=config.stream, retry=RetryPolicy(retries=config.retries)
     )
@@ -160,4 +207,6 @@ def make_conversation(config: LLMConfig, client: AsyncOpenAI, store: Store) -> C
         memory_tokens=config.memory_tokens,
         max_changes=config.max_changes_per_turn,
     )
-    return Conversation(Assistant(model, settings), store, timeout=config.timeout)
+    return Conversation(
+        Assistant(model, settings), store, timeout=config.timeout, reminders=reminders
+    )

@@ -43,6 +43,7 @@ from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview, to_plain
 from bot.view.replies import edit_html, reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.interface import Store
 from memory.model import Memory, parse_time
 
 DONE_PATTERN = rf"^rd:{reminders.ID_PATTERN}$"
@@ -137,7 +138,8 @@ async def set_reminder(
         await reply_html(message, _invalid(language, e, text))
         return True
     job.track(reminder)
-    await run(lambda: _remember(context, caller, reminder, request.source))
+    store = services(context).store
+    await run(lambda: remember_reminder(store, caller, reminder, request.source))
     first = not zone.chosen and await run(lambda: reminders.tell_default_once(job.store, chat_id))
     reply, keyboard = reminder_view.confirmation(
         reminder, language, moved=due.moved, date_only=due.date_only, default_zone=first
@@ -154,12 +156,10 @@ def _invalid(language: str, error: MemoryInvalid, text: str) -> str:
     return t(language, "usage_remind")
 
 
-def _remember(
-    context: ContextTypes.DEFAULT_TYPE, caller: Caller, reminder: Reminder, source: str
-) -> Memory:
+def remember_reminder(store: Store, caller: Caller, reminder: Reminder, source: str) -> Memory:
     """Keep the reminder as a memory too (its time in the content), once per request."""
     tags = [*keywords(reminder.text, 4), MEMORY_TAGS.get(reminder.language, "reminder")]
-    namespace = services(context).store.namespace(caller.namespace)
+    namespace = store.namespace(caller.namespace)
     return operations.remember(
         namespace, reminder_view.memory_line(reminder), tags, "reminder", source=source
     )
@@ -470,14 +470,19 @@ async def press_change(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 # -- a memory with a time in it ----------------------------------------------------------------
 
 
-def memory_offer(
-    memory: Memory, zone: ZoneInfo, language: str, *, default_hour: int
+async def offer_for(
+    context: ContextTypes.DEFAULT_TYPE, message: Message, memory: Memory, language: str
 ) -> InlineKeyboardMarkup | None:
-    """The ⏰ button under a memory just stored whose text names a time in the future."""
-    parsed = _memory_time(memory, zone, default_hour)
-    if parsed is None:
+    """The ⏰ button under a memory just stored whose text names a time to come; None if it
+    names none."""
+    job = services(context).reminders
+    if job is None:
         return None
-    shown = reminder_view.when_text(parsed.due.at, zone, language)
+    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
+    parsed = _memory_time(memory, zone.zone, job.config.default_hour)
+    if parsed is None or parsed.due.at <= job.clock():
+        return None
+    shown = reminder_view.when_text(parsed.due.at, zone.zone, language)
     label = t(language, "button_make_reminder_plain", when=shown)
     return InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=f"rm:{memory.id}")]])
 

@@ -30,6 +30,9 @@ Failures. Telegram answering 403 (the user blocked the bot, the bot left the gro
 that namespace off (``off_reason: "blocked"``) and is logged; any other failure for one
 namespace is logged and the run goes on with the others.
 
+A report shows its times in the chat's own zone when it set one with ``/timezone``
+(``bot.core.reminders.zone_of_chat``), else in ``[digest] timezone``.
+
 Reporting is not access: the report reads ``Namespace.memories`` and never searches, so no
 ``accessCount`` or ``accessedAt`` changes.
 """
@@ -50,6 +53,7 @@ from telegram.error import Forbidden
 from telegram.ext import Application, ContextTypes
 
 from bot.config import DigestConfig
+from bot.core.reminders import zone_of_chat
 from bot.jobs.report import build_report, render_report
 from bot.jobs.schedule import Schedule, parse_timezone
 from bot.view.replies import send_html
@@ -238,15 +242,26 @@ class Digest:
         if not memories:
             return None
         since = settings.sent_at or self.schedule.latest(now - _BEFORE)
-        return self._render(memories, since=since, now=now, language=language or settings.language)
+        chat_id = settings.chat_id if settings.chat_id is not None else chat_of(name)
+        return self._render(
+            memories, since=since, now=now, language=language or settings.language, chat=chat_id
+        )
 
     def _render(
-        self, memories: list[Memory], *, since: datetime | None, now: datetime, language: str | None
+        self,
+        memories: list[Memory],
+        *,
+        since: datetime | None,
+        now: datetime,
+        language: str | None,
+        chat: int | None,
     ) -> str:
+        """The report, its times in the chat's own zone (``/timezone``) if it chose one."""
         report = build_report(
             memories, now=now, since=since, top=self.config.top, stale_days=self.config.stale_days
         )
-        return render_report(report, language or guess_language(memories), self.timezone)
+        zone = (zone_of_chat(self.store, chat) if chat is not None else None) or self.timezone
+        return render_report(report, language or guess_language(memories), zone)
 
     # -- the job ----------------------------------------------------------------------------
 
@@ -309,7 +324,9 @@ class Digest:
         if not memories:
             return None
         since = settings.sent_at or self.schedule.latest(period - _BEFORE)
-        markup = self._render(memories, since=since, now=now, language=settings.language)
+        markup = self._render(
+            memories, since=since, now=now, language=settings.language, chat=chat_id
+        )
         claimed: list[DigestSettings] = []  # the settings the claim was made on, if it was
 
         def claim(value: Any) -> Any:
