@@ -607,3 +607,54 @@ def test_help_and_the_command_menu_have_the_reminder_commands() -> None:
 def test_services_know_the_reminder_job() -> None:
     assert "reminders" in Services.__dataclass_fields__ and KEY == "services"
     assert re.fullmatch(reminders.ID_PATTERN, "k3v9x2ab")
+
+
+# -- with a language model: the scheduleReminder tool -------------------------------------------
+
+
+async def test_the_model_sets_a_reminder_whose_time_the_code_computes(
+    telegram: FakeBotAPI, data_dir: Path, tmp_path: Path, clock: Clock
+) -> None:
+    from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Request, ToolCalls
+    from bot.__main__ import make_llm
+
+    def answer(request: Request) -> Answer:
+        [refused, accepted] = request.tool_results()[-2:]
+        assert refused["ok"] is False and "has passed" in refused["error"]["message"]
+        assert accepted["due"] == "2026-12-08 10:00 (Tue) Asia/Shanghai"
+        return Answer("Done, I'll ping you.")
+
+    async with FakeOpenAI() as llm:
+        llm.script(
+            ToolCalls(
+                ("scheduleReminder", {"text": "passport", "local": "2026-11-30 10:00"}),
+                ("scheduleReminder", {"text": "renew the passport", "local": "2026-12-08 10:00"}),
+            ),
+            answer,
+        )
+        table = {"base_url": llm.base_url, "api_key": API_KEY, "model": "test-model"}
+        data = {
+            "data_dir": str(data_dir),
+            "telegram": {"token": TOKEN, "base_url": telegram.base_url, "flood_control": False},
+            "reminders": {"timezone": "Asia/Shanghai"},
+            "llm": table,
+        }
+        config = parse_config(data, base_dir=tmp_path)
+        application = build_application(
+            config, MemoryStore(data_dir), make_llm(config), clock=clock
+        )
+        async with serving(application, poll_timeout=5):
+            bot = Bot(telegram, config)
+            [said, confirmed] = await bot.say("ping me next tuesday about my passport", user=ALICE,
+                                              replies=2)  # fmt: skip
+            assert "ping you" in said.text
+            assert "⏰ 2026-12-08 (Tue) 10:00 Asia/Shanghai — renew the passport" in confirmed.text
+            asked = len(llm.requests)
+            # A request the code can read is set by the code, without the model.
+            [code] = await bot.say("remind me tomorrow at 9 to call mom", user=ALICE)
+            assert "2026-12-02 (Wed) 09:00 Asia/Shanghai — call mom" in code.text
+            assert len(llm.requests) == asked
+            [found] = await bot.say("/recall passport", user=ALICE)
+            assert "2026-12-08 (Tue) 10:00" in found.text
+    texts = sorted(d["text"] for d in documents(data_dir))
+    assert texts == ["call mom", "renew the passport"]
