@@ -130,6 +130,7 @@ async def test_scenario_1_a_stated_fact_is_stored_with_tags_and_a_category(
         "deleteMemory",
         "getMemoryStats",
         "getRelatedMemories",
+        "scheduleReminder",
     }
     assistant_message = second.messages[-2]
     assert assistant_message["tool_calls"][0]["function"]["name"] == "addMemory"
