@@ -340,8 +340,8 @@ def _due(
         r.weekday is not None and r.frequency is None,
         r.day is not None,
     ]
-    if sum(kinds) > 1:
-        return None
+    if sum(kinds) > 1 or (r.year_shift is not None and (r.day is None or r.month is None)):
+        return None  # two days named, or "next year" with no date in it
     # The day: `fixed` when the phrase pins it; otherwise it is the next that fits.
     day: date = today
     fixed = True
@@ -429,8 +429,8 @@ def _date(r: timephrase.Reading, today: date) -> tuple[date, bool, bool] | None:
     if r.month == -1:  # next month
         nxt = _add_months(date(today.year, today.month, 1), 1, 1)
         return _valid(nxt.year, nxt.month, r.day, today, False, False)
-    if r.year is not None:
-        year = today.year + 1 if r.year == -1 else r.year
+    if r.year is not None or r.year_shift is not None:
+        year = r.year if r.year is not None else today.year + (r.year_shift or 0)
         return _valid(year, r.month, r.day, today, False, False)
     found = _valid(today.year, r.month, r.day, today, False, True)
     if found is not None and found[0] < today:
