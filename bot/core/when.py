@@ -288,11 +288,19 @@ def parse_reminder(
     past ("yesterday 9am", "2020-01-01", "last Monday") is returned as it is, with ``at`` not
     after ``now``: the caller refuses it and says the time has passed (it is not a guess).
     """
+    if now.tzinfo is None:
+        raise ValueError("now must be aware")
     reading = timephrase.read(text)
     if reading is None:
         return None
-    due = _due(reading, now, zone, default_hour)
+    try:
+        due = _due(reading, now, zone, default_hour)
+    except (OverflowError, ValueError):
+        return None  # a date beyond the calendar (year 9999 and on): no reminder can be due
     return None if due is None else Parsed(due, reading.text)
+
+
+MAX_DAYS = 5 * 366  # "in 99999 years" is not a reminder: at most five years ahead
 
 
 def _clock(reading: timephrase.Reading, day_given: bool) -> tuple[int, int, int, bool] | None:
@@ -339,8 +347,6 @@ def _clock(reading: timephrase.Reading, day_given: bool) -> tuple[int, int, int,
 def _due(
     reading: timephrase.Reading, now: datetime, zone: ZoneInfo, default_hour: int
 ) -> Due | None:
-    if now.tzinfo is None:
-        raise ValueError("now must be aware")
     local_now = now.astimezone(zone)
     today = local_now.date()
     r = reading
@@ -348,6 +354,10 @@ def _due(
         x is not None for x in (r.offset_days, r.offset_months, r.day_delta, r.weekday, r.day)
     )
     has_clock = r.hour is not None or r.period is not None
+    if (r.offset_minutes or 0) > MAX_DAYS * 1440 or (r.offset_days or 0) > MAX_DAYS:
+        return None
+    if (r.offset_months or 0) > MAX_DAYS // 28:
+        return None
     if r.offset_minutes is not None:
         if has_day_part or has_clock or r.frequency or r.offset_minutes <= 0:
             return None
@@ -522,7 +532,7 @@ def resolve(
     if offset_minutes is not None:
         if isinstance(offset_minutes, bool) or not isinstance(offset_minutes, int):
             raise ValueError("offset_minutes must be a whole number of minutes")
-        if not 1 <= offset_minutes <= 60 * 24 * 366 * 5:
+        if not 1 <= offset_minutes <= MAX_DAYS * 1440:
             raise ValueError("offset_minutes must be from 1 to 5 years in minutes")
         # In UTC: aware arithmetic in a zone would add wall-clock time, wrong across DST.
         at = (now.astimezone(UTC) + timedelta(minutes=offset_minutes)).replace(microsecond=0)

@@ -7,6 +7,8 @@ from datetime import UTC, datetime, time
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bench.reminder_bench import judge
 from bench.reminder_phrases import PHRASES
@@ -61,6 +63,23 @@ def test_a_time_that_cannot_be_or_a_rule_a_due_cannot_hold_is_none() -> None:
         "明年 续签",
     ):
         assert parse_reminder(text, NOW, SHANGHAI) is None, text
+
+
+WORDS = [w for p in PHRASES for w in p.text.split()]
+WORDS += ["in 99999999 years", "9999-12-31", "2/30", "31号", "every 0 days", "每0天", "99:99"]
+
+
+@settings(max_examples=150, deadline=None)
+@given(st.lists(st.sampled_from(WORDS) | st.text(max_size=8), min_size=1, max_size=6))
+def test_any_text_is_a_reminder_or_none_never_an_error(words: list[str]) -> None:
+    text = " ".join(words)
+    asks_for_reminder(text)
+    parsed = parse_reminder(text, NOW, SHANGHAI)
+    if parsed is not None:
+        due = parsed.due
+        assert due.at.utcoffset() is not None and due.zone is SHANGHAI
+        later = due.next_after(due.at)
+        assert later is None or later > due.at
 
 
 def test_the_reminders_text_leaves_out_the_time_and_the_request() -> None:
