@@ -73,6 +73,7 @@ class Reading:
     week_shift: int | None = None  # this week 0, next week 1, 下下周 2; None with a weekday: next
     weekday: int | None = None  # 0 Monday
     year: int | None = None
+    year_shift: int | None = None  # this year 0, next year 1, 后年 2
     month: int | None = None
     day: int | None = None
     hour: int | None = None
@@ -180,7 +181,10 @@ def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
 
 # --- repeats -------------------------------------------------------------------------------
 
-CN_WEEKDAY_LIST = rf"{CN_WEEK}?{CN_DAY}(?:\s*[、,，和及与跟/]\s*{CN_WEEK}?{CN_DAY})*"
+# 周二、四 and 周一三五; but in 每周一三点 the 三 is the hour.
+CN_WEEKDAY_LIST = (
+    rf"{CN_WEEK}?{CN_DAY}(?:\s*[、,，和及与跟/]\s*{CN_WEEK}?{CN_DAY}|{CN_DAY}(?![点时:\d十半]))*"
+)
 EN_WEEKDAY_LIST = rf"{EN_DAY}s?(?:\s*(?:,|and|&|/|,\s*and)\s*{EN_DAY}s?{E})*"
 
 REPEAT_CN = [
@@ -354,14 +358,17 @@ OFFSET_CN = _compile(
     rf"(?:过|再过)?\s*(?:({NUM})\s*个?\s*(半)?|(半)\s*个?)\s*"
     r"(分钟|分|小时|钟头|刻钟|天|日|周|星期|礼拜|个月|月|年)\s*(?:以|之)?后"
 )
-OFFSET_CN_BEFORE = _compile(rf"过\s*({NUM})\s*(分钟|小时|钟头|天)")
+OFFSET_CN_BEFORE = _compile(rf"过\s*({NUM})\s*个?\s*(分钟|小时|钟头|天)")
+OFFSET_CN_COMPOUND = _compile(
+    rf"({NUM})\s*个?\s*(?:小时|钟头)\s*零?\s*({NUM})\s*分钟?\s*(?:以|之)?后"
+)
 OFFSET_EN = _compile(
     rf"{B}(?:in|after)\s+(?:(?:about|around|roughly|another)\s+)?"
     rf"(?:({EN_NUM})\s*(?:and\s+a\s+half\s+)?|(half\s+an?|a\s+half))\s*"
     rf"(minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|wks?|months?|years?|fortnight)"
     rf"(\s+and\s+a\s+half)?"
     rf"(?:\s*(?:and\s+)?({EN_NUM})\s*(minutes?|mins?|m))?{E}"
-    rf"|{B}({EN_NUM})\s*(minutes?|mins?|hours?|hrs?|days?|weeks?)\s+from\s+now{E}"
+    rf"|{B}({EN_NUM})\s*(minutes?|mins?|hours?|hrs?|days?|weeks?)\s+from\s+(?:now|today){E}"
     rf"|{B}in\s+(an?|one)\s+(minute|hour){E}"
 )
 
@@ -397,6 +404,12 @@ def _add_offset(reading: Reading, scanner: Scanner, amount: float, unit: str) ->
 
 
 def _offsets(scanner: Scanner, reading: Reading) -> None:
+    for m in scanner.find(OFFSET_CN_COMPOUND):
+        hours, minutes = cn_number(m.group(1)), cn_number(m.group(2))
+        if hours is None or minutes is None or minutes > 59:
+            scanner.conflict = True
+            continue
+        _add_offset(reading, scanner, float(hours * 60 + minutes), "分钟")
     for m in scanner.find(OFFSET_CN):
         if m.group(3):
             amount = 0.5
@@ -445,6 +458,8 @@ def _offsets(scanner: Scanner, reading: Reading) -> None:
 
 # --- dates ---------------------------------------------------------------------------------
 
+YEAR_CN = _compile(r"(今年|明年|后年)")
+YEAR_EN = _compile(rf"{B}this\s+year{E}")
 DATE_ISO = _compile(r"(?<!\d)(\d{4})\s*[-/.]\s*(\d{1,2})\s*[-/.]\s*(\d{1,2})(?!\d)")
 DATE_CN = _compile(
     rf"(?:({NUM})\s*年\s*)?({NUM}|下个?|这个?|本)\s*月\s*(?:份\s*)?(?:的\s*)?({NUM})\s*[日号]?"
@@ -459,6 +474,12 @@ DATE_EN = _compile(
 
 
 def _dates(scanner: Scanner, reading: Reading) -> None:
+    for m in scanner.find(YEAR_CN):
+        reading.parts.append("year")
+        _set(reading, scanner, "year_shift", {"今年": 0, "明年": 1, "后年": 2}[m.group(1)])
+    for _ in scanner.find(YEAR_EN):
+        reading.parts.append("year")
+        _set(reading, scanner, "year_shift", 0)
     for m in scanner.find(DATE_ISO):
         reading.parts.append("date")
         _set(reading, scanner, "year", int(m.group(1)))
@@ -473,7 +494,6 @@ def _dates(scanner: Scanner, reading: Reading) -> None:
             _set(reading, scanner, "year", cn_number(m.group(1)))
         month = m.group(2)
         if month.startswith("下"):
-            reading.offset_months = 1  # the day is then in next month
             _set(reading, scanner, "month", -1)
         elif month[0] in "这本":
             _set(reading, scanner, "month", 0)
@@ -515,7 +535,7 @@ WEEK_EN = _compile(
     rf"{B}(?:on\s+)?(?:(this|next|coming|this\s+coming|the\s+next|the\s+following|last)\s+)?"
     rf"({EN_DAY}|weekend){E}(?:\s+after\s+next{E})?"
     rf"|{B}(next|this)\s+week{E}(?:\s+after\s+next{E})?"
-    rf"|{B}next\s+(month|year){E}"
+    rf"|{B}(?:of\s+)?next\s+(month|year){E}"
 )
 SHIFT_CN = {"下下": 2, "下": 1, "这": 0, "本": 0, "上": -1}
 DAY_CN = _compile(
@@ -553,13 +573,11 @@ def _weeks(scanner: Scanner, reading: Reading) -> None:
                 _set(reading, scanner, "week_shift", 2 if after_next else 1)
                 _set(reading, scanner, "weekday", 0)
             continue
-        if m.group(4):  # next month / next year: its first day
-            reading.offset_months = 1 if m.group(4) == "month" else 12
-            _set(reading, scanner, "day", 1)
-            if m.group(4) == "year":
-                _set(reading, scanner, "month", 1)
-                reading.offset_months = None
-                _set(reading, scanner, "year", -1)
+        if m.group(4):  # "the 5th next month", "dec 24 next year"; alone they say no day
+            if m.group(4) == "month":
+                _set(reading, scanner, "month", -1)
+            else:
+                _set(reading, scanner, "year_shift", 1)
             continue
         word = (m.group(1) or "").replace("  ", " ")
         day = m.group(2)
@@ -682,7 +700,7 @@ def _clock(scanner: Scanner, reading: Reading) -> None:
         has_minutes = any(m.group(i) for i in range(3, 8))
         # "买一点水果": a Chinese-numeral hour alone, inside a sentence, is not a time.
         if is_cn_numeral and not m.group(1) and not has_minutes and "钟" not in said:
-            before = scanner.work[: m.start()].rstrip()
+            before = scanner.current()[: m.start()].rstrip()
             if before and before[-1] not in "\0,，。 在于到是我":
                 for i in range(m.start(), m.end()):
                     scanner.masked[i] = False
@@ -739,6 +757,10 @@ LEFTOVER_TIME = _compile(
     + EN_DAY
     + r"))(?![a-z])"
     r"|明天|后天|今天|下周|下星期|(?<![a-z])(?:in|after)\s+\d+\s*(?:min|hour|day|week)"
+    # A repeat not understood ("every first monday", "每月5号和20号") is not a one-off.
+    r"|(?<![a-z])(?:every|each)\s+(?:[a-z]+\s+){0,3}(?:days?|weeks?|months?|years?|hours?"
+    r"|minutes?|mornings?|evenings?|nights?|weekends?|" + EN_DAY + r"s?)(?![a-z])"
+    r"|每(?:天|日|周|星期|礼拜|月|年|隔|晚|早|小时|分钟|个(?:月|周|星期|工作日))"
 )
 
 
