@@ -27,7 +27,7 @@ def test_importing_bot_works() -> None:
 
 # The file backend's modules: bot/ reaches the store through ``memory.interface`` only.
 FILE_BACKEND = {"memory.files", "memory.journal", "memory.documents", "memory.namespace"}
-FILE_BACKEND |= {"memory.store", "memory.records", "memory.salvage"}
+FILE_BACKEND |= {"memory.store", "memory.records", "memory.salvage", "memory.vectors"}
 # The one place bot/ opens the store (with ``memory.open_store``, from ``config.data_dir``).
 OPENS_THE_STORE = {"bot/__main__.py"}
 
