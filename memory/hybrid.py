@@ -78,7 +78,8 @@ def fuse(
     if not len(ids):
         return keyword[:limit]
     low, high = float(cosines.min()), float(cosines.max())
-    dense = (cosines - low) / (high - low) if high > low else np.zeros_like(cosines)
+    # All equally close (one memory embedded so far): each is the closest.
+    dense = (cosines - low) / (high - low) if high > low else np.ones_like(cosines)
     best = keyword[0][1] if keyword else 0.0
     scores: dict[int, float] = {}
     for memory_id, score in keyword:
