@@ -229,6 +229,10 @@ class MeaningSearch(Protocol):
         """Where this namespace's embeddings are kept."""
         ...
 
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Wait until every memory has a vector (tools, benchmarks); False after ``timeout``."""
+        ...
+
 
 # -- end of search by meaning --------------------------------------------------------------
 

@@ -84,6 +84,7 @@ class Namespace:
         *,
         embedder: Embedder | None = None,
         wake: Callable[[Namespace], None] | None = None,
+        wait: Callable[[float | None], bool] | None = None,
     ) -> None:
         self.name = name
         self.path = folder
@@ -91,6 +92,7 @@ class Namespace:
         self._mutex = threading.RLock()
         # Search by meaning (``memory.meaning``): None without an embedder.
         self._meaning: Meaning | None = None
+        self._wait = wait
         if embedder is not None:
             wake_me = (lambda: wake(self)) if wake is not None else (lambda: None)
             self._meaning = Meaning(name, FileVectors(folder), embedder, self._mutex, wake_me)
@@ -174,6 +176,11 @@ class Namespace:
             return SearchStatus("keywords")
         with self._locked(write=False, use=False):
             return self._meaning.status()
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Embed every memory lacking a vector before returning (False: ``timeout`` passed)."""
+        self.search_status()  # loads the memories, which notes what lacks a vector
+        return self._wait(timeout) if self._wait is not None else True
 
     def vectors(self) -> FileVectors:
         """Where this namespace's embeddings are kept (``memory.vectors``)."""

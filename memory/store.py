@@ -122,7 +122,11 @@ class MemoryStore:
             namespace = self._namespaces.get(name)
             if namespace is None:
                 namespace = Namespace(
-                    self.data_dir / name, name, embedder=self.embedder, wake=self._worker.wake
+                    self.data_dir / name,
+                    name,
+                    embedder=self.embedder,
+                    wake=self._worker.wake,
+                    wait=self._worker.wait,
                 )
                 self._namespaces[name] = namespace
             if self._janitor is None:

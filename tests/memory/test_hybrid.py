@@ -259,3 +259,21 @@ def test_the_offline_model_finds_by_meaning_in_two_languages(
         assert first.memory.content.startswith("Dentist")
         first = ns.search("我的猫叫什么名字", ranker="hybrid", touch=False)[0]
         assert "Miso" in first.memory.content
+
+
+def test_the_cli_searches_by_meaning_and_keeps_the_vectors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], offline_embedder: OfflineEmbedder
+) -> None:
+    from memory.cli import main
+
+    data = str(tmp_path / "data")
+    for text in ("Shopping list: milk, eggs", "Dentist on Friday", "My code is in D:\\src"):
+        assert main(["--data-dir", data, "--ns", "users/1", "add", text]) == 0
+    capsys.readouterr()
+    args = ["--data-dir", data, "--ns", "users/1", "--json", "search", "what do I need to buy?"]
+    assert main(args) == 0
+    assert json.loads(capsys.readouterr().out) == []  # keywords: no shared word
+    assert main([*args, "--ranker", "hybrid"]) == 0
+    hits = json.loads(capsys.readouterr().out)
+    assert hits[0]["content"].startswith("Shopping")
+    assert (tmp_path / "data" / "users" / "1" / VECTORS_FILE).exists()
