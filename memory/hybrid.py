@@ -89,7 +89,9 @@ def fuse(
     scores: dict[int, float] = {}
     for memory_id, score in keyword:
         scores[memory_id] = W_KEYWORDS * score / best if best > 0 else 0.0
-    closest = np.argsort(-dense, kind="stable")[:DEPTH]
+    closest = (
+        np.argpartition(-dense, DEPTH)[:DEPTH] if len(dense) > DEPTH else np.arange(len(dense))
+    )
     for position in closest.tolist():
         memory_id = int(ids[position])
         if memory_id in memories:
