@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.chat.app import BotApplication
+    from memory.interface import Store
 
 log = logging.getLogger("bot")
 
@@ -65,6 +66,14 @@ def build_parser() -> argparse.ArgumentParser:
         "--lang", choices=("en", "zh"), help="reply language (default: from $LANG)"
     )
     return parser
+
+
+def open_configured_store(config: Config) -> Store:
+    """The store of ``config.data_dir``, searching by meaning as ``[embedding]`` says."""
+    from bot.assistant.embeddings import make_embedder
+    from memory import open_store
+
+    return open_store(config.data_dir, embedder=make_embedder(config.embedding))
 
 
 def make_llm(config: Config) -> AsyncOpenAI | None:
@@ -113,14 +122,13 @@ def run_telegram(config: Config) -> int:
     from telegram.error import InvalidToken, TelegramError
 
     from bot.chat.app import build_application
-    from memory import open_store
 
     if not config.telegram.allowed_user_ids:
         log.warning(
             "telegram.allowed_user_ids is empty: anyone who finds the bot can use it. "
             "Set it to your Telegram user id (the bot shows it to users it refuses)."
         )
-    application = build_application(config, open_store(config.data_dir), make_llm(config))
+    application = build_application(config, open_configured_store(config), make_llm(config))
     log.info("starting; memories in %s", config.data_dir)
     try:
         asyncio.run(poll(application))
@@ -147,7 +155,6 @@ def run_telegram(config: Config) -> int:
 def run_console(config: Config, user_id: int | None, language: str | None) -> int:
     """Talk to the bot on stdin/stdout until end of input."""
     from bot.chat import console
-    from memory import open_store
 
     telegram = config.telegram
     user_id = user_id or next(iter(telegram.admin_user_ids + telegram.allowed_user_ids), 1)
@@ -161,7 +168,7 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
     )
     session = console.Console(
         config,
-        open_store(config.data_dir),
+        open_configured_store(config),
         make_llm(config),
         user_id=user_id,
         language=language,

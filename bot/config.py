@@ -42,6 +42,7 @@ ENVIRONMENT = {
     "TELEGRAM_BOT_TOKEN": ("telegram", "token"),
     "OPENAI_API_KEY": ("llm", "api_key"),
     "OPENAI_BASE_URL": ("llm", "base_url"),
+    "EMBEDDING_API_KEY": ("embedding", "api_key"),
 }
 
 
@@ -129,6 +130,21 @@ class ReminderConfig:
     grace_hours: float = 6.0
 
 
+class EmbeddingConfig:
+    """``[embedding]``: search by meaning (``memory.hybrid``): offline model, endpoint or off."""
+
+    provider: str = field(default="offline", metadata=_choices("offline", "endpoint", "off"))
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    model: str = ""
+    dimensions: int = field(default=0, metadata=_between(0, 65536))
+    send_dimensions: bool = True
+    batch_size: int = field(default=32, metadata=_between(1, 2048))
+    timeout: float = 10.0
+    query_prefix: str = ""
+    threads: int = field(default=1, metadata=_between(1, 64))
+
+
 @dataclass(frozen=True)
 class Config:
     """The whole configuration."""
@@ -139,6 +155,7 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
     reminders: ReminderConfig = field(default_factory=ReminderConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
 
     def secrets(self) -> list[str]:
         """The values of every secret key (``is_secret``): they must never reach a log line."""
@@ -201,7 +218,24 @@ def parse_config(
             )
     if not config.data_dir.is_absolute():
         config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
+    _check_embedding(config.embedding, source)
     return config
+
+
+def _check_embedding(embedding: EmbeddingConfig, source: str) -> None:
+    """An endpoint needs its address, model and size (the size tags the stored vectors)."""
+    if embedding.provider != "endpoint":
+        return
+    for key, missing in (
+        ("base_url", not embedding.base_url),
+        ("model", not embedding.model),
+        ("dimensions", embedding.dimensions <= 0),
+    ):
+        if missing:
+            name = f"embedding.{key}"
+            raise ConfigError(
+                f'{name} must be set when embedding.provider is "endpoint"', key=name, source=source
+            )
 
 
 _T = typing.TypeVar("_T")
@@ -302,6 +336,7 @@ def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, sou
 __all__ = [
     "Config",
     "DigestConfig",
+    "EmbeddingConfig",
     "LLMConfig",
     "ReminderConfig",
     "TelegramConfig",

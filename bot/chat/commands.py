@@ -200,6 +200,21 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
                 since=escape(usage.since[:10]),
             )
         )
+    status = await found_services.operations.run(caller.namespace, operations.search_status)
+    if status.mode != "hybrid":
+        parts.append(t(language, "stats_search_keywords"))
+    elif status.failing:
+        parts.append(t(language, "stats_search_failing"))
+    else:
+        parts.append(
+            t(
+                language,
+                "stats_search_hybrid",
+                model=escape(status.model or ""),
+                embedded=f"{status.embedded:,}",
+                total=f"{status.total:,}",
+            )
+        )
     await reply_html(message, "\n\n".join(parts))
 
 

@@ -23,10 +23,13 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
-from memory.interface import MemoryNamespace, Store
+from memory.interface import MemoryNamespace, SearchStatus, Store
 from memory.model import Hit, Memory, Stats, parse_id, parse_limit
 
 RECALL_LIMIT = 5
+# Every search of the bot fuses keywords with meaning when the store has an embedder; without
+# one (or while it fails) "hybrid" is exactly the keyword ranking (``memory.hybrid``).
+SEARCH_RANKER = "hybrid"
 RELATED_LIMIT = 5
 WORKERS = 4  # threads for store calls: enough for a few slow ones beside quick ones
 
@@ -63,13 +66,13 @@ def recall(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT)
     """The best matches for ``query``, best first; a blank query: the newest memories."""
     count = parse_limit(limit)
     if query.strip():
-        return [hit.memory for hit in namespace.search(query, count)]
+        return [hit.memory for hit in namespace.search(query, count, ranker=SEARCH_RANKER)]
     return namespace.memories()[-count:][::-1]
 
 
 def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> list[Hit]:
     """The best matches for ``query`` with their scores (the model's ``searchMemory``)."""
-    return namespace.search(query, parse_limit(limit))
+    return namespace.search(query, parse_limit(limit), ranker=SEARCH_RANKER)
 
 
 def forget(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
@@ -107,6 +110,11 @@ def listing(namespace: MemoryNamespace, category: str | None = None) -> list[Mem
 def stats(namespace: MemoryNamespace) -> Stats:
     """Totals by category, the most used tags and the most accessed memories."""
     return namespace.stats()
+
+
+def search_status(namespace: MemoryNamespace) -> SearchStatus:
+    """How searches work now: keywords only, or keywords and meaning (and how far embedded)."""
+    return namespace.search_status()
 
 
 def public_record(memory: Memory) -> dict[str, Any]:

@@ -168,6 +168,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "ask something narrower.",
         "stats_llm": "<b>Language model:</b> {turns} messages, {prompt} prompt + {completion} "
         "completion tokens since {since}",
+        "stats_search_keywords": "<b>Search:</b> keywords only",
+        "stats_search_failing": "<b>Search:</b> keywords only for now (the embedding service is "
+        "failing; meaning comes back when it works)",
+        "stats_search_hybrid": "<b>Search:</b> keywords and meaning ({model}; {embedded} of "
+        "{total} memories embedded)",
         "list_title": "📋 Memories{category}: page {page} of {pages} (total: {total})",
         "list_empty": "No memories{category} yet.",
         "export_caption": "Exported: {count}, in the article's memory.json format.",
@@ -327,6 +332,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "用做的改动我已撤销。请换个说法，或者问得更具体一些。",
         "stats_llm": "<b>语言模型：</b>{turns} 条消息，提示 {prompt} + 生成 {completion} 个 tok"
         "en（自 {since} 起）",
+        "stats_search_keywords": "<b>搜索：</b>仅关键词",
+        "stats_search_failing": "<b>搜索：</b>暂时仅关键词（向量服务出错，恢复后自动按语义搜索）",
+        "stats_search_hybrid": "<b>搜索：</b>关键词 + 语义（{model}；已嵌入 {embedded}/{total} "
+        "条记忆）",
         "list_title": "📋 记忆{category}：第 {page}/{pages} 页，共 {total} 条",
         "list_empty": "还没有记忆{category}。",
         "export_caption": "{count} 条记忆，文章中的 memory.json 格式。",

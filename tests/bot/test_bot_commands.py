@@ -179,6 +179,7 @@ async def test_stats_counts_categories_tags_and_use(start_bot: StartBot, tmp_pat
     assert "Memories: 3" in reply.text
     assert "Categories: work 2 · general 1" in reply.text
     assert "Top tags: #meeting (2)" in reply.text
+    assert "Search: keywords only" in reply.text  # this store has no embedder
     most_used = reply.text.split("Most used:")[1].strip().split("\n")
     assert most_used[0].startswith("1. retro on friday (7×)")
     assert most_used[1].startswith("2. standup at 10 (2×)")
