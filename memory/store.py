@@ -35,6 +35,7 @@ from pathlib import Path
 
 from memory.documents import FileDocuments
 from memory.errors import MemoryStoreError, NamespaceInvalid
+from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.journal import JOURNAL, SNAPSHOT
 from memory.namespace import RANKERS, Namespace
 from memory.records import FileRecordLog
@@ -81,10 +82,13 @@ class MemoryStore:
         idle_seconds: float = 900.0,
         max_open_namespaces: int = 512,
         max_memories: int = 2_000_000,
+        history_days: int = DEFAULT_DAYS,
+        history_max: int = DEFAULT_MAX,
     ) -> None:
         if max_open_namespaces < 1 or max_memories < 1:
             raise ValueError("max_open_namespaces and max_memories must be at least 1")
         self.data_dir = Path(data_dir)
+        self.retention = Retention(history_days, history_max)  # memory.history
         self.compact_seconds = compact_seconds
         self.idle_seconds = idle_seconds
         self.max_open_namespaces = max_open_namespaces
@@ -107,7 +111,7 @@ class MemoryStore:
         with self._lock:
             namespace = self._namespaces.get(name)
             if namespace is None:
-                namespace = Namespace(self.data_dir / name, name)
+                namespace = Namespace(self.data_dir / name, name, self.retention)
                 self._namespaces[name] = namespace
             if self._janitor is None:
                 self._stop.clear()
