@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -12,6 +14,7 @@ from memory.errors import MemoryStoreError
 from memory.history import Author, acting, undo
 from memory.store import MemoryStore, Namespace
 
+REPO_ROOT = Path(__file__).resolve().parents[2]
 ALICE = Author("user:42", "/remember", "Alice", chat=42, change="aaaaaaaa")
 
 
@@ -164,3 +167,38 @@ def test_a_history_that_cannot_be_written_refuses_the_change(ns: Namespace) -> N
     with pytest.raises(MemoryStoreError):
         ns.add("second")
     assert [m.content for m in ns.memories()] == ["first"]
+
+
+def _cli(data_dir: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "memory", "--data-dir", str(data_dir), "--ns", "users/9"]
+    return subprocess.run(
+        [*command, *args], capture_output=True, text=True, cwd=REPO_ROOT, check=False
+    )
+
+
+def test_the_command_line_shows_history_and_undoes(tmp_path: Path) -> None:
+    data = tmp_path / "data"
+    added = json.loads(_cli(data, "--json", "add", "standup at 10").stdout)
+    _cli(data, "update", str(added["id"]), "--content", "standup at 11")
+    _cli(data, "delete", str(added["id"]))
+    listed = json.loads(_cli(data, "--json", "history", str(added["id"])).stdout)
+    assert [(r["op"], r["by"], r["door"]) for r in listed] == [
+        ("add", "cli", "cli"),
+        ("update", "cli", "cli"),
+        ("delete", "cli", "cli"),
+    ]
+    assert "standup at 11" in _cli(data, "history").stdout  # a readable table
+    undone = _cli(data, "--json", "undo")
+    assert json.loads(undone.stdout)["reverted"] == [added["id"]]
+    assert json.loads(_cli(data, "--json", "get", str(added["id"])).stdout)["content"] == (
+        "standup at 11"
+    )
+    assert _cli(data, "undo").returncode == 0  # the update
+    assert _cli(data, "undo").returncode == 0  # the add
+    nothing = _cli(data, "undo")
+    assert nothing.returncode == 1 and "nothing to undo" in nothing.stderr
+    unknown = _cli(data, "history", "123")
+    assert unknown.returncode == 1 and "no memory with id 123" in unknown.stderr
+    odd = _cli(data, "undo", "--change", "nope")
+    assert odd.returncode == 1 and "no change 'nope'" in odd.stderr
+    assert "Traceback" not in nothing.stderr + unknown.stderr + odd.stderr
