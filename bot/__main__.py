@@ -120,7 +120,8 @@ def run_telegram(config: Config) -> int:
             "telegram.allowed_user_ids is empty: anyone who finds the bot can use it. "
             "Set it to your Telegram user id (the bot shows it to users it refuses)."
         )
-    application = build_application(config, open_store(config.data_dir), make_llm(config))
+    store = open_store(config.data_dir, **config.memory.store_options())
+    application = build_application(config, store, make_llm(config))
     log.info("starting; memories in %s", config.data_dir)
     try:
         asyncio.run(poll(application))
@@ -161,7 +162,7 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
     )
     session = console.Console(
         config,
-        open_store(config.data_dir),
+        open_store(config.data_dir, **config.memory.store_options()),
         make_llm(config),
         user_id=user_id,
         language=language,

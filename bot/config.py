@@ -121,6 +121,18 @@ class DigestConfig:
 
 
 @dataclass(frozen=True)
+class MemoryConfig:
+    """``[memory]``: what the store keeps beside the memories (``memory.history``)."""
+
+    history_days: int = field(default=90, metadata=_between(1, 36500))
+    history_max: int = field(default=1000, metadata=_between(1, 1_000_000))
+
+    def store_options(self) -> dict[str, int]:
+        """The options of ``memory.open_store`` these keys set."""
+        return {"history_days": self.history_days, "history_max": self.history_max}
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration."""
 
@@ -129,6 +141,7 @@ class Config:
     telegram: TelegramConfig = field(default_factory=TelegramConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
 
     def secrets(self) -> list[str]:
         """The values of every secret key (``is_secret``): they must never reach a log line."""

@@ -243,8 +243,8 @@ class Namespace:
         with self._locked(write=True):
             new = [m for m in incoming.values() if m.id not in self._memories]
             if new:
-                records = [new_record("import", m.id, None, m) for m in new]
-                self._commit([{"op": "put", "m": m.to_dict()} for m in new], records=records)
+                logged = [new_record("import", m.id, None, m) for m in new]
+                self._commit([{"op": "put", "m": m.to_dict()} for m in new], records=logged)
                 for memory in new:
                     self._put(memory)
             return len(new)

@@ -58,7 +58,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, commands, confirmations, messages
+from bot.chat import buttons, commands, confirmations, history, messages
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
@@ -107,6 +107,8 @@ HANDLERS = {
     "related": commands.related,
     "export": commands.export,
     "digest": commands.digest,
+    "undo": history.undo_command,
+    "history": history.history_command,
 }
 
 
@@ -179,7 +181,8 @@ def register_handlers(application: BotApplication) -> None:
         (buttons.PAGE_PATTERN, buttons.turn_page),
         (confirmations.APPLY_PATTERN, confirmations.apply_changes),
         (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
-        (confirmations.UNDO_PATTERN, confirmations.undo_changes),
+        (history.UNDO_PATTERN, history.undo_pressed),
+        (history.RESTORE_PATTERN, history.restore_pressed),
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))
