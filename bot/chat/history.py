@@ -74,7 +74,8 @@ def undone_text(done: Undone, history: History, language: str) -> str:
             key = "undo_reinstated"
         else:
             key = "undo_back"
-        lines.append(t(language, key, id=record.memory_id, content=_content(record.before)))
+        shown = record.before if record.before is not None else record.after
+        lines.append(t(language, key, id=record.memory_id, content=_content(shown)))
     for left in done.left:
         since = left.since
         values = {"id": left.record.memory_id}
