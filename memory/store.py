@@ -16,6 +16,9 @@ append-only journal (see ``memory.journal``), so that:
   also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock;
 - threads and asyncio tasks (a mutex) and processes (an ``flock``) can share a namespace: every
   operation takes both, then catches up with what other processes appended before acting.
+- every change is recorded in ``data_dir/users/42/memory.history`` (``memory.changelog``),
+  written ahead of the change, who made it and through which door (``memory.history``), within
+  the retention ``history_days`` / ``history_max``; undo and ``/history`` read it.
 
 A namespace unused for ``idle_seconds`` is compacted and released from RAM; its ``Namespace``
 object stays valid and reloads on next use. So that one process can serve many thousands of
