@@ -144,7 +144,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "undo_nothing": "Nothing to undo in this chat.",
         "undo_nothing_group": "Nothing of yours to undo in this chat (an administrator can undo "
         "anyone's changes).",
-        "undo_gone_plain": "Nothing to undo: this change was undone already, or is too old.",
+        "undo_gone_plain": "Nothing to do: this change was undone already, or is too old.",
         "door_model": "the assistant",
         "history_who": "{who} via {door}",
         "history_recent_title": "🕘 <b>The last {count} changes</b> (newest first)",
@@ -341,7 +341,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "/history {id} 可以查看它的各个版本。",
         "undo_nothing": "本聊天里没有可以撤销的改动。",
         "undo_nothing_group": "本聊天里没有你可以撤销的改动（管理员可以撤销任何人的改动）。",
-        "undo_gone_plain": "无需撤销：这次改动已经撤销过，或者已经太旧。",
+        "undo_gone_plain": "无需操作：这次改动已经撤销过，或者已经太旧。",
         "door_model": "助手",
         "history_who": "{who} 通过 {door}",
         "history_recent_title": "🕘 <b>最近 {count} 次改动</b>（最新的在前）",
