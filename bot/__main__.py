@@ -73,7 +73,9 @@ def open_configured_store(config: Config) -> Store:
     from bot.assistant.embeddings import make_embedder
     from memory import open_store
 
-    return open_store(config.data_dir, embedder=make_embedder(config.embedding))
+    return open_store(
+        config.data_dir, embedder=make_embedder(config.embedding), **config.memory.store_options()
+    )
 
 
 def make_llm(config: Config) -> AsyncOpenAI | None:

@@ -130,6 +130,7 @@ class ReminderConfig:
     grace_hours: float = 6.0
 
 
+@dataclass(frozen=True)
 class EmbeddingConfig:
     """``[embedding]``: search by meaning (``memory.hybrid``): offline model, endpoint or off."""
 
@@ -146,6 +147,18 @@ class EmbeddingConfig:
 
 
 @dataclass(frozen=True)
+class MemoryConfig:
+    """``[memory]``: what the store keeps beside the memories (``memory.history``)."""
+
+    history_days: int = field(default=90, metadata=_between(1, 36500))
+    history_max: int = field(default=1000, metadata=_between(1, 1_000_000))
+
+    def store_options(self) -> dict[str, int]:
+        """The options of ``memory.open_store`` these keys set."""
+        return {"history_days": self.history_days, "history_max": self.history_max}
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration."""
 
@@ -156,6 +169,7 @@ class Config:
     digest: DigestConfig = field(default_factory=DigestConfig)
     reminders: ReminderConfig = field(default_factory=ReminderConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
 
     def secrets(self) -> list[str]:
         """The values of every secret key (``is_secret``): they must never reach a log line."""

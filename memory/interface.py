@@ -46,6 +46,7 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.errors import DocumentConflict, MemoryInvalid
+from memory.history import History
 from memory.model import Hit, Memory, Stats
 
 ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
@@ -296,6 +297,24 @@ class MemoryNamespace(MeaningSearch, Protocol):
 
     def export(self) -> list[dict[str, Any]]:
         """Every memory as an article-format record."""
+        ...
+
+    # -- history and undo (``memory.history``) ------------------------------------------------
+    # The store records every add, update, delete, import and restore itself, written ahead of
+    # the change (no change stands without its record), by the author ``memory.history.acting``
+    # set, within the store's retention. ``memory.history.undo`` is built on these three.
+
+    def history(self, memory_id: int | str | None = None) -> History:
+        """The changes kept, oldest first; with ``memory_id``, that memory's (deleted or not)."""
+        ...
+
+    def restore(self, memory: Memory) -> Memory:
+        """Put ``memory`` back: re-inserted with its id, times and counts if it is gone, else
+        its content, tags and category set back to ``memory``'s (durable on return)."""
+        ...
+
+    def keep(self, memory_id: int | str) -> None:
+        """Record that the change in progress (an undo) leaves this memory as it is."""
         ...
 
     def documents(self) -> Documents:

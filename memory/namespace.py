@@ -22,6 +22,7 @@ once per change of state.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
@@ -35,10 +36,13 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.bm25 import Bm25Ranker
+from memory.changelog import ChangeLog
 from memory.documents import FileDocuments
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
+from memory.history import ChangeRecord, Retention, new_record
+from memory.history import History as ChangeHistory
 from memory.hybrid import DEPTH, dense_query, fuse
 from memory.interface import SearchStatus
 from memory.journal import SNAPSHOT, Change, NamespaceFiles
@@ -81,6 +85,7 @@ class Namespace:
         self,
         folder: Path,
         name: str,
+        retention: Retention | None = None,
         *,
         embedder: Embedder | None = None,
         wake: Callable[[Namespace], None] | None = None,
@@ -89,6 +94,7 @@ class Namespace:
         self.name = name
         self.path = folder
         self._files = NamespaceFiles(folder)
+        self._changelog = ChangeLog(folder, retention or Retention())  # memory.history
         self._mutex = threading.RLock()
         # Search by meaning (``memory.meaning``): None without an embedder.
         self._meaning: Meaning | None = None
@@ -140,7 +146,8 @@ class Namespace:
             if memory_id >= MAX_ID:  # only after importing ids from the far future
                 raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
             memory = Memory(memory_id, content, clean, group, at, at, 0, source=source)
-            self._commit([{"op": "put", "m": memory.to_dict()}])
+            record = new_record("add", memory.id, None, memory)
+            self._commit([{"op": "put", "m": memory.to_dict()}], records=[record])
             self._put(memory)
             return memory
 
@@ -227,8 +234,10 @@ class Namespace:
         if category is not None:
             changes["category"] = clean_category(category)
         with self._locked(write=True):
-            memory = replace(self._find(key), **changes, updated_at=now_iso())
-            self._commit([{"op": "put", "m": memory.to_dict()}])
+            before = self._find(key)
+            memory = replace(before, **changes, updated_at=now_iso())
+            record = new_record("update", key, before, memory)
+            self._commit([{"op": "put", "m": memory.to_dict()}], records=[record])
             self._put(memory)
             return memory
 
@@ -237,7 +246,9 @@ class Namespace:
         key = parse_id(memory_id)
         with self._locked(write=True):
             memory = self._find(key)
-            self._commit([{"op": "del", "id": key}])
+            self._commit(
+                [{"op": "del", "id": key}], records=[new_record("delete", key, memory, None)]
+            )
             self._drop(key)
             self._deleted_at[key] = time.time()
             return memory
@@ -287,7 +298,8 @@ class Namespace:
         with self._locked(write=True):
             new = [m for m in incoming.values() if m.id not in self._memories]
             if new:
-                self._commit([{"op": "put", "m": m.to_dict()} for m in new])
+                logged = [new_record("import", m.id, None, m) for m in new]
+                self._commit([{"op": "put", "m": m.to_dict()} for m in new], records=logged)
                 for memory in new:
                     self._put(memory)
             return len(new)
@@ -295,6 +307,51 @@ class Namespace:
     def export(self) -> list[dict[str, Any]]:
         """Every memory as an article-format record, in stored order."""
         return [m.to_dict() for m in self.memories()]
+
+    # -- history and undo (memory.history) ------------------------------------------------
+
+    def history(self, memory_id: int | str | None = None) -> ChangeHistory:
+        """The changes kept (``memory.history``), oldest first; with ``memory_id``, its own."""
+        key = parse_id(memory_id) if memory_id is not None else None
+        with self._locked(write=False):
+            found = self._changelog.read()
+        if key is None:
+            return found
+        return dataclasses.replace(found, records=tuple(found.of(key)))
+
+    def restore(self, memory: Memory) -> Memory:
+        """Put ``memory`` back: re-inserted with its id, times and counts if it is gone; else
+        its content, tags and category set back to ``memory``'s. It is on disk on return.
+
+        Re-inserting an id handed out before keeps ids strictly increasing: the next new id is
+        still above every id this namespace has seen.
+        """
+        memory = Memory.from_dict(memory.to_dict())  # validated as an imported record is
+        with self._locked(write=True):
+            current = self._memories.get(memory.id)
+            if current is None:
+                taken = memory.source is not None and memory.source in self._sources
+                restored = replace(memory, source=None) if taken else memory
+            else:
+                restored = replace(
+                    current,
+                    content=memory.content,
+                    tags=memory.tags,
+                    category=memory.category,
+                    updated_at=now_iso(),
+                )
+            record = new_record("restore", memory.id, current, restored)
+            self._commit([{"op": "put", "m": restored.to_dict()}], records=[record])
+            self._put(restored)
+            self._deleted_at.pop(memory.id, None)
+            return restored
+
+    def keep(self, memory_id: int | str) -> None:
+        """Record that the change in progress (an undo) leaves this memory as it is."""
+        key = parse_id(memory_id)
+        with self._locked(write=True):
+            current = self._memories.get(key)
+            self._changelog.append([new_record("keep", key, current, current)])
 
     def documents(self) -> FileDocuments:
         """This namespace's documents, beside ``memory.json`` (``memory.documents``)."""
@@ -570,8 +627,27 @@ class Namespace:
             self._memories[memory.id] = memory
         return touched
 
-    def _commit(self, entries: list[dict[str, Any]], *, durable: bool = True) -> None:
-        self._files.append(entries, durable=durable)
+    def _commit(
+        self,
+        entries: list[dict[str, Any]],
+        *,
+        durable: bool = True,
+        records: list[ChangeRecord] | None = None,
+    ) -> None:
+        """Append ``entries`` to the journal; ``records`` of the change to the history first
+        (write-ahead: no change stands without its record; ``memory.changelog``)."""
+        mark = self._changelog.append(records) if records else None
+        try:
+            self._files.append(entries, durable=durable)
+        except MemoryStoreError:
+            if mark is not None:
+                self._changelog.cut(mark)
+            raise
+        if records:
+            try:
+                self._changelog.trim()
+            except MemoryStoreError as e:  # retention only: the records are all there
+                log.warning("could not trim the history of %s: %s", self.name, e.message)
         if not durable:
             return  # a touch alone is not worth a rewrite
         self._changes += 1

@@ -16,6 +16,9 @@ append-only journal (see ``memory.journal``), so that:
   also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock;
 - threads and asyncio tasks (a mutex) and processes (an ``flock``) can share a namespace: every
   operation takes both, then catches up with what other processes appended before acting.
+- every change is recorded in ``data_dir/users/42/memory.history`` (``memory.changelog``),
+  written ahead of the change, who made it and through which door (``memory.history``), within
+  the retention ``history_days`` / ``history_max``; undo and ``/history`` read it.
 
 A namespace unused for ``idle_seconds`` is compacted and released from RAM; its ``Namespace``
 object stays valid and reloads on next use. So that one process can serve many thousands of
@@ -40,6 +43,7 @@ from pathlib import Path
 from memory.documents import FileDocuments
 from memory.embedding import Embedder, EmbedderHealth
 from memory.errors import MemoryStoreError, NamespaceInvalid
+from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.journal import JOURNAL, SNAPSHOT
 from memory.meaning import EmbeddingWorker
 from memory.namespace import RANKERS, Namespace
@@ -88,10 +92,13 @@ class MemoryStore:
         max_open_namespaces: int = 512,
         max_memories: int = 2_000_000,
         embedder: Embedder | None = None,
+        history_days: int = DEFAULT_DAYS,
+        history_max: int = DEFAULT_MAX,
     ) -> None:
         if max_open_namespaces < 1 or max_memories < 1:
             raise ValueError("max_open_namespaces and max_memories must be at least 1")
         self.data_dir = Path(data_dir)
+        self.retention = Retention(history_days, history_max)  # memory.history
         self.compact_seconds = compact_seconds
         self.idle_seconds = idle_seconds
         self.max_open_namespaces = max_open_namespaces
@@ -124,6 +131,7 @@ class MemoryStore:
                 namespace = Namespace(
                     self.data_dir / name,
                     name,
+                    self.retention,
                     embedder=self.embedder,
                     wake=self._worker.wake,
                     wait=self._worker.wait,

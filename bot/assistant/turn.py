@@ -13,17 +13,19 @@ One turn, for one namespace (the chat's), one at a time per namespace:
    ``MAX_TOOL_CALLS`` calls per turn are executed;
 3. the answer, the ids the turn added, changed and deleted (for the "Memory updated" line) and
    the changes past the turn's cap that wait for the user's confirmation
-   (``bot.assistant.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed (its
-   undo) and what waits are kept durably in the namespace's ``changes.json``
-   (``bot.assistant.changes``) under the tokens of the ↩ Undo and Apply all / Discard buttons; the
+   (``bot.assistant.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed is
+   one change in the namespace's history of memories (``memory.history``, written by the store
+   ahead of each write), whose id the ↩ Undo button carries; what waits is kept durably in
+   ``changes.json`` (``bot.assistant.changes``) under the token of Apply all / Discard; the
    message and the answer join the history; the tokens are added to the namespace's totals.
 
 A turn is all or nothing for the memories: if it fails (the endpoint times out or errs after
 some tool calls ran, or the model is stopped at the limit), its writes are undone
 (``ToolExecutor.rollback``) and the history is left as it was, so nothing is half-stored and
 the user can simply send the message again. The tokens spent are still counted. A turn whose
-undo cannot be kept (the disk refuses ``changes.json``) fails the same way (``NOT_KEPT``): no
-change of the model's stands without the old text to restore.
+waiting changes cannot be kept (the disk refuses ``changes.json``) fails the same way
+(``NOT_KEPT``); no change of the model's stands without its record in the history (the store
+refuses a change whose record it cannot write).
 
 ``TurnResult.seconds`` is the whole turn; ``model_seconds`` the time spent waiting for the SDK
 (the model, the network, retry sleeps); the difference is the bot's own overhead, logged per
@@ -83,7 +85,7 @@ class TurnResult:
     failure: LLMFailure | None = None
     changes: Changes = field(default_factory=Changes)
     pending: tuple[Proposal, ...] = ()
-    undo_token: str | None = None  # of the ↩ Undo button (``bot.assistant.changes.ChangeFile``)
+    undo_token: str | None = None  # of the ↩ Undo button: the turn's change (``memory.history``)
     pending_token: str | None = None  # of the Apply all / Discard buttons
     rounds: int = 0
     requests: int = 0
@@ -331,9 +333,10 @@ class _Finished:
 
 
 def _keep(namespace: MemoryNamespace, executor: ToolExecutor) -> _Finished:
-    """Keep the turn's undo and its pending changes in ``changes.json``; their tokens."""
+    """Keep the turn's pending changes in ``changes.json``; the tokens of its buttons (↩ Undo:
+    the turn's change in the history, which the store wrote ahead of each write)."""
     book = ChangeFile(namespace.documents())
-    undo = book.keep_undo(executor.undo) if executor.undo else None
+    undo = executor.change if executor.undo else None
     pending = executor.policy.pending
     return _Finished(None, undo, book.keep_pending(pending) if pending else None)
 

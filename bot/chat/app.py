@@ -58,7 +58,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, commands, confirmations, messages, reminding
+from bot.chat import buttons, commands, confirmations, history, messages, reminding
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
@@ -111,6 +111,8 @@ HANDLERS = {
     "remind": reminding.remind,
     "reminders": reminding.list_reminders,
     "timezone": reminding.timezone,
+    "undo": history.undo_command,
+    "history": history.history_command,
 }
 
 
@@ -191,12 +193,13 @@ def register_handlers(application: BotApplication) -> None:
         (buttons.PAGE_PATTERN, buttons.turn_page),
         (confirmations.APPLY_PATTERN, confirmations.apply_changes),
         (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
-        (confirmations.UNDO_PATTERN, confirmations.undo_changes),
         (reminding.DONE_PATTERN, reminding.press_done),
         (reminding.SNOOZE_PATTERN, reminding.press_snooze),
         (reminding.CANCEL_PATTERN, reminding.press_cancel),
         (reminding.CHANGE_PATTERN, reminding.press_change),
         (reminding.FROM_MEMORY_PATTERN, reminding.press_from_memory),
+        (history.UNDO_PATTERN, history.undo_pressed),
+        (history.RESTORE_PATTERN, history.restore_pressed),
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

@@ -11,11 +11,18 @@ Store calls block (an fsync, a cold namespace's index build: seconds at 100,000 
 the doors never make them on the event loop: ``Operations.run`` runs an operation in a small
 pool of worker threads, and one chat's slow call delays no other chat. The model's tools call
 the same functions from the turn's own worker thread.
+
+Every change is recorded in the namespace's history by the store itself, with who acts
+(``memory.history.current_author``, set once per update by ``bot.chat.access.gatekeeper``), so
+no door needs to remember to; ``undo``, ``memory_history`` and ``restore_version`` work on it.
+``Operations`` carries the context of the calling task into its worker threads, so the author
+goes along.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
 import functools
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +30,9 @@ from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
+from memory import history
+from memory.errors import MemoryNotFound
+from memory.history import ChangeRecord, History, Undone
 from memory.interface import MemoryNamespace, SearchStatus, Store
 from memory.model import Hit, Memory, Stats, parse_id, parse_limit
 
@@ -130,6 +140,70 @@ def export(namespace: MemoryNamespace) -> list[dict[str, Any]]:
     return [public_record(memory) for memory in namespace.memories()]
 
 
+# -- history and undo (memory.history) ----------------------------------------------------------
+
+
+def _refuse(records: list[ChangeRecord]) -> NotAllowed:
+    memory = next(m for r in records for m in (r.after, r.before) if m is not None)
+    return NotAllowed(memory)
+
+
+def undo(
+    namespace: MemoryNamespace, caller: Caller, *, chat: int | None, change: str | None = None
+) -> tuple[Undone | None, History]:
+    """Revert ``change``, or without it the caller's newest change in ``chat`` not undone yet
+    (``Caller.may_undo``: in a group a member's own, an administrator's anyone's); None when
+    there is nothing to undo (or ``change`` is unknown, too old or undone already), with the
+    history it was read from. ``NotAllowed`` if ``change`` is not the caller's to undo."""
+    found = namespace.history()
+    if change is None:
+        change = found.last_change(chat=chat, may_undo=caller.may_undo)
+        if change is None:
+            return None, found
+    records = found.change(change)
+    if not records or change in found.undone():
+        return None, found
+    if not all(caller.may_undo(r.author.by) for r in records):
+        raise _refuse(records)
+    return history.undo(namespace, found, change), found
+
+
+def memory_history(
+    namespace: MemoryNamespace, value: object | None
+) -> tuple[History, Memory | None]:
+    """The history of the memory whose id is ``value`` (all of it without one), and the memory
+    as it is now (None: deleted, or no id)."""
+    if value is None:
+        return namespace.history(), None
+    memory_id = parse_id(value)
+    found = namespace.history(memory_id)
+    try:
+        current: Memory | None = namespace.get(memory_id)
+    except MemoryNotFound:
+        if not found.records:
+            raise
+        current = None
+    return found, current
+
+
+def restore_version(namespace: MemoryNamespace, caller: Caller, ref: str) -> Memory | None:
+    """Put back the version of a memory that the record ``ref`` left (for a deletion: the
+    memory as it was), if the caller may change it; None if there is no such record."""
+    record = namespace.history().find(ref)
+    if record is None:
+        return None
+    version = record.after if record.after is not None else record.before
+    if version is None:
+        return None
+    try:
+        current: Memory | None = namespace.get(record.memory_id)
+    except MemoryNotFound:
+        current = None
+    if not caller.may_change(current if current is not None else version):
+        raise NotAllowed(version)
+    return namespace.restore(version)
+
+
 class Operations:
     """Runs operations for the doors, off the event loop, on the bot's store."""
 
@@ -146,11 +220,14 @@ class Operations:
     ) -> T:
         """``operation(<namespace>, *args, **kwargs)`` in a worker thread."""
         call = functools.partial(operation, self.store.namespace(namespace), *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+        # The context goes along: who acts (``memory.history.current_author``) is in it.
+        context = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, call)
 
     async def call(self, work: Callable[[], T]) -> T:
         """Any other store work (documents, several namespaces) in a worker thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, work)
+        context = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, work)
 
     def close(self) -> None:
         """Wait for the calls in progress and let the threads go."""

@@ -33,6 +33,8 @@ COMMANDS = (
     ("remind", "cmd_remind_plain"),
     ("reminders", "cmd_reminders_plain"),
     ("timezone", "cmd_timezone_plain"),
+    ("undo", "cmd_undo_plain"),
+    ("history", "cmd_history_plain"),
     ("help", "cmd_help_plain"),
     ("start", "cmd_start_plain"),
 )
@@ -56,6 +58,10 @@ gone unused. /digest alone shows the setting and the next report.
 As a reply, it reminds you of that message. "remind me …" in a message works too.
 /reminders — the upcoming reminders, with a cancel button each.
 /timezone [<i>IANA name</i>] — this chat's time zone (<code>/timezone Asia/Shanghai</code>).
+/undo — take back the last change made in this chat (again: the one before). A model's whole \
+answer is one change; a memory changed since is left as it is.
+/history [<i>id</i>] — the recent changes (deletions too), or every version of one memory, \
+who made it and when, with a button to restore one.
 
 Any other message is a question: I search the memories for it.
 In groups, address me with a command, an @mention or a reply to one of my messages. A group's \
@@ -81,6 +87,10 @@ _HELP_ZH = """<b>命令</b>
 回复一条消息发送，到时提醒你那条消息。消息里写“提醒我……”也可以。
 /reminders — 即将到来的提醒，每个都有取消按钮。
 /timezone [<i>IANA 名称</i>] — 这个聊天的时区（<code>/timezone Asia/Shanghai</code>）。
+/undo — 撤销本聊天里最近的一次改动（再发一次：撤销更早的一次）。模型的一次回答算一次改动；\
+之后又被改过的记忆保持原样。
+/history [<i>编号</i>] — 最近的改动（包括删除），或一条记忆的每个版本、谁在何时改的，\
+可以用按钮恢复某个版本。
 
 其他消息都当作提问：我会在记忆里搜索。
 在群组里，请用命令、@我 或回复我的消息来跟我说话。群组的记忆是共享的：每个成员都能查到；\
@@ -138,9 +148,41 @@ STRINGS: dict[str, dict[str, str]] = {
         "changes_skipped": "Left alone, changed or deleted since: {count}.",
         "changes_remaining": "Still waiting for their author or a group administrator:\n{items}",
         "changes_discarded": "👍 Discarded: nothing was changed.",
-        "undone": "↩ Undone: {count} put back as they were.",
-        "undo_skipped": "Left alone, changed since by someone else: {count}.",
-        "undo_failed": "Not undone yet, the storage refused: {count}. Press ↩ Undo again later.",
+        "undo_title": "↩ Undone:",
+        "undo_nothing_changed": "↩ Nothing was put back:",
+        "undo_removed": "🆔 <code>{id}</code> removed again (it was added): {content}",
+        "undo_reinstated": "🆔 <code>{id}</code> restored: {content}",
+        "undo_back": "🆔 <code>{id}</code> back to: {content}",
+        "undo_left": "🆔 <code>{id}</code> left as it is: changed since, {who}, {at}. "
+        "/history {id} shows its versions.",
+        "undo_left_unknown": "🆔 <code>{id}</code> left as it is: changed since. "
+        "/history {id} shows its versions.",
+        "undo_nothing": "Nothing to undo in this chat.",
+        "undo_nothing_group": "Nothing of yours to undo in this chat (an administrator can undo "
+        "anyone's changes).",
+        "undo_gone_plain": "Nothing to do: this change was undone already, or is too old.",
+        "door_model": "the assistant",
+        "history_who": "{who} via {door}",
+        "history_recent_title": "🕘 <b>The last {count} changes</b> (newest first)",
+        "history_hint": "/history <i>id</i> shows every version of one memory.",
+        "history_empty": "No changes recorded yet.",
+        "history_none": "No history for <code>{id}</code>: no such memory, or its changes are "
+        "too old.",
+        "history_memory_title": "🕘 <b>History of</b> 🆔 <code>{id}</code> (oldest first)",
+        "history_deleted": "deleted",
+        "history_is_deleted": "🗑 It is deleted now; the button below brings it back with its id.",
+        "history_unreadable": "⚠️ {count} records of the history could not be read; the file as "
+        "it was is kept as <code>{file}</code>. No memory was changed.",
+        "op_add": "added",
+        "op_import": "imported",
+        "op_update": "edited",
+        "op_restore": "restored",
+        "button_version_plain": "↩ Back to v{n}",
+        "button_reinstate_version_plain": "♻ Restore v{n}",
+        "button_reinstate_plain": "♻ Restore {id}",
+        "restored": "♻ Restored:\n{memory}",
+        "cmd_undo_plain": "Undo the last change in this chat",
+        "cmd_history_plain": "Recent changes, or /history id: its versions",
         "llm_empty": "<i>(The model gave no answer.)</i>",
         "llm_timeout": "⏱ The language model did not answer within {timeout} s. Nothing was "
         "changed; please send your message again.",
@@ -309,9 +351,39 @@ STRINGS: dict[str, dict[str, str]] = {
         "changes_skipped": "之后已被修改或删除，未动：{count} 条。",
         "changes_remaining": "仍在等待记忆的作者或群组管理员确认：\n{items}",
         "changes_discarded": "👍 已放弃：什么都没有改动。",
-        "undone": "↩ 已撤销：{count} 条已恢复原样。",
-        "undo_skipped": "之后已被他人修改，未动：{count} 条。",
-        "undo_failed": "存储出错，尚未撤销：{count} 条。请稍后再按 ↩ 撤销。",
+        "undo_title": "↩ 已撤销：",
+        "undo_nothing_changed": "↩ 没有恢复任何记忆：",
+        "undo_removed": "🆔 <code>{id}</code> 已重新移除（它是新加的）：{content}",
+        "undo_reinstated": "🆔 <code>{id}</code> 已恢复：{content}",
+        "undo_back": "🆔 <code>{id}</code> 已改回：{content}",
+        "undo_left": "🆔 <code>{id}</code> 保持原样：之后又被修改过（{who}，{at}）。"
+        "/history {id} 可以查看它的各个版本。",
+        "undo_left_unknown": "🆔 <code>{id}</code> 保持原样：之后又被修改过。"
+        "/history {id} 可以查看它的各个版本。",
+        "undo_nothing": "本聊天里没有可以撤销的改动。",
+        "undo_nothing_group": "本聊天里没有你可以撤销的改动（管理员可以撤销任何人的改动）。",
+        "undo_gone_plain": "无需操作：这次改动已经撤销过，或者已经太旧。",
+        "door_model": "助手",
+        "history_who": "{who} 通过 {door}",
+        "history_recent_title": "🕘 <b>最近 {count} 次改动</b>（最新的在前）",
+        "history_hint": "/history <i>编号</i> 可以查看一条记忆的每个版本。",
+        "history_empty": "还没有记录到任何改动。",
+        "history_none": "<code>{id}</code> 没有历史：没有这条记忆，或者它的改动已经太旧。",
+        "history_memory_title": "🕘 🆔 <code>{id}</code> <b>的历史</b>（最早的在前）",
+        "history_deleted": "已删除",
+        "history_is_deleted": "🗑 它现在已被删除；下面的按钮可以按原编号恢复它。",
+        "history_unreadable": "⚠️ 有 {count} 条历史记录无法读取；原文件保存在 <code>{file}</code>。"
+        "没有任何记忆被改动。",
+        "op_add": "添加",
+        "op_import": "导入",
+        "op_update": "修改",
+        "op_restore": "恢复",
+        "button_version_plain": "↩ 改回 v{n}",
+        "button_reinstate_version_plain": "♻ 恢复 v{n}",
+        "button_reinstate_plain": "♻ 恢复 {id}",
+        "restored": "♻ 已恢复：\n{memory}",
+        "cmd_undo_plain": "撤销本聊天里最近的一次改动",
+        "cmd_history_plain": "最近的改动，或 /history 编号：它的各个版本",
         "llm_empty": "<i>（模型没有给出回答。）</i>",
         "llm_timeout": "⏱ 语言模型在 {timeout} 秒内没有回应。什么都没有改动，请重新发送你的消息。",
         "llm_connection": "🔌 无法连接语言模型。什么都没有改动，请过一分钟再试。在此期间 /recal"
