@@ -2,7 +2,8 @@
 
 One turn, for one namespace (the chat's), one at a time per namespace:
 
-1. the best memories for the message (default ranking, ``touch=False``) within
+1. the best memories for the message (default ranking, ``touch=False``; none sharing only stop
+   words or characters with it, ``memory.relevance.matches``) within
    ``memory_tokens`` (1,500 by default), and the last ``history_messages`` messages of the
    conversation (20 by default, within ``history_tokens``) are read, off the event loop;
 2. the model gets the system prompt (``bot.assistant.prompt``), that history, the message and the
@@ -16,7 +17,9 @@ One turn, for one namespace (the chat's), one at a time per namespace:
    (``bot.assistant.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed (its
    undo) and what waits are kept durably in the namespace's ``changes.json``
    (``bot.assistant.changes``) under the tokens of the ↩ Undo and Apply all / Discard buttons; the
-   message and the answer join the history; the tokens are added to the namespace's totals.
+   message and the answer join the history; the tokens are added to the namespace's totals;
+   the memories of the prompt that the answer quotes count as used
+   (``bot.core.operations.used_in_answer``: being in the prompt alone is not a use).
 
 A turn is all or nothing for the memories: if it fails (the endpoint times out or errs after
 some tool calls ran, or the model is stopped at the limit), its writes are undone
@@ -49,9 +52,11 @@ from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
 from bot.assistant.tools import tool_schemas
+from bot.core.operations import used_in_answer
 from memory.errors import MemoryStoreError
 from memory.interface import MemoryNamespace
 from memory.model import Hit, Memory
+from memory.relevance import matches
 
 log = logging.getLogger(__name__)
 
@@ -254,6 +259,9 @@ class Assistant:
             failure,
             [("user", said), ("assistant", answer)],
         )
+        if finished.failure is None and answer:
+            shown = [hit.memory for hit in hits if hit.memory.id in context.ids]
+            await asyncio.to_thread(_count_quoted, namespace, answer, shown)
         return TurnResult(
             text=answer,
             failure=finished.failure,
@@ -276,7 +284,8 @@ class Assistant:
     ) -> tuple[list[Hit], list[dict[str, str]]]:
         hits: list[Hit] = []
         if message.strip():
-            hits = namespace.search(message, limit=self.settings.memory_limit, touch=False)
+            found = namespace.search(message, limit=self.settings.memory_limit, touch=False)
+            hits = matches(message, found)  # none that shares only stop words with it
         return hits, load_history(namespace.documents())
 
     def _finish(
@@ -329,6 +338,14 @@ def _keep(namespace: MemoryNamespace, executor: ToolExecutor) -> _Finished:
     undo = book.keep_undo(executor.undo) if executor.undo else None
     pending = executor.policy.pending
     return _Finished(None, undo, book.keep_pending(pending) if pending else None)
+
+
+def _count_quoted(namespace: MemoryNamespace, answer: str, shown: list[Memory]) -> None:
+    """The memories of the prompt that the answer quotes count as used (``operations``)."""
+    try:
+        used_in_answer(namespace, answer, shown)
+    except MemoryStoreError as e:  # bookkeeping: the answer stands without it
+        log.warning("access counts of %s not updated: %s", namespace.name, e.message)
 
 
 def _execute(executor: ToolExecutor, calls: list[ToolCall]) -> dict[str, str]:
