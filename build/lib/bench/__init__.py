@@ -1,0 +1,1 @@
+"""Benchmarks: retrieval quality of the memory search (``python -m bench.retrieval``)."""

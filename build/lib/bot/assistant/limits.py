@@ -1,0 +1,100 @@
+"""What the model may do on its own in one turn, and what the turn changed.
+
+``TurnPolicy`` caps the model's changes to memories that existed before the turn (see
+``bot.assistant.executor``); ``Changes`` lists the ids a turn added, changed and deleted, for
+the "Memory updated" line. Both are plain state of one turn, shared by the tools
+(``bot.assistant.tools``) and the executor that runs them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TypeVar
+
+from bot.assistant.changes import Proposal
+from memory.model import Memory
+
+
+@dataclass
+class TurnPolicy:
+    """What the model may do on its own in one turn; changes past the limits wait for the user."""
+
+    max_changes: int = 3
+    max_deletions: int = 1
+    # Which existing memories the model may change for this speaker (None: all of them). In a
+    # group it is the speaker's own: the model must not edit another member's memory for them.
+    may_change: Callable[[Memory], bool] | None = None
+    changed: list[int] = field(default_factory=list)  # existing memories changed or deleted
+    deleted: list[int] = field(default_factory=list)
+    pending: list[Proposal] = field(default_factory=list)
+
+    def allows_change(self, memory: Memory, changes: Changes) -> bool:
+        """Whether the model may update ``memory`` (always one it added in this turn)."""
+        return self.may_change is None or memory.id in changes.added or self.may_change(memory)
+
+    def admit(self, proposal: Proposal, changes: Changes) -> bool:
+        """Whether to make ``proposal`` now; if not, it is kept for the user to confirm."""
+        memory_id = proposal.id
+        if memory_id in changes.added:
+            return True  # the turn's own memory: nothing the user had is changed
+        within = memory_id in self.changed or len(self.changed) < self.max_changes
+        if proposal.op == "delete":
+            within = within and len(self.deleted) < self.max_deletions
+        if within:
+            return True
+        earlier = next((p for p in self.pending if p.id == memory_id), None)
+        if earlier is not None:
+            self.pending.remove(earlier)
+            if earlier.op == proposal.op == "update":  # two edits of one memory: both, merged
+                proposal = Proposal(
+                    "update",
+                    earlier.memory,
+                    _first(proposal.content, earlier.content),
+                    _first(proposal.tags, earlier.tags),
+                    _first(proposal.category, earlier.category),
+                )
+        self.pending.append(proposal)
+        return False
+
+    def made(self, proposal: Proposal, changes: Changes) -> None:
+        """Count ``proposal`` (admitted and done) against the turn's limits."""
+        if proposal.id in changes.added:
+            return
+        if proposal.id not in self.changed:
+            self.changed.append(proposal.id)
+        if proposal.op == "delete":
+            self.deleted.append(proposal.id)
+
+    def waiting(self, op: str) -> str:
+        """The tool result's message for a change that waits for the user."""
+        if op == "delete" and self.max_deletions == 0:
+            limit = "Here every deletion needs the user's confirmation."
+        elif op == "delete" and len(self.deleted) >= self.max_deletions:
+            limit = f"At most {self.max_deletions} deletion(s) per message without it."
+        else:
+            limit = f"At most {self.max_changes} existing memories may change per message."
+        return (
+            f"Not done yet: it waits for the user's confirmation. {limit} The user gets one "
+            "message listing the waiting changes with Apply all / Discard buttons. Do not call "
+            "it again; tell the user it waits for their confirmation."
+        )
+
+
+_T = TypeVar("_T")
+
+
+def _first(value: _T | None, default: _T | None) -> _T | None:
+    return value if value is not None else default
+
+
+@dataclass
+class Changes:
+    """Ids of the memories a turn added, changed and deleted (for the "Memory updated" line)."""
+
+    added: list[int] = field(default_factory=list)
+    updated: list[int] = field(default_factory=list)
+    deleted: list[int] = field(default_factory=list)
+
+    def __bool__(self) -> bool:
+        return bool(self.added or self.updated or self.deleted)

@@ -1,0 +1,342 @@
+"""The article's eight memory operations as LLM tools.
+
+A tool is a schema layer (like llm's ``Tool.function``): a name, a description, a JSON schema
+whose parameters are described for the model, and one call into ``bot.core.operations`` (or
+the namespace it was given) . Neither
+storage nor ranking lives here.
+
+How calls are run, checked and undone for one turn is ``bot.assistant.executor``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from bot.assistant.changes import Proposal, Revision
+from bot.assistant.limits import Changes, TurnPolicy
+from bot.core import operations
+from memory import parse_json
+from memory.errors import MemoryInvalid
+from memory.interface import MemoryNamespace
+from memory.model import Memory, clean_category, clean_content, clean_tags
+
+
+class Turn(Protocol):
+    """What a tool works on: one turn's namespace, limits and record of changes
+    (``bot.assistant.executor.ToolExecutor``)."""
+
+    namespace: MemoryNamespace
+    policy: TurnPolicy
+    changes: Changes
+    undo: list[Revision]
+
+    def next_source(self) -> str | None:
+        """The ``source`` of the next memory the turn adds."""
+        ...
+
+
+ALL_MEMORIES_DEFAULT = 50  # getAllMemories returns at most this many (the newest) by default
+ALL_MEMORIES_MAX = 200
+
+_ID = {"type": "integer", "description": "The memory's id (the number shown with it)."}
+_TAGS = {
+    "type": "array",
+    "items": {"type": "string"},
+    "description": "3-5 short lower-case keywords for finding it again, in the user's language.",
+}
+_CATEGORY = {
+    "type": "string",
+    "description": "One lower-case word: personal, work, project, preference, schedule, "
+    "contact, general...",
+}
+
+
+def _memory(memory: Memory) -> dict[str, Any]:
+    """A memory as the model sees it: what it needs, without bookkeeping."""
+    record: dict[str, Any] = {
+        "id": memory.id,
+        "content": memory.content,
+        "tags": list(memory.tags),
+        "category": memory.category,
+        "createdAt": memory.created_at,
+    }
+    if memory.updated_at:
+        record["updatedAt"] = memory.updated_at
+    return record
+
+
+def _detailed(memory: Memory) -> dict[str, Any]:
+    return {**_memory(memory), "accessCount": memory.access_count, "accessedAt": memory.accessed_at}
+
+
+@dataclass(frozen=True)
+class Tool:
+    """One memory operation offered to the model."""
+
+    name: str
+    description: str
+    parameters: dict[str, Any]
+    call: Callable[[Turn, dict[str, Any]], dict[str, Any]]
+
+    def schema(self) -> dict[str, Any]:
+        """The chat-completions ``tools`` entry."""
+        return {
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.description,
+                "parameters": self.parameters,
+            },
+        }
+
+
+def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[str, Any]:
+    return {"type": "object", "properties": properties, "required": list(required),
+            "additionalProperties": False}  # fmt: skip
+
+
+# -- the calls: one memory operation each -------------------------------------------------------
+
+
+def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    memory = operations.remember(
+        run.namespace,
+        args["content"],
+        args.get("tags", ()),
+        args.get("category"),
+        source=run.next_source(),
+    )
+    run.changes.added.append(memory.id)
+    run.undo.append(Revision("delete", memory, memory))
+    return {"ok": True, "memory": _memory(memory)}
+
+
+def _search(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    hits = operations.search(run.namespace, args["query"], args.get("limit", 10))
+    found = [{**_memory(h.memory), "score": round(h.score, 2)} for h in hits]
+    return {"ok": True, "count": len(found), "memories": found}
+
+
+def _all(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    memories = run.namespace.memories(args.get("category"))
+    limit = min(max(1, args.get("limit", ALL_MEMORIES_DEFAULT)), ALL_MEMORIES_MAX)
+    shown = [_memory(m) for m in memories[-limit:]]
+    return {"ok": True, "total": len(memories), "shown": len(shown), "memories": shown}
+
+
+def _get(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    return {"ok": True, "memory": _detailed(operations.find(run.namespace, args["id"]))}
+
+
+def _waiting(run: Turn, proposal: Proposal) -> dict[str, Any]:
+    """The result of a change kept for the user's confirmation (``TurnPolicy.admit``)."""
+    message = run.policy.waiting(proposal.op)
+    return {"ok": False, "needsConfirmation": True, "id": proposal.id, "message": message}
+
+
+def _update(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    before = operations.find(run.namespace, args["id"])
+    if not run.policy.allows_change(before, run.changes):
+        return {
+            "ok": False,
+            "error": {
+                "code": "NOT_ALLOWED",
+                "message": "Not changed: in this group only the member who stored this memory, "
+                "or an administrator with /edit, may change it. Tell the user so.",
+            },
+        }
+    content, tags, category = args.get("content"), args.get("tags"), args.get("category")
+    if content is None and tags is None and category is None:
+        raise MemoryInvalid("nothing to update: give content, tags or category")
+    # Checked now, as the store would: a change that waits for the user must be one it takes.
+    proposal = Proposal(
+        "update",
+        before,
+        clean_content(content) if content is not None else None,
+        clean_tags(tags) if tags is not None else None,
+        clean_category(category) if category is not None else None,
+    )
+    if not run.policy.admit(proposal, run.changes):
+        return _waiting(run, proposal)
+    memory = run.namespace.update(
+        before.id, content=proposal.content, tags=proposal.tags, category=proposal.category
+    )
+    run.policy.made(proposal, run.changes)
+    if memory.id not in run.changes.added and memory.id not in run.changes.updated:
+        run.changes.updated.append(memory.id)
+    run.undo.append(Revision("restore", before, memory))
+    return {"ok": True, "memory": _memory(memory)}
+
+
+def _delete(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    proposal = Proposal("delete", operations.find(run.namespace, args["id"]))
+    if not run.policy.admit(proposal, run.changes):
+        return _waiting(run, proposal)
+    deleted = run.namespace.delete(proposal.id)
+    run.policy.made(proposal, run.changes)
+    run.changes.deleted.append(deleted.id)
+    run.undo.append(Revision("reinstate", deleted, None))
+    return {"ok": True, "deleted": _memory(deleted)}
+
+
+def _stats(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    stats = run.namespace.stats()
+    return {
+        "ok": True,
+        "total": stats.total,
+        "byCategory": stats.by_category,
+        "topTags": dict(stats.top_tags),
+        "mostAccessed": [_detailed(m) for m in stats.most_accessed],
+    }
+
+
+def _related(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    hits = run.namespace.related(args["id"], args.get("limit", 5))
+    found = [{**_memory(h.memory), "score": h.score} for h in hits]
+    return {"ok": True, "count": len(found), "memories": found}
+
+
+TOOLS: tuple[Tool, ...] = (
+    Tool(
+        "addMemory",
+        "Store a new long-term memory: a fact the user stated, or something you came across "
+        "that the user will want later. Write the content as one self-contained sentence.",
+        _object(
+            {
+                "content": {"type": "string", "description": "What to remember, self-contained."},
+                "tags": _TAGS,
+                "category": _CATEGORY,
+            },
+            ("content",),
+        ),
+        _add,
+    ),
+    Tool(
+        "searchMemory",
+        "Search the long-term memories by keywords; best matches first. Use it before answering "
+        "anything about the past or about what the user told you.",
+        _object(
+            {
+                "query": {
+                    "type": "string",
+                    "description": "Keywords separated by spaces, in the user's language.",
+                },
+                "limit": {"type": "integer", "description": "At most this many (default 10)."},
+            },
+            ("query",),
+        ),
+        _search,
+    ),
+    Tool(
+        "getAllMemories",
+        "List the stored memories (the newest ones if there are many), or those of one category.",
+        _object(
+            {
+                "category": {"type": "string", "description": "Only this category."},
+                "limit": {
+                    "type": "integer",
+                    "description": f"At most this many, newest (default {ALL_MEMORIES_DEFAULT}).",
+                },
+            }
+        ),
+        _all,
+    ),
+    Tool(
+        "getMemory",
+        "Read one memory by id, with how often it was used.",
+        _object({"id": _ID}, ("id",)),
+        _get,
+    ),
+    Tool(
+        "updateMemory",
+        "Change a memory's content, tags or category (give only what changes), only when the "
+        "user asks for it or states a new fact about it. Prefer this to adding a second memory "
+        "about the same thing. A few per message; further changes need the user's "
+        "confirmation, which the bot asks for.",
+        _object(
+            {
+                "id": _ID,
+                "content": {"type": "string", "description": "The new content."},
+                "tags": _TAGS,
+                "category": _CATEGORY,
+            },
+            ("id",),
+        ),
+        _update,
+    ),
+    Tool(
+        "deleteMemory",
+        "Delete one memory by id, only when the user asks for it. At most one per message (none "
+        "in groups); further deletions need the user's confirmation, which the bot asks for.",
+        _object({"id": _ID}, ("id",)),
+        _delete,
+    ),
+    Tool(
+        "getMemoryStats",
+        "Totals: how many memories, per category, the most used tags, the most accessed.",
+        _object({}),
+        _stats,
+    ),
+    Tool(
+        "getRelatedMemories",
+        "Memories sharing tags or the category with a given memory.",
+        _object(
+            {"id": _ID, "limit": {"type": "integer", "description": "At most this many (5)."}},
+            ("id",),
+        ),
+        _related,
+    ),
+)
+
+TOOLS_BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
+
+
+def tool_schemas() -> list[dict[str, Any]]:
+    """The ``tools`` argument of a chat-completions request."""
+    return [tool.schema() for tool in TOOLS]
+
+
+# -- arguments ---------------------------------------------------------------------------------
+
+
+def _check(name: str, spec: Mapping[str, Any], value: object) -> Any:
+    """``value`` if it fits the parameter's schema (ids may come as digit strings)."""
+    kind = spec["type"]
+    if kind == "string" and isinstance(value, str):
+        return value
+    if kind == "integer":
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+        if isinstance(value, str) and value.strip().isdigit():
+            return int(value.strip())
+    if kind == "array" and isinstance(value, list) and all(isinstance(v, str) for v in value):
+        return value
+    if kind == "array" and isinstance(value, str):
+        return value  # "a, b, c": the store splits a string of tags on commas
+    expected = {"array": "a list of strings"}.get(kind, f"a {kind}")
+    raise MemoryInvalid(f"{name} must be {expected}, not {json.dumps(value)}", field=name)
+
+
+def parse_arguments(tool: Tool, raw: str | None) -> dict[str, Any]:
+    """The call's arguments, checked against the tool's schema; ``MemoryInvalid`` if not."""
+    try:
+        args = parse_json(raw) if raw and raw.strip() else {}
+    except ValueError as e:  # bad syntax, odd bytes, brackets nested too deeply
+        raise MemoryInvalid(f"the arguments are not valid JSON ({e})", field="arguments") from e
+    if not isinstance(args, dict):
+        raise MemoryInvalid("the arguments must be a JSON object", field="arguments")
+    properties: dict[str, Any] = tool.parameters["properties"]
+    # Article fidelity: updateMemory(id, updates) with the changes in an object.
+    if tool.name == "updateMemory" and isinstance(args.get("updates"), dict):
+        args = {**args.pop("updates"), **args}
+    unknown = sorted(set(args) - set(properties))
+    if unknown:
+        known = ", ".join(properties) or "none"
+        raise MemoryInvalid(f"unknown argument {unknown[0]!r} (known: {known})", field=unknown[0])
+    for key in tool.parameters["required"]:
+        if args.get(key) is None:
+            raise MemoryInvalid(f"missing required argument {key!r}", field=key)
+    return {k: _check(k, properties[k], v) for k, v in args.items() if v is not None}

@@ -1,0 +1,375 @@
+"""The Telegram application: every handler wired in one place.
+
+``build_application(config, store, llm)`` returns a python-telegram-bot ``Application`` ready
+for ``run_polling``; ``python -m bot`` runs it against Telegram, the tests and the benchmark
+against a fake Bot API on loopback (``telegram.base_url``), and ``python -m bot console``
+against an in-process one (the ``request`` argument). Resources are opened before polling and
+closed after it (``post_init`` / ``post_shutdown``): the store is closed, so that every
+``memory.json`` is complete, and the language model's HTTP client too.
+
+Updates are handled concurrently across chats and in order within a chat
+(``bot.chat.updates.ChatOrderedUpdateProcessor``): a slow answer in one chat (the disk, a language
+model) does not hold up the others. Every update is on disk (``bot.chat.inbox``) before Telegram is
+told it arrived, until it has been handled: a crash loses none, and one Telegram delivers again
+is handled once. Handler groups: -1 is the gatekeeper (allow list, chats the
+bot does not serve); 0 holds the commands, the buttons and free text. Later features add theirs
+to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), registered
+here too: at its cron times, and once at start-up to catch up a report missed while stopped.
+
+Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches
+``on_error``, which logs the traceback, tells the user briefly in their language and, for
+unexpected errors, notifies the admins. Telegram's flood control is ``AIORateLimiter``: with
+``flood_control`` it keeps within Telegram's limits, and it always retries a request Telegram
+answered with 429 after the ``retry_after`` it asked for.
+
+No network is never fatal. At start-up, ``serving`` calls ``getMe`` (``initialize``) and
+publishes the command menu until the Bot API answers: one warning line per failed attempt,
+waits doubling from 1 s to 30 s (``until_reachable``); only a token Telegram refuses stops it.
+While polling, python-telegram-bot retries ``getUpdates`` forever with its own backoff, and
+each failure is one warning line (``polling_failed``) rather than its default traceback.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import itertools
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
+from datetime import timedelta
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from telegram import BotCommand, LinkPreviewOptions, Update
+from telegram.constants import BotCommandLimit
+from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.ext import (
+    AIORateLimiter,
+    Application,
+    ApplicationBuilder,
+    CallbackQueryHandler,
+    CommandHandler,
+    ContextTypes,
+    Defaults,
+    ExtBot,
+    JobQueue,
+    MessageHandler,
+    TypeHandler,
+    filters,
+)
+from telegram.request import BaseRequest
+
+from bot.chat import buttons, commands, confirmations, messages
+from bot.chat.access import gatekeeper
+from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
+from bot.chat.services import KEY, Services, services
+from bot.chat.updates import ChatOrderedUpdateProcessor
+from bot.config import Config
+from bot.core.operations import Operations
+from bot.jobs.digest import Digest
+from bot.view.i18n import COMMANDS, language_of, t
+from bot.view.render import escape
+from bot.view.replies import reply_html
+from memory.errors import MemoryLoadFailed, MemorySaveFailed
+from memory.interface import Store
+from memory.text import query_words
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+
+log = logging.getLogger(__name__)
+
+BotApplication = Application[
+    ExtBot[int],  # AIORateLimiter is a BaseRateLimiter[int]
+    ContextTypes.DEFAULT_TYPE,
+    dict[Any, Any],
+    dict[Any, Any],
+    dict[Any, Any],
+    JobQueue[ContextTypes.DEFAULT_TYPE],
+]
+
+ALLOWED_UPDATES = (Update.MESSAGE, Update.CALLBACK_QUERY)
+RETRIES_ON_429 = 3
+FIRST_RETRY_DELAY = 1.0  # seconds; doubled after each failed attempt to reach the Bot API
+MAX_RETRY_DELAY = 30.0
+POISON_PREVIEW = 100  # characters of a set-aside message the admins are shown
+
+_T = TypeVar("_T")
+
+HANDLERS = {
+    "start": commands.start,
+    "help": commands.help_command,
+    "remember": commands.remember,
+    "recall": commands.recall,
+    "forget": commands.forget,
+    "stats": commands.stats,
+    "list": commands.list_memories,
+    "edit": commands.edit,
+    "related": commands.related,
+    "export": commands.export,
+    "digest": commands.digest,
+}
+
+
+def build_application(
+    config: Config,
+    store: Store,
+    llm: AsyncOpenAI | None,
+    *,
+    request: BaseRequest | None = None,
+    jobs: bool = True,
+) -> BotApplication:
+    """The bot, wired: handlers, error handler, rate limiter, start-up and shutdown hooks, and
+    (with ``jobs``) the scheduled digest on the JobQueue."""
+    telegram = config.telegram
+    limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
+    # Updates polled from Telegram go through the inbox (bot.chat.inbox); the console's do not.
+    queue = InboxQueue(Inbox.of(store)) if request is None else None
+    builder = (
+        ApplicationBuilder()
+        .token(telegram.token)
+        .base_url(telegram.base_url)
+        .defaults(
+            Defaults(
+                allow_sending_without_reply=True,
+                link_preview_options=LinkPreviewOptions(is_disabled=True),
+            )
+        )
+        .rate_limiter(AIORateLimiter(max_retries=RETRIES_ON_429, **limits))
+        .concurrent_updates(
+            ChatOrderedUpdateProcessor(
+                on_start=queue.start if queue is not None else None,
+                on_done=queue.done if queue is not None else None,
+            )
+        )
+        .post_init(post_init)
+        .post_shutdown(post_shutdown)
+    )
+    if queue is not None:
+        builder = builder.get_updates_request(SyncingRequest(queue.inbox))
+    if request is not None:
+        builder = builder.request(request).get_updates_request(request)
+    if queue is not None:
+        builder = builder.update_queue(queue)
+    application = builder.build()
+    digest = Digest(config.digest, store)
+    conversation = None
+    if llm is not None:
+        from bot.chat.conversation import make_conversation  # loads openai: only when configured
+
+        conversation = make_conversation(config.llm, llm, store)
+    application.bot_data[KEY] = Services(
+        config, store, Operations(store), llm, digest, conversation
+    )
+    register_handlers(application)
+    if jobs:
+        digest.register(application)
+    return application
+
+
+def register_handlers(application: BotApplication) -> None:
+    """Add every handler and the error handler."""
+    new_messages = filters.UpdateType.MESSAGE  # an edited "/remember" must not store twice
+    application.add_handler(TypeHandler(Update, gatekeeper), group=-1)
+    for name, callback in HANDLERS.items():
+        application.add_handler(CommandHandler(name, callback, filters=new_messages))
+    for pattern, callback in (
+        (buttons.FORGET_PATTERN, buttons.ask_forget),
+        (buttons.DELETE_PATTERN, buttons.confirm_forget),
+        (buttons.KEEP_PATTERN, buttons.keep),
+        (buttons.PAGE_PATTERN, buttons.turn_page),
+        (buttons.RECALL_PAGE_PATTERN, buttons.turn_recall_page),
+        (confirmations.APPLY_PATTERN, confirmations.apply_changes),
+        (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
+        (confirmations.UNDO_PATTERN, confirmations.undo_changes),
+    ):
+        application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
+    application.add_handler(CallbackQueryHandler(buttons.unknown_button))
+    text = new_messages & filters.TEXT
+    application.add_handler(MessageHandler(text & ~filters.COMMAND, messages.free_text))
+    application.add_handler(MessageHandler(text & filters.COMMAND, commands.unknown_command))
+    application.add_error_handler(on_error)
+
+
+def bot_commands(language: str) -> list[BotCommand]:
+    """The command menu in ``language``."""
+    commands_ = [BotCommand(name, t(language, key)) for name, key in COMMANDS]
+    assert len(commands_) <= BotCommandLimit.MAX_COMMAND_NUMBER
+    return commands_
+
+
+async def post_init(application: BotApplication) -> None:
+    """Before polling: warm the tokenizer, publish the command menu (English and Chinese), and
+    handle again what the inbox kept, telling the admins of any update it set aside."""
+    # jieba loads its dictionary (about a second) on first use; do it now, not on a user's
+    # first Chinese message.
+    await asyncio.to_thread(query_words, "预热")
+    bot = application.bot
+    for language in ("en", "zh"):
+        menu = bot_commands(language)
+        code = None if language == "en" else language  # English: every other language's too
+        await until_reachable(
+            bot,
+            "publish the command menu",
+            lambda: bot.set_my_commands(menu, language_code=code),  # noqa: B023 (awaited now)
+        )
+    if isinstance(application.update_queue, InboxQueue):  # before polling: oldest first
+        recovered = application.update_queue.recover()
+        for pending in recovered.set_aside:  # told first: the replay may crash again
+            await _tell_admins_set_aside(application, pending)
+        await application.update_queue.replay(application, recovered.again)
+
+
+async def post_shutdown(application: BotApplication) -> None:
+    """After polling: close the store (memory.json complete) and the model's client."""
+    found: Services = application.bot_data[KEY]
+    await asyncio.to_thread(found.operations.close)  # the calls in progress end first
+    await asyncio.to_thread(found.store.close)
+    if isinstance(application.update_queue, InboxQueue):
+        application.update_queue.inbox.close()
+    if found.llm is not None:
+        await found.llm.close()
+
+
+def _where(bot: ExtBot[Any]) -> str:
+    """The Bot API's address as configured, without the token PTB appends."""
+    return bot.base_url.removesuffix(bot.token)
+
+
+async def until_reachable(bot: ExtBot[Any], what: str, call: Callable[[], Awaitable[_T]]) -> _T:
+    """``await call()``, again and again while the Bot API cannot be reached.
+
+    A network failure (no route, refused, timed out, a 5xx) and Telegram's 429 are waited out:
+    one warning per failed attempt, waits doubling from ``FIRST_RETRY_DELAY`` to
+    ``MAX_RETRY_DELAY`` (429: as long as Telegram asks). Anything else (a token refused, a
+    request Telegram rejects) is raised at once: waiting would not change it.
+    """
+    delay = FIRST_RETRY_DELAY
+    for attempt in itertools.count(1):
+        try:
+            return await call()
+        except RetryAfter as e:
+            asked = e.retry_after
+            seconds = asked.total_seconds() if isinstance(asked, timedelta) else float(asked)
+            wait, reason = max(seconds, delay), f"flood control: retry after {seconds:.0f} s"
+        except NetworkError as e:
+            if isinstance(e, BadRequest):
+                raise
+            wait, reason = delay, f"{type(e).__name__}: {e.message}"
+        log.warning(
+            "cannot reach the Bot API at %s to %s (attempt %d, %s); trying again in %.0f s",
+            _where(bot),
+            what,
+            attempt,
+            reason,
+            wait,
+        )
+        await asyncio.sleep(wait)
+        delay = min(delay * 2, MAX_RETRY_DELAY)
+    raise AssertionError("itertools.count() ended")
+
+
+def polling_failed(error: TelegramError) -> None:
+    """A failed ``getUpdates``: python-telegram-bot polls again after a pause; log one line."""
+    if isinstance(error, NetworkError) and not isinstance(error, BadRequest):
+        log.warning("network trouble talking to Telegram (polling again): %s", error)
+    else:
+        log.error("polling Telegram failed (polling again): %s: %s", type(error).__name__, error)
+
+
+@contextlib.asynccontextmanager
+async def serving(
+    application: BotApplication, *, poll_timeout: float | None = None
+) -> AsyncIterator[BotApplication]:
+    """Run ``application`` in the current event loop, as ``run_polling`` does.
+
+    Initialise (``getMe``, retried while the Bot API is unreachable: ``until_reachable``),
+    ``post_init``, long-poll (when ``poll_timeout`` gives getUpdates' timeout; the console and
+    in-process benchmarks feed updates themselves), start; on leaving, also when cancelled while
+    waiting for the network, the reverse, ``post_shutdown`` last (it closes the store, so
+    memory.json is complete).
+    """
+    try:
+        await until_reachable(application.bot, "connect", application.initialize)
+        log.info("connected to the Bot API as @%s", application.bot.username)
+        if application.post_init is not None:
+            await application.post_init(application)
+        if poll_timeout is not None and application.updater is not None:
+            await application.updater.start_polling(
+                timeout=timedelta(seconds=poll_timeout),
+                allowed_updates=list(ALLOWED_UPDATES),
+                bootstrap_retries=-1,  # deleteWebhook: retried, as getMe was
+                error_callback=polling_failed,
+            )
+        await application.start()
+        yield application
+    finally:
+        if application.updater is not None and application.updater.running:
+            await application.updater.stop()
+        if application.running:
+            await application.stop()
+        await application.shutdown()
+        if application.post_shutdown is not None:
+            await application.post_shutdown(application)
+
+
+async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Log a failed update, tell its user briefly, and keep the bot running."""
+    error = context.error
+    if isinstance(error, Forbidden):  # blocked by the user, or removed from the group
+        log.info("Telegram refused to deliver: %s", error.message)
+        return
+    if isinstance(error, RetryAfter):
+        log.warning("flood control: still limited after %d retries: %s", RETRIES_ON_429, error)
+        return
+    if isinstance(error, NetworkError) and not isinstance(error, BadRequest):
+        log.warning("network trouble talking to Telegram: %s", error)
+        return
+    update_id = update.update_id if isinstance(update, Update) else None
+    log.error("update %s failed", update_id, exc_info=error)
+    if not isinstance(update, Update):
+        return
+    language = language_of(update.effective_user)
+    storage = isinstance(error, MemorySaveFailed | MemoryLoadFailed)
+    try:
+        if update.callback_query is not None:
+            await update.callback_query.answer(t(language, "error_plain"), show_alert=True)
+        elif update.effective_message is not None:
+            text = t(language, "error_storage" if storage else "error_generic")
+            await reply_html(update.effective_message, text)
+    except TelegramError as e:  # the apology failed too (blocked, gone): the log has it all
+        log.warning("could not tell the user about the failure: %s", e)
+    if not isinstance(error, TelegramError):
+        await _tell_admins(context, f"{type(error).__name__}: {error}")
+
+
+async def _tell_admins_set_aside(application: BotApplication, pending: Pending) -> None:
+    """Tell the admins of an update the inbox set aside as poison (``bot.chat.inbox``)."""
+    update = Update.de_json(pending.update, application.bot)
+    chat = update.effective_chat.id if update.effective_chat is not None else "?"
+    message, query = update.effective_message, update.callback_query
+    text = (message.text or message.caption or "") if message is not None else ""
+    text = text or ((query.data or "") if query is not None else "")
+    config: Config = application.bot_data[KEY].config
+    for admin in config.telegram.admin_user_ids:
+        notice = t(
+            "en",
+            "admin_poison",
+            update_id=pending.update_id,
+            chat=chat,
+            tries=pending.tries,
+            text=escape(text[:POISON_PREVIEW]),
+        )
+        try:
+            await application.bot.send_message(admin, notice, parse_mode="HTML")
+        except TelegramError as e:
+            log.warning("could not notify admin %s: %s", admin, e)
+
+
+async def _tell_admins(context: ContextTypes.DEFAULT_TYPE, summary: str) -> None:
+    config = services(context).config
+    for admin in config.telegram.admin_user_ids:
+        text = t("en", "admin_error", error=escape(summary[:300]))
+        try:
+            await context.bot.send_message(admin, text, parse_mode="HTML")
+        except TelegramError as e:
+            log.warning("could not notify admin %s: %s", admin, e)

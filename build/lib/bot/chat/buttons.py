@@ -1,0 +1,311 @@
+"""Inline buttons: what they carry, how they look, and what pressing them does.
+
+Callback data is small and carries ids only, never content (Telegram allows 64 bytes)::
+
+    f:<memory id>           🗑 under a /recall or /related result: ask before forgetting
+    d:<memory id>           "Delete" in the confirmation: forget it
+    k:<memory id>           "Keep" in the confirmation
+    p:<page>[:<category>]   ◀ ▶ of /list; the category as the CRC-32 of its name, in hex
+    p:<page>:#<tag>         ◀ ▶ of /list #tag; the tag as the CRC-32 of its name, in hex
+    r:<page>[:<query>]      ◀ ▶ of /recall; the query by its token (``operations.keep_query``,
+                            kept in the presser's namespace), none: the newest memories
+
+Nothing is trusted: a press is resolved in the namespace of the person who pressed, in the chat
+where they pressed (``access.caller_of``), so a callback crafted with the id of another
+namespace's memory finds nothing and is refused. In a group, 🗑 and Delete work only for the
+member who stored the memory or an administrator (``bot.core.policy``, through
+``bot.core.operations``), whoever asked for the confirmation. A page number out of range is
+clamped.
+"""
+
+from __future__ import annotations
+
+import zlib
+from collections.abc import Sequence
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.ext import ContextTypes
+
+from bot.chat.access import button_press, caller_of, run_changing
+from bot.chat.services import services
+from bot.core import operations
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
+from bot.view.i18n import language_of, t
+from bot.view.render import PREVIEW_CHARS, escape, memory_block, memory_list, preview
+from bot.view.replies import edit_html, reply_html
+from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.model import Memory
+
+PAGE_SIZE = 10
+BUTTON_PREVIEW = 32
+MAX_CALLBACK_DATA = 64  # bytes, Telegram's limit
+
+FORGET_PATTERN = r"^f:\d{1,19}$"
+DELETE_PATTERN = r"^d:\d{1,19}$"
+KEEP_PATTERN = r"^k:\d{1,19}$"
+PAGE_PATTERN = r"^p:\d{1,6}(:#?[0-9a-f]{8})?$"
+RECALL_PAGE_PATTERN = r"^r:\d{1,6}(:[0-9a-f]{10})?$"
+
+
+def category_key(category: str) -> str:
+    """A category's name as 8 hex digits (CRC-32), short enough for any callback data."""
+    return f"{zlib.crc32(category.encode()):08x}"
+
+
+def _button(label: str, data: str) -> InlineKeyboardButton:
+    assert len(data.encode()) <= MAX_CALLBACK_DATA, data  # an invariant of the formats above
+    return InlineKeyboardButton(label, callback_data=data)
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+def forget_keyboard(
+    memories: Sequence[Memory], language: str, *, start: int = 0
+) -> InlineKeyboardMarkup | None:
+    """One 🗑 button per listed memory, numbered as in the list (from ``start`` + 1)."""
+    rows = []
+    for index, memory in enumerate(memories, start=start + 1):
+        label = preview(memory.content, BUTTON_PREVIEW)
+        text = t(language, "button_forget_plain", index=index, preview=label)
+        rows.append([_button(text, f"f:{memory.id}")])
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def forget_prompt(memory: Memory, language: str) -> tuple[str, InlineKeyboardMarkup]:
+    """The confirmation asked before forgetting ``memory``, with Delete / Keep."""
+    keyboard = InlineKeyboardMarkup(
+        [
+            [
+                _button(t(language, "button_delete_plain"), f"d:{memory.id}"),
+                _button(t(language, "button_keep_plain"), f"k:{memory.id}"),
+            ]
+        ]
+    )
+    text = t(language, "forget_confirm", memory=memory_block(memory, limit=PREVIEW_CHARS))
+    return text, keyboard
+
+
+def page_view(
+    memories: Sequence[Memory],
+    page: int,
+    category: str | None,
+    language: str,
+    *,
+    tag: str | None = None,
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with ◀ ▶;
+    ``memories`` are those of ``category``, or of ``tag`` if given."""
+    label = f" ({escape(category.lower())})" if category else ""
+    if tag is not None:
+        label = f" (#{escape(tag)})"
+    if not memories:
+        return t(language, "list_empty", category=label), None
+    pages = -(-len(memories) // PAGE_SIZE)
+    page = min(max(page, 0), pages - 1)
+    shown = memories[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
+    title = t(
+        language,
+        "list_title",
+        category=label,
+        page=page + 1,
+        pages=pages,
+        total=len(memories),
+    )
+    blocks = [
+        memory_block(m, page * PAGE_SIZE + i, limit=PREVIEW_CHARS)
+        for i, m in enumerate(shown, start=1)
+    ]
+    suffix = f":{category_key(category.lower())}" if category else ""
+    if tag is not None:
+        suffix = f":#{category_key(tag)}"
+    row = []
+    if page > 0:
+        row.append(_button(t(language, "button_prev_plain"), f"p:{page - 1}{suffix}"))
+    if page < pages - 1:
+        row.append(_button(t(language, "button_next_plain"), f"p:{page + 1}{suffix}"))
+    return "\n\n".join([title, *blocks]), InlineKeyboardMarkup([row]) if row else None
+
+
+def results_view(
+    title: str, memories: Sequence[Memory], language: str
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """A titled list of memories in full, with a 🗑 button for each."""
+    return memory_list(title, memories), forget_keyboard(memories, language)
+
+
+def recall_view(
+    found: operations.Matches, language: str, *, footer: str = ""
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """A page of /recall: the title with how many matched ("5 of 12"), the memories numbered
+    from the page's start, a 🗑 for each, and ◀ ▶ when there are other pages."""
+    if found.query:
+        title = t(language, "recall_title", query=escape(preview(found.query, 80)))
+    else:
+        title = t(language, "recent_title")
+    total = f"{found.total}+" if found.capped else str(found.total)
+    last = found.start + len(found.memories)
+    if found.start:
+        counted = t(language, "recall_range", first=found.start + 1, last=last, total=total)
+    else:
+        counted = t(language, "recall_count", count=len(found.memories), total=total)
+    blocks = [memory_block(m, i) for i, m in enumerate(found.memories, start=found.start + 1)]
+    text = "\n\n".join([f"{title} {counted}", *blocks]) + (f"\n\n{footer}" if footer else "")
+    keyboard = forget_keyboard(found.memories, language, start=found.start)
+    rows: list[Sequence[InlineKeyboardButton]] = list(keyboard.inline_keyboard) if keyboard else []
+    page = found.start // operations.RECALL_LIMIT
+    key = f":{found.token}" if found.query and found.token else ""
+    if found.query and not key:
+        return text, keyboard  # one page only (or the query could not be kept)
+    nav = []
+    if found.start:
+        nav.append(_button(t(language, "button_prev_plain"), f"r:{page - 1}{key}"))
+    if found.more:
+        nav.append(_button(t(language, "button_more_plain"), f"r:{page + 1}{key}"))
+    if nav:
+        rows.append(nav)
+    return text, InlineKeyboardMarkup(rows) if rows else None
+
+
+# -- presses -----------------------------------------------------------------------------------
+
+
+async def _pressed_to_change(
+    update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> tuple[Caller, Memory, Message] | None:
+    """Like ``access.button_press``, for a button that changes its memory: None (the press
+    answered with why) when the memory is gone or the presser may not change it."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return None
+    caller, value, message = pressed
+    try:
+        memory = await run_changing(update, context, caller, operations.find_changeable, value)
+    except (MemoryNotFound, MemoryInvalid):
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return None
+    except NotAllowed:
+        await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        return None
+    return caller, memory, message
+
+
+async def ask_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """🗑 pressed under a result: ask for confirmation in a new message."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await _pressed_to_change(update, context)
+    if pressed is None:
+        return
+    _, memory, message = pressed
+    await query.answer()
+    text, keyboard = forget_prompt(memory, language)
+    await reply_html(message, text, keyboard)
+
+
+async def confirm_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Delete" pressed in a confirmation: forget the memory."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, _ = pressed
+    try:
+        memory = await run_changing(update, context, caller, operations.forget, value)
+    except (MemoryNotFound, MemoryInvalid):  # gone (another member or process deleted it)
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    except NotAllowed:
+        await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        return
+    await query.answer()
+    await edit_html(query, t(language, "forgotten", content=escape(preview(memory.content, 200))))
+
+
+async def keep(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Keep" pressed in a confirmation: leave the memory alone."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, _ = pressed
+    try:
+        memory: Memory | None = await services(context).operations.run(
+            caller.namespace, operations.find, value
+        )
+    except (MemoryNotFound, MemoryInvalid):
+        memory = None
+    await query.answer()
+    if memory is None:
+        await edit_html(query, t(language, "cancelled"))
+    else:
+        await edit_html(query, t(language, "kept", content=escape(preview(memory.content, 200))))
+
+
+async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """◀ or ▶ pressed under /list: show that page."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    caller = caller_of(update, context)
+    data = query.data or ""  # empty: see _pressed
+    if caller is None or not isinstance(query.message, Message) or not data:
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    _, page, *key = data.split(":")
+    memories = await services(context).operations.run(caller.namespace, operations.listing)
+    category = tag = None
+    if key and key[0].startswith("#"):
+        tags = {label for m in memories for label in m.tags}
+        tag = next((x for x in sorted(tags) if category_key(x) == key[0][1:]), "")
+        memories = [m for m in memories if tag in m.tags]
+    elif key:
+        names = {m.category for m in memories}
+        category = next((c for c in sorted(names) if category_key(c) == key[0]), None)
+        memories = [m for m in memories if m.category == category]
+    await query.answer()
+    text, keyboard = page_view(memories, int(page), category, language, tag=tag)
+    await edit_html(query, text, keyboard)
+
+
+async def turn_recall_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """◀ or ▶ pressed under /recall: show that page of the same matches (not a use)."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    caller = caller_of(update, context)
+    data = query.data or ""
+    if caller is None or not isinstance(query.message, Message) or not data:
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    _, page, *token = data.split(":")
+    found_services = services(context)
+    question = ""
+    if token:
+        documents = found_services.store.documents(caller.namespace)
+        kept = await found_services.operations.call(
+            lambda: operations.recall_query(documents, token[0])
+        )
+        if kept is None:  # forgotten since (only the last few are kept), or another namespace's
+            await query.answer(t(language, "stale_plain"), show_alert=True)
+            return
+        question = kept
+    found = await found_services.operations.run(
+        caller.namespace, operations.recall_page, question, int(page), use=False
+    )
+    await query.answer()
+    if not found.memories:
+        await edit_html(query, t(language, "no_memories"))
+        return
+    text, keyboard = recall_view(found, language)
+    await edit_html(query, text, keyboard)
+
+
+async def unknown_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A press whose data this bot does not know (an old or crafted button)."""
+    query = update.callback_query
+    assert query is not None
+    await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)

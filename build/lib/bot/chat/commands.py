@@ -1,0 +1,339 @@
+"""The slash commands: thin front doors onto the bot's memory operations.
+
+Each handler reads the update (who acts, in which namespace: ``access.caller_of``), parses what
+was typed after the command (``bot.core.entry``: hashtags, ``category:``), makes one call into
+``bot.core.operations`` off the event loop (``/digest``: into ``bot.jobs.digest``) and renders
+the answer; no storage, ranking or permission logic lives here. Expected failures (an unknown
+id, content over the limit, a memory that is not yours) are answered here (``_refusal``);
+anything else goes to the one error handler in ``bot.chat.app``.
+"""
+
+from __future__ import annotations
+
+import json
+import unicodedata
+
+from telegram import Message, Update
+from telegram.ext import ContextTypes
+
+from bot.assistant.history import read_usage
+from bot.chat.access import (
+    actor_of,
+    addressed_to_bot,
+    caller_of,
+    is_group,
+    may_change_settings,
+    message_source,
+    run_changing,
+)
+from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view
+from bot.chat.services import services
+from bot.core import operations
+from bot.core.entry import Entry, parse_entry, split_command
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
+from bot.jobs.digest import chat_of
+from bot.jobs.report import when_text
+from bot.view.i18n import invalid_reason, language_of, t
+from bot.view.render import escape, memory_block, preview, stats_text
+from bot.view.replies import reply_html
+from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.model import clean_tags
+
+
+def _request(
+    update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> tuple[Message, Caller, str, str] | None:
+    """The message, who acts where, the user's language and the text after the command."""
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or caller is None:
+        return None
+    _, argument = split_command(message.text or message.caption or "")
+    return message, caller, language_of(update.effective_user), argument
+
+
+def _refusal(language: str, error: Exception, value: str = "", content: str = "") -> str:
+    """What to tell the user when an operation refused (an expected failure)."""
+    if isinstance(error, NotAllowed):
+        return t(language, "not_yours")
+    if isinstance(error, MemoryNotFound):
+        return t(language, "not_found", id=error.memory_id)
+    if isinstance(error, MemoryInvalid) and error.field == "id":
+        return t(language, "bad_id", value=escape(preview(value, 40)))
+    assert isinstance(error, MemoryInvalid), error
+    return invalid_reason(language, error, content)
+
+
+async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Greet the user and show what the bot does."""
+    if (found := _request(update, context)) is None:
+        return
+    message, _, language, _ = found
+    user, actor = update.effective_user, actor_of(update)
+    if actor is not None and not actor.is_user:  # a channel, or the group itself
+        name = escape(actor.name)
+    else:
+        name = escape(user.first_name) if user is not None else ""
+    await reply_html(message, t(language, "start", name=name))
+
+
+async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """List the commands and the syntax of a memory."""
+    if (found := _request(update, context)) is None:
+        return
+    message, _, language, _ = found
+    await reply_html(message, t(language, "help"))
+
+
+async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Store the text after /remember (or of the message replied to), with tags and category."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, argument = found
+    replied = message.reply_to_message
+    source = (replied.text or replied.caption or "") if replied is not None else ""
+    if source.strip():
+        # Replying: the other message is the memory; hashtags and a category may come along.
+        extra = parse_entry(argument, derive_tags=False)
+        base = parse_entry(source, derive_tags=not extra.tags)
+        content = "\n".join(part for part in (base.content, extra.content) if part)
+        derived = not extra.tags and base.derived_tags
+        category = extra.category or base.category
+        entry = Entry(content, extra.tags or base.tags, category, derived)
+    else:
+        entry = parse_entry(argument)
+    if not entry.content:
+        await reply_html(message, t(language, "usage_remember"))
+        return
+    try:
+        memory = await services(context).operations.run(
+            caller.namespace,
+            operations.remember,
+            entry.content,
+            entry.tags,
+            entry.category,
+            source=message_source(message),
+        )
+    except MemoryInvalid as e:
+        await reply_html(message, invalid_reason(language, e, entry.content))
+        return
+    text = t(language, "remembered", memory=memory_block(memory))
+    if entry.derived_tags and memory.tags:
+        text += "\n" + t(language, "tags_derived")
+    await reply_html(message, text)
+
+
+async def recall(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the memories that best match the question (or the most recent ones)."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, query = found
+    await show_matches(context, message, caller, language, query)
+
+
+async def show_matches(
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    language: str,
+    query: str,
+    *,
+    footer: str = "",
+) -> None:
+    """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
+    ``footer`` (HTML) ends the reply. Shared by /recall and by free text."""
+    tail = f"\n\n{footer}" if footer else ""
+    found = await services(context).operations.run(caller.namespace, operations.recall_page, query)
+    if not found.memories:
+        if query:
+            none = t(language, "recall_none", query=escape(preview(query, 80)))
+            await reply_html(message, none + tail)
+        else:
+            await reply_html(message, t(language, "no_memories") + tail)
+        return
+    text, keyboard = recall_view(found, language, footer=footer)
+    await reply_html(message, text, keyboard)
+
+
+async def forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Ask to confirm forgetting the memory with the given id."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, argument = found
+    value = argument.split(maxsplit=1)[0] if argument else ""
+    if not value:
+        await reply_html(message, t(language, "usage_forget"))
+        return
+    try:
+        memory = await run_changing(update, context, caller, operations.find_changeable, value)
+    except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
+        await reply_html(message, _refusal(language, e, value))
+        return
+    text, keyboard = forget_prompt(memory, language)
+    await reply_html(message, text, keyboard)
+
+
+async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show totals, categories, top tags, the most accessed memories and the tokens spent."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, _ = found
+    found_services = services(context)
+    summary = await found_services.operations.run(caller.namespace, operations.stats)
+    parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
+    # The language model's token totals, kept by bot.assistant.turn.
+    usage = await found_services.operations.call(
+        lambda: read_usage(found_services.store.documents(caller.namespace))
+    )
+    if usage.turns:
+        parts.append(
+            t(
+                language,
+                "stats_llm",
+                turns=f"{usage.turns:,}",
+                prompt=f"{usage.prompt_tokens:,}",
+                completion=f"{usage.completion_tokens:,}",
+                since=escape(usage.since[:10]),
+            )
+        )
+    await reply_html(message, "\n\n".join(parts))
+
+
+async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """List all memories (or one category's, or one #tag's), newest first, with ◀ ▶ buttons."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, argument = found
+    hashtag = argument[:1] in ("#", "＃")
+    category = None if hashtag else argument or None
+    try:
+        tag = next(iter(clean_tags([_tag_of(argument)])), None) if hashtag else None
+        memories = await services(context).operations.run(
+            caller.namespace, operations.listing, category, tag=tag
+        )
+    except MemoryInvalid as e:  # not a possible category or tag (too long, control characters)
+        await reply_html(message, invalid_reason(language, e))
+        return
+    text, keyboard = page_view(memories, 0, category, language, tag=tag)
+    await reply_html(message, text, keyboard)
+
+
+def _tag_of(argument: str) -> str:
+    """The tag of ``/list #tag`` (``#`` or a full-width ``＃``, trailing punctuation dropped:
+    ``#买菜，``); empty if there is none."""
+    words = argument.lstrip("#＃").split(maxsplit=1)
+    word = words[0] if words else ""
+    while word and unicodedata.category(word[-1]).startswith("P"):
+        word = word[:-1]
+    return word
+
+
+async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Change a memory's text, and its tags or category when given."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, argument = found
+    value, rest = [*argument.split(None, 1), "", ""][:2]
+    entry = parse_entry(rest, derive_tags=False)
+    if not value or not (entry.content or entry.tags or entry.category):
+        await reply_html(message, t(language, "usage_edit"))
+        return
+    try:
+        memory = await run_changing(
+            update,
+            context,
+            caller,
+            operations.edit,
+            value,
+            content=entry.content or None,
+            tags=entry.tags or None,
+            category=entry.category,
+        )
+    except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
+        await reply_html(message, _refusal(language, e, value, entry.content))
+        return
+    await reply_html(message, t(language, "edited", memory=memory_block(memory)))
+
+
+async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the memories sharing tags or the category with the given one."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, argument = found
+    value = argument.split(maxsplit=1)[0] if argument else ""
+    if not value:
+        await reply_html(message, t(language, "usage_related"))
+        return
+    try:
+        memory, memories = await services(context).operations.run(
+            caller.namespace, operations.related, value
+        )
+    except (MemoryInvalid, MemoryNotFound) as e:
+        await reply_html(message, _refusal(language, e, value))
+        return
+    content = escape(preview(memory.content, 60))
+    if not memories:
+        await reply_html(message, t(language, "related_none", content=content))
+        return
+    text, keyboard = results_view(t(language, "related_title", content=content), memories, language)
+    await reply_html(message, text, keyboard)
+
+
+async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Send the namespace's memories as an article-format memory.json document."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, _ = found
+    records = await services(context).operations.run(caller.namespace, operations.export)
+    if not records:
+        await reply_html(message, t(language, "export_empty"))
+        return
+    document = json.dumps(records, ensure_ascii=False, indent=2).encode()
+    await message.reply_document(
+        document, filename="memory.json", caption=t(language, "export_caption", count=len(records))
+    )
+
+
+async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the scheduled digest's setting, turn it on or off, or send the report now."""
+    if (found := _request(update, context)) is None:
+        return
+    message, caller, language, argument = found
+    name, run = caller.namespace, services(context).operations.call
+    reporter = services(context).digest
+    action = argument.split(maxsplit=1)[0].lower() if argument else ""
+    if reporter is None:
+        await reply_html(message, t(language, "unknown_command"))
+    elif action == "now":  # reading only: anyone may, and the scheduled report still comes
+        report = await run(lambda: reporter.report(name, language=language))
+        await reply_html(message, report or t(language, "no_memories"))
+    elif action not in ("", "on", "off"):
+        await reply_html(message, t(language, "digest_usage"))
+    elif not reporter.config.enabled:
+        await reply_html(message, t(language, "digest_disabled"))
+    elif chat_of(name) is None and (await run(lambda: reporter.settings(name))).chat_id is None:
+        # A channel's own namespace (``channels/<id>``, group_scope = "user"): no chat of its
+        # own to send to, and the groups it writes in must not get what it stored elsewhere.
+        await reply_html(message, t(language, "digest_no_chat"))
+    elif action and not await may_change_settings(update, context):
+        await reply_html(message, t(language, "digest_admins_only"))
+    else:
+        next_run = when_text(reporter.next_run(), reporter.timezone, language)
+        if action:
+            await run(lambda: reporter.switch(name, action == "on", language=language))
+            key = f"digest_switched_{action}"
+        else:
+            on = reporter.is_on(await run(lambda: reporter.settings(name)))
+            key = "digest_status_on" if on else "digest_status_off"
+        await reply_html(message, t(language, key, next=next_run))
+
+
+async def unknown_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Answer a command this bot does not have (in groups, only one addressed to it by name)."""
+    message = update.effective_message
+    if message is None or message.text is None:
+        return
+    if is_group(message.chat) and "@" not in message.text.split(maxsplit=1)[0]:
+        return  # "/foo" in a group may be for another bot
+    if addressed_to_bot(message, context.bot):
+        await reply_html(message, t(language_of(update.effective_user), "unknown_command"))

@@ -1,0 +1,301 @@
+"""The buttons of the model's changes: Apply all / Discard for what waits, ↩ Undo for what it did.
+
+Callback data carries a token only (``bot.assistant.changes``: the record stays on the server)::
+
+    ca:<token>   "Apply all" under the model's changes that wait for confirmation
+    cx:<token>   "Discard" there
+    cu:<token>   ↩ Undo under the "Memory updated" line, and under what Apply all did
+
+As every button (``bot.chat.buttons``), a press is resolved in the namespace of the person who
+pressed, in the chat where they pressed, so a token of another namespace finds nothing. In a
+group, Apply all and ↩ Undo make a change only to a memory the presser may change
+(``bot.core.policy``: its author or an administrator); the others stay waiting, for
+someone who may. Neither overwrites a memory someone changed since the model's proposal or
+change: the newer version stands, and the reply counts it as left alone. Discard changes no
+memory, so anyone in the chat may press it. Pressing twice does the work once: the record is
+rewritten before the memories are touched, and a record that is gone answers so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.ext import ContextTypes
+
+from bot.assistant.changes import TOKEN_PATTERN, ChangeFile, Proposal, Revision, content_of, revert
+from bot.chat.access import button_press, with_admin
+from bot.chat.services import services
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
+from bot.view.i18n import language_of, t
+from bot.view.render import escape, preview
+from bot.view.replies import edit_html, reply_html
+from memory.errors import MemoryNotFound, MemoryStoreError
+from memory.interface import MemoryNamespace, Store
+
+APPLY_PATTERN = rf"^ca:{TOKEN_PATTERN}$"
+DISCARD_PATTERN = rf"^cx:{TOKEN_PATTERN}$"
+UNDO_PATTERN = rf"^cu:{TOKEN_PATTERN}$"
+CHANGE_PREVIEW = 60  # characters of content per change listed for confirmation
+CHANGES_LISTED = 20  # changes listed in one confirmation; the rest are counted
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+def _button(language: str, key: str, data: str) -> InlineKeyboardButton:
+    return InlineKeyboardButton(t(language, key), callback_data=data)
+
+
+def changes_keyboard(
+    pending: str | None, undo: str | None, language: str
+) -> InlineKeyboardMarkup | None:
+    """Apply all / Discard for the changes waiting under ``pending``, ↩ Undo for ``undo``."""
+    rows = []
+    if pending is not None:
+        apply = _button(language, "button_apply_plain", f"ca:{pending}")
+        rows.append([apply, _button(language, "button_discard_plain", f"cx:{pending}")])
+    if undo is not None:
+        rows.append([_button(language, "button_undo_plain", f"cu:{undo}")])
+    return InlineKeyboardMarkup(rows) if rows else None
+
+
+def change_lines(proposals: Sequence[Proposal], language: str) -> str:
+    """One line per waiting change (the first ``CHANGES_LISTED``): old → new, or 🗑."""
+    lines = []
+    for proposal in proposals[:CHANGES_LISTED]:
+        memory = proposal.memory
+        old = escape(preview(memory.content, CHANGE_PREVIEW))
+        if proposal.op == "delete":
+            lines.append(t(language, "change_delete", id=memory.id, old=old))
+            continue
+        new = []
+        if proposal.content is not None:
+            new.append(escape(preview(proposal.content, CHANGE_PREVIEW)))
+        if proposal.tags is not None:
+            new.append(" ".join(f"#{escape(tag)}" for tag in proposal.tags) or "—")
+        if proposal.category is not None:
+            new.append(escape(proposal.category))
+        lines.append(t(language, "change_update", id=memory.id, old=old, new=" · ".join(new)))
+    if len(proposals) > CHANGES_LISTED:
+        lines.append(t(language, "changes_more", count=len(proposals) - CHANGES_LISTED))
+    return "\n".join(lines)
+
+
+def pending_prompt(
+    proposals: Sequence[Proposal], token: str, language: str
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """The one confirmation of a turn's waiting changes, with Apply all / Discard."""
+    text = t(language, "changes_pending", items=change_lines(proposals, language))
+    return text, changes_keyboard(token, None, language)
+
+
+# -- presses -----------------------------------------------------------------------------------
+
+
+@dataclass
+class Outcome:
+    """What a press did: changes made (and their undo token), left alone, refused."""
+
+    done: int = 0
+    undo: str | None = None
+    skipped: int = 0
+    refused: list[Proposal] = field(default_factory=list)
+    failed: int = 0
+
+
+def _book(store: Store, name: str) -> ChangeFile:
+    return ChangeFile(store.documents(name))
+
+
+async def _as_far_as_allowed(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    caller: Caller,
+    work: Callable[[MemoryNamespace, ChangeFile, Caller], Outcome | None],
+) -> Outcome | None:
+    """Run ``work`` off the event loop for ``caller``; again with the caller's administrator
+    rights (asked of Telegram only then) if it refused something without them."""
+    operations = services(context).operations
+    store = operations.store
+
+    def run(who: Caller) -> Callable[[], Outcome | None]:
+        return lambda: work(store.namespace(who.namespace), _book(store, who.namespace), who)
+
+    try:
+        return await operations.call(run(caller))
+    except NotAllowed:
+        admin = await with_admin(context, update, caller)
+        if admin is caller:
+            raise
+        return await operations.call(run(admin))
+
+
+def _apply_pending(
+    namespace: MemoryNamespace, book: ChangeFile, caller: Caller, token: str
+) -> Outcome | None:
+    """Make the waiting changes of ``token`` that ``caller`` may make; None if none wait.
+    ``NotAllowed`` when some wait but the caller may make none of them."""
+    proposals = book.pending(token)
+    if not proposals:
+        return None
+    todo: list[Proposal] = []
+    outcome = Outcome()
+    for proposal in proposals:
+        try:
+            current = namespace.get(proposal.id)
+        except MemoryNotFound:
+            outcome.skipped += 1
+            continue
+        if content_of(current) != content_of(proposal.memory):
+            outcome.skipped += 1  # changed since the model asked: the newer version stands
+        elif caller.may_change(current):
+            todo.append(proposal)
+        else:
+            outcome.refused.append(proposal)
+    if not todo and outcome.refused:
+        raise NotAllowed(outcome.refused[0].memory)
+    book.set_pending(token, outcome.refused)  # first: a second press must not apply twice
+    done: list[Revision] = []
+    try:
+        _apply(namespace, todo, done)
+        outcome.undo = book.keep_undo(done) if done else None
+    except MemoryStoreError:
+        # All or nothing, as a turn is; and no change stands without its old version kept.
+        revert(namespace, done)
+        book.set_pending(token, proposals)
+        raise
+    outcome.done = len(done)
+    outcome.skipped += len(todo) - len(done)
+    return outcome
+
+
+async def _pressed_and_run(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    work: Callable[[MemoryNamespace, ChangeFile, Caller, str], Outcome | None],
+) -> tuple[Outcome, str, Message] | None:
+    """Run ``work`` on the pressed button's token (``_as_far_as_allowed``); what it did, the
+    token and the message the button is on. None after answering the press when there is
+    nothing to do, or nothing that is the presser's to do."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return None
+    caller, token, message = pressed
+    try:
+        outcome = await _as_far_as_allowed(
+            update, context, caller, lambda ns, book, who: work(ns, book, who, token)
+        )
+    except NotAllowed:
+        await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
+        return None
+    if outcome is None:
+        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+        return None
+    await query.answer()
+    return outcome, token, message
+
+
+async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Apply all" pressed: make the waiting changes the presser may make, undoably."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    done = await _pressed_and_run(update, context, _apply_pending)
+    if done is None:
+        return
+    outcome, token, _ = done
+    parts = [t(language, "changes_applied", count=outcome.done)]
+    if outcome.skipped:
+        parts.append(t(language, "changes_skipped", count=outcome.skipped))
+    if outcome.refused:
+        parts.append(
+            t(language, "changes_remaining", items=change_lines(outcome.refused, language))
+        )
+    keyboard = changes_keyboard(token if outcome.refused else None, outcome.undo, language)
+    await edit_html(query, "\n".join(parts), keyboard)
+
+
+def _apply(namespace: MemoryNamespace, proposals: Sequence[Proposal], done: list[Revision]) -> None:
+    """Make ``proposals``, adding each one's revision to ``done`` as it is made (a memory
+    changed or deleted meanwhile is left alone)."""
+    for proposal in proposals:
+        try:
+            before = namespace.get(proposal.id)
+            if content_of(before) != content_of(proposal.memory):
+                continue  # changed meanwhile, by another member or process
+            if proposal.op == "delete":
+                done.append(Revision("reinstate", namespace.delete(proposal.id), None))
+            else:
+                changed = namespace.update(
+                    proposal.id,
+                    content=proposal.content,
+                    tags=proposal.tags,
+                    category=proposal.category,
+                )
+                done.append(Revision("restore", before, changed))
+        except MemoryNotFound:
+            continue  # deleted in between, by another member or process
+
+
+async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """ "Discard" pressed: forget the waiting changes (no memory is touched)."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, token, _ = pressed
+
+    def discard(namespace: MemoryNamespace, book: ChangeFile, who: Caller) -> Outcome | None:
+        if not book.pending(token):
+            return None
+        book.set_pending(token, [])
+        return Outcome()
+
+    if await _as_far_as_allowed(update, context, caller, discard) is None:
+        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+        return
+    await query.answer()
+    await edit_html(query, t(language, "changes_discarded"))
+
+
+def _undo(
+    namespace: MemoryNamespace, book: ChangeFile, caller: Caller, token: str
+) -> Outcome | None:
+    """Put back what ``token``'s changes replaced, as far as ``caller`` may; None if nothing
+    is left to undo, ``NotAllowed`` if the caller may undo none of it."""
+    revisions = book.undo(token)
+    if not revisions:
+        return None
+    mine: list[Revision] = []
+    theirs: list[Revision] = []
+    for revision in revisions:
+        # Whose memory it is: as the change left it (as it was, for a deletion).
+        memory = revision.left if revision.left is not None else revision.memory
+        (mine if caller.may_change(memory) else theirs).append(revision)
+    if not mine:
+        raise NotAllowed(revisions[0].memory)
+    book.set_undo(token, theirs)  # first: a second press must not undo twice
+    reverted = revert(namespace, mine)
+    if reverted.failed:  # the store refused: keep them for another press
+        book.set_undo(token, [*theirs, *reverted.failed])
+    return Outcome(done=reverted.undone, skipped=reverted.left_alone, failed=len(reverted.failed))
+
+
+async def undo_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """↩ Undo pressed: put back the old versions of what the model (or an Apply) changed."""
+    language = language_of(update.effective_user)
+    done = await _pressed_and_run(update, context, _undo)
+    if done is None:
+        return
+    outcome, _, message = done
+    parts = [t(language, "undone", count=outcome.done)]
+    if outcome.skipped:
+        parts.append(t(language, "undo_skipped", count=outcome.skipped))
+    if outcome.failed:
+        parts.append(t(language, "undo_failed", count=outcome.failed))
+    await reply_html(message, "\n".join(parts))

@@ -1,0 +1,41 @@
+"""Messages that are not commands: free text.
+
+In a private chat every text message is for the bot; in a group only a mention of the bot or a
+reply to one of its messages is (``access.addressed_to_bot``), anything else is left alone.
+
+With a language model configured, the message goes to it (``bot.chat.conversation``): it answers,
+using the memory operations of the chat's namespace as tools. Without one, free text is a
+question: it is searched like /recall, with a hint that /remember stores things.
+"""
+
+from __future__ import annotations
+
+from telegram import Update
+from telegram.ext import ContextTypes
+
+from bot.chat.access import addressed_to_bot, caller_of, without_mention
+from bot.chat.commands import show_matches
+from bot.chat.services import services
+from bot.view.i18n import language_of, t
+from bot.view.replies import reply_html
+
+
+async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Answer a plain message addressed to the bot: by the model, or by searching for it."""
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or message.text is None or caller is None:
+        return
+    if not addressed_to_bot(message, context.bot):
+        return
+    language = language_of(update.effective_user)
+    query = without_mention(message.text, context.bot)
+    if not query:
+        await reply_html(message, t(language, "help"))
+        return
+    conversation = services(context).conversation
+    if conversation is not None:
+        await conversation.answer(message, caller, query, language)
+        return
+    await show_matches(
+        context, message, caller, language, query, footer=t(language, "free_text_hint")
+    )

@@ -1,0 +1,51 @@
+"""What every handler needs: the configuration, the memory store and the language model.
+
+``build_application`` puts one ``Services`` into ``application.bot_data``; handlers (and the
+later LLM tools and jobs) reach it with ``services(context)``. Handlers keep no other state:
+buttons carry small ids and everything else is re-derived from the update.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol, cast
+
+from telegram.ext import ContextTypes
+
+from bot.config import Config
+from bot.core.operations import Operations
+from memory.interface import Store
+
+if TYPE_CHECKING:
+    from openai import AsyncOpenAI
+    from telegram import Message
+
+    from bot.core.policy import Caller
+    from bot.jobs.digest import Digest
+
+KEY = "services"
+
+
+@dataclass(frozen=True)
+class Services:
+    """The bot's resources, opened before polling starts and closed after it stops."""
+
+    config: Config
+    store: Store
+    operations: Operations  # every store call of a handler goes through it (off the loop)
+    llm: AsyncOpenAI | None = None
+    digest: Digest | None = None  # the scheduled report (None: not set up, e.g. in unit tests)
+    conversation: FreeText | None = None  # free text through ``llm`` (None: no model)
+
+
+class FreeText(Protocol):
+    """Answers a message with the language model (``bot.chat.conversation.Conversation``)."""
+
+    async def answer(self, message: Message, caller: Caller, text: str, language: str) -> None:
+        """Reply to ``message``, whose ``text`` is for the model, in ``caller``'s namespace."""
+        ...
+
+
+def services(context: ContextTypes.DEFAULT_TYPE) -> Services:
+    """The ``Services`` of the running application."""
+    return cast(Services, context.bot_data[KEY])

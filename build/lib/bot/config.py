@@ -1,0 +1,301 @@
+"""The bot's configuration: ``config.toml`` read into frozen dataclasses.
+
+Every key is documented in ``config.example.toml``. The file is read with ``tomllib`` and checked
+against the dataclasses below, key by key: an unknown key, a value of the wrong type or one
+out of range (a number, a choice, a cron expression or a time zone that ``metadata`` checks)
+stops start-up with a message that names the key (``telegram.group_scope``), so a typo never
+silently falls back to a default. A section is one dataclass; adding a key (or a section, for
+a later feature) is adding a field with a default.
+
+Secrets may stay out of the file: ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and
+``OPENAI_BASE_URL`` override it, checked as the file's keys are. A key is secret when its
+field says so (``metadata={"secret": True}``) or its name says so (a part ``token``, ``key``,
+``secret``, ``password``...: ``api_key``, ``auth_token``); a message about a secret key names
+the key and the type it got, never the value (a token pasted into the wrong place is still a
+token), nor does one about a whole table, which may hold secrets. ``Config.secrets()``
+collects the same keys' values for the log filter (``bot.logs``).
+
+A relative ``data_dir`` is taken relative to the config file's folder (to the working directory
+when there is no file), so the bot finds the same memories wherever it is started from.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+import typing
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC
+from pathlib import Path
+from typing import Any
+
+from bot.errors import ConfigError
+from bot.jobs.schedule import Schedule, parse_timezone
+
+DEFAULT_PATH = Path("config.toml")
+TELEGRAM_API = "https://api.telegram.org/bot"
+
+# Environment variable -> (section, key) it overrides.
+ENVIRONMENT = {
+    "TELEGRAM_BOT_TOKEN": ("telegram", "token"),
+    "OPENAI_API_KEY": ("llm", "api_key"),
+    "OPENAI_BASE_URL": ("llm", "base_url"),
+}
+
+
+def _choices(*values: str) -> dict[str, tuple[str, ...]]:
+    return {"choices": values}
+
+
+def _between(low: int, high: int) -> dict[str, tuple[int, int]]:
+    return {"between": (low, high)}
+
+
+def _checked(check: Callable[[str], object]) -> dict[str, Callable[[str], object]]:
+    """A text value that ``check`` accepts (``ValueError`` says what is wrong with it)."""
+    return {"check": check}
+
+
+_SECRET_WORDS = frozenset({"token", "key", "secret", "password", "passwd", "credentials"})
+
+
+def is_secret(spec: dataclasses.Field[Any]) -> bool:
+    """Whether a key's value must never appear in a message or a log line."""
+    declared = spec.metadata.get("secret")
+    if declared is not None:
+        return bool(declared)
+    return any(part in _SECRET_WORDS for part in spec.name.lower().split("_"))
+
+
+def _check_schedule(expression: str) -> object:
+    # Whether a crontab expression fires does not depend on the time zone (checked on its own).
+    return Schedule.parse(expression, UTC)
+
+
+@dataclass(frozen=True)
+class TelegramConfig:
+    """``[telegram]``: how the bot reaches Telegram and who may use it."""
+
+    token: str = field(default="", repr=False)
+    base_url: str = TELEGRAM_API
+    allowed_user_ids: tuple[int, ...] = ()
+    admin_user_ids: tuple[int, ...] = ()
+    group_scope: str = field(default="chat", metadata=_choices("chat", "user"))
+    flood_control: bool = True
+
+
+@dataclass(frozen=True)
+class LLMConfig:
+    """``[llm]``: an OpenAI-compatible chat-completions endpoint (optional)."""
+
+    base_url: str = "https://api.openai.com/v1"
+    api_key: str = field(default="", repr=False)
+    model: str = "gpt-4o-mini"
+    timeout: float = 60.0
+    retries: int = field(default=2, metadata=_between(0, 10))
+    stream: bool = False
+    max_rounds: int = field(default=5, metadata=_between(1, 20))
+    history_messages: int = field(default=20, metadata=_between(0, 200))
+    memory_tokens: int = field(default=1500, metadata=_between(0, 20000))
+    max_changes_per_turn: int = field(default=3, metadata=_between(0, 24))
+
+    @property
+    def enabled(self) -> bool:
+        """Whether free text goes to the model (a key is configured)."""
+        return bool(self.api_key)
+
+
+@dataclass(frozen=True)
+class DigestConfig:
+    """``[digest]``: the scheduled report of the most used memories (``bot.jobs.digest``)."""
+
+    enabled: bool = True
+    default: str = field(default="off", metadata=_choices("on", "off"))
+    schedule: str = field(default="0 9 * * mon", metadata=_checked(_check_schedule))
+    timezone: str = field(default="UTC", metadata=_checked(parse_timezone))
+    top: int = field(default=5, metadata=_between(1, 50))
+    stale_days: int = field(default=30, metadata=_between(1, 3650))
+    grace_hours: float = 6.0
+
+
+@dataclass(frozen=True)
+class Config:
+    """The whole configuration."""
+
+    data_dir: Path = Path("data")
+    log_level: str = field(default="info", metadata=_choices("debug", "info", "warning", "error"))
+    telegram: TelegramConfig = field(default_factory=TelegramConfig)
+    llm: LLMConfig = field(default_factory=LLMConfig)
+    digest: DigestConfig = field(default_factory=DigestConfig)
+
+    def secrets(self) -> list[str]:
+        """The values of every secret key (``is_secret``): they must never reach a log line."""
+        found: list[str] = []
+        sections = [self]
+        while sections:
+            section = sections.pop()
+            for spec in dataclasses.fields(section):
+                value = getattr(section, spec.name)
+                if dataclasses.is_dataclass(value):
+                    sections.append(typing.cast(Any, value))
+                elif is_secret(spec) and isinstance(value, str) and value:
+                    found.append(value)
+        return found
+
+
+def load_config(path: Path | str | None = None, environ: Mapping[str, str] | None = None) -> Config:
+    """Read ``path`` (default ``config.toml``, optional) and apply the environment overrides.
+
+    An explicit ``path`` must exist; the default one may be missing (defaults apply).
+    """
+    environ = os.environ if environ is None else environ
+    explicit = path is not None
+    file = Path(path) if path is not None else DEFAULT_PATH
+    data: dict[str, Any] = {}
+    if file.exists() or explicit:
+        try:
+            with file.open("rb") as handle:
+                data = tomllib.load(handle)
+        except FileNotFoundError:
+            raise ConfigError(f"no such file: {file}", source=str(file)) from None
+        except OSError as e:
+            raise ConfigError(f"cannot read it: {e.strerror}", source=str(file)) from e
+        except tomllib.TOMLDecodeError as e:
+            raise ConfigError(f"not valid TOML: {e}", source=str(file)) from e
+        base_dir = file.resolve().parent
+    else:
+        base_dir = Path.cwd()
+    return parse_config(data, base_dir=base_dir, source=str(file), environ=environ)
+
+
+def parse_config(
+    data: Mapping[str, Any],
+    *,
+    base_dir: Path,
+    source: str = "config",
+    environ: Mapping[str, str] | None = None,
+) -> Config:
+    """Check ``data`` (a parsed TOML document) and build the ``Config``."""
+    config = _build(Config, data, prefix="", source=source)
+    for variable, (section, key) in ENVIRONMENT.items():
+        value = (environ or {}).get(variable, "").strip()
+        if value:
+            part = getattr(config, section)
+            spec = {f.name: f for f in dataclasses.fields(part)}[key]
+            hint = typing.get_type_hints(type(part))[key]
+            checked = _convert(value, hint, spec, f"{section}.{key}", variable)
+            config = dataclasses.replace(
+                config, **{section: dataclasses.replace(part, **{key: checked})}
+            )
+    if not config.data_dir.is_absolute():
+        config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
+    return config
+
+
+_T = typing.TypeVar("_T")
+
+
+def parse_section(
+    cls: type[_T], table: Mapping[str, Any], *, name: str, source: str = "config"
+) -> _T:
+    """Check one table of the config (``[name]``) against its dataclass ``cls`` and build it."""
+    return _build(cls, table, prefix=f"{name}.", source=source)
+
+
+def _build(cls: type[_T], table: Mapping[str, Any], *, prefix: str, source: str) -> _T:
+    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
+    hints = typing.get_type_hints(cls)
+    values: dict[str, Any] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if key not in fields:
+            known = ", ".join(prefix + k for k in fields)
+            raise ConfigError(f"unknown key {name} (known keys: {known})", key=name, source=source)
+        values[key] = _convert(value, hints[key], fields[key], name, source)
+    return cls(**values)
+
+
+_TOML_TYPES = {
+    str: "text",
+    bool: "true or false",
+    int: "a whole number",
+    float: "a number",
+    list: "a list",
+    dict: "a table",
+}
+
+
+def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, source: str) -> Any:
+    secret = is_secret(spec)
+
+    def wrong(expected: str) -> ConfigError:
+        # A secret's value, or a whole table's (it may hold secrets), is never shown.
+        if secret or dataclasses.is_dataclass(hint):
+            got = _TOML_TYPES.get(type(value), f"a {type(value).__name__}")
+            got += " (the value is not shown: it is secret)" if secret else ""
+        else:
+            got = f"{value!r} ({type(value).__name__})"
+        return ConfigError(f"{name} must be {expected}, not {got}", key=name, source=source)
+
+    if dataclasses.is_dataclass(hint):
+        if not isinstance(value, dict):
+            raise wrong(f"a table ([{name}])")
+        return _build(typing.cast(type[Any], hint), value, prefix=f"{name}.", source=source)
+    if hint is bool:
+        if not isinstance(value, bool):
+            raise wrong("true or false")
+        return value
+    if hint is int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise wrong("a whole number")
+        between = spec.metadata.get("between")
+        if between and not between[0] <= value <= between[1]:
+            raise wrong(f"a whole number from {between[0]} to {between[1]}")
+        return value
+    if hint is float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise wrong("a number")
+        if value <= 0:
+            raise wrong("a positive number")
+        return float(value)
+    if hint is Path:
+        if not isinstance(value, str) or not value:
+            raise wrong("a path (text)")
+        return Path(value).expanduser()
+    if hint is str:
+        if not isinstance(value, str):
+            raise wrong("text")
+        choices = spec.metadata.get("choices")
+        if choices and value.lower() not in choices:
+            raise wrong(" or ".join(f'"{c}"' for c in choices))
+        check = spec.metadata.get("check")
+        if check is not None:
+            try:
+                check(value)
+            except ValueError as e:
+                if secret:  # the reason may quote the value
+                    problem = "is not valid (the value is not shown: it is secret)"
+                    raise ConfigError(f"{name} {problem}", key=name, source=source) from None
+                raise ConfigError(f"{name}: {e}", key=name, source=source) from e
+        return value.lower() if choices else value
+    if typing.get_origin(hint) is tuple and typing.get_args(hint) == (int, ...):
+        if not isinstance(value, list) or not all(
+            isinstance(item, int) and not isinstance(item, bool) for item in value
+        ):
+            raise wrong("a list of whole numbers (Telegram user ids)")
+        return tuple(value)
+    raise TypeError(f"no conversion for {name}: {hint!r}")  # a programming error, not the user's
+
+
+__all__ = [
+    "Config",
+    "DigestConfig",
+    "LLMConfig",
+    "TelegramConfig",
+    "is_secret",
+    "load_config",
+    "parse_config",
+    "parse_section",
+]

@@ -1,0 +1,279 @@
+"""The memory operations of the bot: one set for commands, buttons, the model's tools and jobs.
+
+Each operation is a plain function of a namespace (``memory.interface.MemoryNamespace``) and,
+when it changes a memory that exists, of the ``Caller`` (``bot.core.policy``). It reads what
+people type with the library's own parsers (``memory.model.parse_id``, ``parse_limit``),
+applies the one permission rule (``Caller.may_change``; ``bot.errors.NotAllowed`` when it
+refuses), and returns memory values; what a reply looks like is the door's business. The one
+outside view of a memory, without the bot's bookkeeping (``source``), is ``public_record``.
+
+What counts as a use of a memory (``accessCount`` + 1, ``accessedAt`` now) is decided here,
+for every door, and nowhere else: a memory is used when it is the answer, not when it is
+merely shown. Precisely:
+
+- ``/recall`` and free text without a model (``recall_page``): the first result, and only on
+  the first page; further results, further pages, the newest memories of a blank /recall, and
+  ``/list``, ``/related``, ``/stats``, the digest and ``/export`` are not uses;
+- the model's ``searchMemory`` (``search``): each result it receives that is an answer
+  (``memory.relevance.answers``: it shares a word with the question that is not a stop word or
+  stop character, and scores at least a fifth of the best); the memories in the system prompt
+  only if the answer quotes them (``used_in_answer``, called by ``bot.assistant.turn``);
+  ``getMemory`` and the other tools are not uses;
+- buttons: 🗑, Delete, Keep, the page buttons of ``/list`` and ``/recall`` are not uses.
+
+A match that shares only stop words or characters with the query (``你是谁`` and
+``小王的生日是3月5日`` share 是) is never shown by ``/recall`` and never counts
+(``memory.relevance.matches``). The library's ``search(..., touch=True)``, which touches every
+hit as the article does, stays for the CLI and library callers; here every search is made with
+``touch=False`` and the answer is touched with ``MemoryNamespace.touch``.
+
+Store calls block (an fsync, a cold namespace's index build: seconds at 100,000 memories), so
+the doors never make them on the event loop: ``Operations.run`` runs an operation in a small
+pool of worker threads, and one chat's slow call delays no other chat. The model's tools call
+the same functions from the turn's own worker thread.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import hashlib
+import logging
+from collections.abc import Callable, Iterable
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from typing import Any, Concatenate, ParamSpec, TypeVar
+
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
+from memory.errors import MemoryNotFound, MemoryStoreError
+from memory.interface import Documents, MemoryNamespace, Store, update_document
+from memory.model import Hit, Memory, Stats, clean_tags, parse_id, parse_limit
+from memory.relevance import answers, matches, quotes
+
+RECALL_LIMIT = 5
+RECALL_DEPTH = 100  # /recall counts and pages through at most this many matches
+RECALL_QUERIES = "recall-queries"  # the namespace's document of paged /recall queries
+KEPT_QUERIES = 20
+QUERY_TOKEN_CHARS = 10
+RELATED_LIMIT = 5
+WORKERS = 4  # threads for store calls: enough for a few slow ones beside quick ones
+
+log = logging.getLogger(__name__)
+
+P = ParamSpec("P")
+T = TypeVar("T")
+
+
+def find(namespace: MemoryNamespace, value: object) -> Memory:
+    """The memory whose id is ``value`` as typed (``MemoryInvalid``, ``MemoryNotFound``)."""
+    return namespace.get(parse_id(value))
+
+
+def find_changeable(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
+    """Like ``find``, for a memory about to change: ``NotAllowed`` if the caller may not."""
+    memory = find(namespace, value)
+    if not caller.may_change(memory):
+        raise NotAllowed(memory)
+    return memory
+
+
+def remember(
+    namespace: MemoryNamespace,
+    content: str,
+    tags: Iterable[str] | str = (),
+    category: str | None = None,
+    *,
+    source: str | None = None,
+) -> Memory:
+    """Store a new memory (a ``source`` already stored returns that memory instead)."""
+    return namespace.add(content, tags, category, source=source)
+
+
+@dataclass(frozen=True)
+class Matches:
+    """One page of what /recall found: ``memories`` from position ``start`` of ``total``."""
+
+    query: str
+    memories: tuple[Memory, ...]
+    start: int
+    total: int
+    capped: bool = False  # the search stopped at RECALL_DEPTH: there may be more than total
+    token: str | None = None  # names ``query`` for the buttons of other pages (``recall_query``)
+
+    @property
+    def more(self) -> bool:
+        """Whether a page follows this one."""
+        return self.start + len(self.memories) < self.total
+
+
+def recall_page(
+    namespace: MemoryNamespace,
+    query: str,
+    page: int = 0,
+    size: object = RECALL_LIMIT,
+    *,
+    use: bool = True,
+) -> Matches:
+    """Page ``page`` (0-based, clamped) of the matches for ``query``; blank: the newest memories.
+
+    With ``use`` (a question asked, not a page turned), the first result of the first page
+    counts as used (see the module docstring). When there is more than one page, the query is
+    kept (``keep_query``) under the returned ``token``.
+    """
+    count, number = parse_limit(size), max(page, 0)
+    if not query.strip():
+        newest = namespace.memories()[::-1]
+        start = min(number * count, max(len(newest) - 1, 0) // count * count)
+        return Matches("", tuple(newest[start : start + count]), start, len(newest))
+    hits = namespace.search(query, RECALL_DEPTH, touch=False)
+    capped = len(hits) == RECALL_DEPTH
+    found = [hit.memory for hit in matches(query, hits)]
+    start = min(number * count, max(len(found) - 1, 0) // count * count)
+    shown = found[start : start + count]
+    if use and start == 0 and shown:
+        shown[:1] = namespace.touch([shown[0].id]) or shown[:1]
+    token = None
+    if len(found) > count:
+        token = keep_query(namespace.documents(), query) if use else query_token(query)
+    return Matches(query, tuple(shown), start, len(found), capped, token)
+
+
+def recall(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT) -> list[Memory]:
+    """The best matches for ``query``, best first; a blank query: the newest memories."""
+    return list(recall_page(namespace, query, 0, limit).memories)
+
+
+def query_token(query: str) -> str:
+    """A short name for a query, for callback data (hex, ``QUERY_TOKEN_CHARS`` long)."""
+    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:QUERY_TOKEN_CHARS]
+
+
+def keep_query(documents: Documents, query: str) -> str:
+    """Keep ``query`` among the namespace's last ``KEPT_QUERIES`` paged ones; its token."""
+    token = query_token(query)
+
+    def change(value: Any) -> dict[str, str]:
+        kept = {k: v for k, v in value.items() if k != token} if isinstance(value, dict) else {}
+        kept[token] = query
+        return dict(list(kept.items())[-KEPT_QUERIES:])
+
+    try:
+        update_document(documents, RECALL_QUERIES, change, durable=False)
+    except MemoryStoreError as e:  # only the ▶ button needs it: it will say it is stale
+        log.warning("could not keep a /recall query: %s", e.message)
+    return token
+
+
+def recall_query(documents: Documents, token: str) -> str | None:
+    """The query kept under ``token`` (``keep_query``), or None if it is no longer kept."""
+    found = documents.get(RECALL_QUERIES)
+    query = found.value.get(token) if found is not None and isinstance(found.value, dict) else None
+    return query if isinstance(query, str) and query_token(query) == token else None
+
+
+def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> list[Hit]:
+    """The matches for ``query`` with their scores (the model's ``searchMemory``); those that
+    are answers (``memory.relevance.answers``) count as used."""
+    hits = matches(query, namespace.search(query, parse_limit(limit), touch=False))
+    used = {hit.memory.id for hit in answers(query, hits)}
+    touched = {memory.id: memory for memory in namespace.touch(used)} if used else {}
+    return [Hit(touched.get(hit.memory.id, hit.memory), hit.score) for hit in hits]
+
+
+def used_in_answer(namespace: MemoryNamespace, answer: str, shown: Iterable[Memory]) -> list[int]:
+    """Count as used the memories of ``shown`` (the system prompt's) that ``answer`` quotes,
+    unless used since they were shown (a search of the same turn); the ids counted."""
+    quoted = quotes(answer, shown)
+    if not quoted:
+        return []
+    fresh = []
+    for memory in quoted.values():
+        try:
+            if namespace.get(memory.id).access_count == memory.access_count:
+                fresh.append(memory.id)
+        except MemoryNotFound:  # deleted by this turn
+            continue
+    return [memory.id for memory in namespace.touch(fresh)] if fresh else []
+
+
+def forget(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
+    """Delete the memory whose id is ``value``, if the caller may; the deleted memory."""
+    return namespace.delete(find_changeable(namespace, caller, value).id)
+
+
+def edit(
+    namespace: MemoryNamespace,
+    caller: Caller,
+    value: object,
+    *,
+    content: str | None = None,
+    tags: Iterable[str] | str | None = None,
+    category: str | None = None,
+) -> Memory:
+    """Change the memory whose id is ``value``, if the caller may; the changed memory."""
+    memory = find_changeable(namespace, caller, value)
+    return namespace.update(memory.id, content=content, tags=tags, category=category)
+
+
+def related(
+    namespace: MemoryNamespace, value: object, limit: object = RELATED_LIMIT
+) -> tuple[Memory, list[Memory]]:
+    """The memory whose id is ``value`` and the memories related to it, best first."""
+    memory = find(namespace, value)
+    return memory, [hit.memory for hit in namespace.related(memory.id, parse_limit(limit))]
+
+
+def listing(
+    namespace: MemoryNamespace, category: str | None = None, *, tag: str | None = None
+) -> list[Memory]:
+    """Every memory (or one category's, or those with ``tag``), newest first."""
+    if tag is None:
+        return namespace.memories(category)[::-1]
+    [label] = clean_tags([tag]) or ("",)
+    return [m for m in namespace.memories(category)[::-1] if label in m.tags]
+
+
+def stats(namespace: MemoryNamespace) -> Stats:
+    """Totals by category, the most used tags and the most accessed memories."""
+    return namespace.stats()
+
+
+def public_record(memory: Memory) -> dict[str, Any]:
+    """A memory as the outside sees it: the article's record, without the bot's ``source``
+    (where it came from: chat, message and author ids, which are bookkeeping)."""
+    record = memory.to_dict()
+    record.pop("source", None)
+    return record
+
+
+def export(namespace: MemoryNamespace) -> list[dict[str, Any]]:
+    """Every memory as an article-format record (``public_record``), in stored order."""
+    return [public_record(memory) for memory in namespace.memories()]
+
+
+class Operations:
+    """Runs operations for the doors, off the event loop, on the bot's store."""
+
+    def __init__(self, store: Store, *, workers: int = WORKERS) -> None:
+        self.store = store
+        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="store")
+
+    async def run(
+        self,
+        namespace: str,
+        operation: Callable[Concatenate[MemoryNamespace, P], T],
+        *args: P.args,
+        **kwargs: P.kwargs,
+    ) -> T:
+        """``operation(<namespace>, *args, **kwargs)`` in a worker thread."""
+        call = functools.partial(operation, self.store.namespace(namespace), *args, **kwargs)
+        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+
+    async def call(self, work: Callable[[], T]) -> T:
+        """Any other store work (documents, several namespaces) in a worker thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._pool, work)
+
+    def close(self) -> None:
+        """Wait for the calls in progress and let the threads go."""
+        self._pool.shutdown(wait=True)

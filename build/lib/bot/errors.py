@@ -1,0 +1,46 @@
+"""Errors of the bot package.
+
+The bot maps the memory library's errors (``memory.errors``) and Telegram's (``telegram.error``)
+to messages for the user; it raises its own only for what happens before it can talk to anyone::
+
+    BotError                      message: str
+    ├── ConfigError               key: str | None, source: str
+    └── NotAllowed                memory: Memory (the group policy refused a change to it)
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from memory.model import Memory
+
+
+class BotError(Exception):
+    """Base class of the bot's own errors."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class ConfigError(BotError):
+    """The configuration cannot be used: a missing file, an unknown key, a wrong type.
+
+    ``key`` is the dotted name of the offending key (``telegram.group_scope``) when there is one,
+    ``source`` the file (or environment variable) it came from.
+    """
+
+    def __init__(self, message: str, *, key: str | None = None, source: str = "") -> None:
+        where = f"{source}: " if source else ""
+        super().__init__(f"{where}{message}")
+        self.key = key
+        self.source = source
+
+
+class NotAllowed(BotError):
+    """The caller may not change this memory (``bot.core.policy.Caller.may_change``)."""
+
+    def __init__(self, memory: Memory) -> None:
+        super().__init__(f"not allowed to change memory {memory.id}")
+        self.memory = memory

@@ -1,0 +1,434 @@
+"""Every string a user sees, in English and Chinese.
+
+A user whose Telegram ``language_code`` starts with ``zh`` gets Chinese, everyone else English.
+Templates are Telegram HTML: placeholders (``{content}``) must be given text that is already
+escaped (``bot.view.render.escape``), and literal ``<``, ``>`` and ``&`` are written as entities.
+Keys ending in ``_plain`` are plain text (button labels, pop-up alerts, command descriptions),
+never parsed as HTML, so they are not escaped.
+"""
+
+from __future__ import annotations
+
+import html
+
+from telegram import User
+
+from memory.errors import MemoryInvalid
+from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
+
+LANGUAGES = ("en", "zh")
+
+# The commands, in menu order: (command, key of its description).
+COMMANDS = (
+    ("remember", "cmd_remember_plain"),
+    ("recall", "cmd_recall_plain"),
+    ("forget", "cmd_forget_plain"),
+    ("list", "cmd_list_plain"),
+    ("edit", "cmd_edit_plain"),
+    ("related", "cmd_related_plain"),
+    ("stats", "cmd_stats_plain"),
+    ("export", "cmd_export_plain"),
+    ("digest", "cmd_digest_plain"),
+    ("help", "cmd_help_plain"),
+    ("start", "cmd_start_plain"),
+)
+
+_HELP_EN = """<b>Commands</b>
+/remember <i>text</i> — remember something. <code>#hashtags</code> become tags; a first word \
+with a colon sets the category: <code>/remember work: standup at 10 #meeting</code>. Without \
+hashtags I pick tags from the keywords. Send /remember as a reply to store that message.
+/recall <i>question</i> — the best matching memories (no question: the most recent).
+/forget <i>id</i> — delete a memory (I ask first).
+/list [<i>category</i> | #<i>tag</i>] — all memories (or one category's, or one tag's), newest \
+first, page by page.
+/edit <i>id</i> <i>new text</i> — change a memory (hashtags and <code>category:</code> too).
+/related <i>id</i> — memories sharing its tags or category.
+/stats — totals, categories, top tags, most used.
+/export — your memories as a <code>memory.json</code> file.
+/digest [on|off|now] — a scheduled report: the most used memories, the new ones, those \
+gone unused. /digest alone shows the setting and the next report.
+
+Any other message is a question: I search the memories for it.
+In groups, address me with a command, an @mention or a reply to one of my messages. A group's \
+memories are shared: every member can find them, and a memory can be deleted or changed by \
+the member who stored it or by a group administrator."""
+
+_HELP_ZH = """<b>命令</b>
+/remember <i>内容</i> — 记住一件事。<code>#话题标签</code> 会成为标签；开头的一个词加冒号表示分类：\
+<code>/remember 工作：明天十点开会 #会议</code>。没写标签时，我会从关键词里挑选。\
+回复某条消息并发送 /remember，可以记住那条消息。
+/recall <i>问题</i> — 找出最相关的记忆（不写问题：最近的记忆）。
+/forget <i>编号</i> — 删除一条记忆（会先确认）。
+/list [<i>分类</i> | #<i>标签</i>] — 分页列出全部记忆（或某个分类、某个标签的），最新的在前。
+/edit <i>编号</i> <i>新内容</i> — 修改一条记忆（也可以改标签和 <code>分类：</code>）。
+/related <i>编号</i> — 与它标签或分类相同的记忆。
+/stats — 总数、分类、常用标签、最常用的记忆。
+/export — 把你的记忆导出为 <code>memory.json</code> 文件。
+/digest [on|off|now] — 定期摘要：最常用的记忆、新增的记忆、久未使用的记忆。\
+只发送 /digest 可以查看设置和下一次发送时间。
+
+其他消息都当作提问：我会在记忆里搜索。
+在群组里，请用命令、@我 或回复我的消息来跟我说话。群组的记忆是共享的：每个成员都能查到；\
+只有存入它的成员或群组管理员可以删除或修改它。"""
+
+STRINGS: dict[str, dict[str, str]] = {
+    "en": {
+        "start": "👋 Hi {name}! I remember things for you and find them again when you ask.\n\n"
+        + _HELP_EN,
+        "help": _HELP_EN,
+        "usage_remember": "What should I remember? Send <code>/remember standup is at 10:00</code>"
+        " or reply to a message with /remember.",
+        "usage_forget": "Which memory? Send <code>/forget 1712345678901</code>; /recall and /list "
+        "show the ids.",
+        "usage_edit": "Send <code>/edit 1712345678901 new text</code>; /recall and /list show the "
+        "ids.",
+        "usage_related": "Send <code>/related 1712345678901</code>; /recall and /list show the "
+        "ids.",
+        "remembered": "✅ Remembered.\n{memory}",
+        "tags_derived": "<i>Tags picked from the keywords; add #hashtags to choose your own.</i>",
+        "recall_title": "🔎 Best matches for “{query}”:",
+        "recent_title": "🕘 Most recent memories:",
+        "recall_count": "<i>{count} of {total}</i>",
+        "recall_range": "<i>{first}–{last} of {total}</i>",
+        "recall_none": "I found nothing about “{query}”.",
+        "no_memories": "No memories yet. Send <code>/remember something</code> to store one.",
+        "free_text_hint": "💡 To store a message instead, send /remember before it.",
+        "forget_confirm": "Forget this memory?\n{memory}",
+        "forgotten": "🗑 Forgotten: {content}",
+        "kept": "👍 Kept: {content}",
+        "cancelled": "👍 Cancelled.",
+        "not_found": "There is no memory <code>{id}</code> here. /recall and /list show the ids.",
+        "bad_id": "“{value}” is not a memory id; ids are the numbers that /recall and /list show.",
+        "edited": "✏️ Updated.\n{memory}",
+        "related_title": "🔗 Related to “{content}”:",
+        "related_none": "Nothing shares tags or a category with “{content}”.",
+        "stats_title": "📊 <b>Memories:</b> {total}",
+        "stats_by_category": "<b>Categories:</b> {items}",
+        "stats_top_tags": "<b>Top tags:</b> {items}",
+        "stats_most_accessed": "<b>Most used:</b>",
+        "stats_times": "{count}×",
+        "llm_memory_updated": "🧠 <i>Memory updated: {changes}.</i>",
+        "llm_added": "added {ids}",
+        "llm_changed": "changed {ids}",
+        "llm_deleted": "deleted {ids}",
+        "llm_confirm_changes": "⚠️ The model wanted {count} more changes to existing memories. "
+        "They wait for your confirmation below.",
+        "llm_not_kept": "⚠️ I could not save the old versions of what the model changed, so I "
+        "undid its changes: nothing was changed. Please try again later; the bot's owner can "
+        "find the details in the log.",
+        "changes_pending": "⚠️ <b>Waiting for your confirmation</b>: the model wants to make "
+        "these changes.\n{items}",
+        "change_update": "✏️ <code>{id}</code> {old}\n    → {new}",
+        "change_delete": "🗑 <code>{id}</code> {old}",
+        "changes_more": "… and {count} more",
+        "changes_applied": "✅ Applied: {count}.",
+        "changes_skipped": "Left alone, changed or deleted since: {count}.",
+        "changes_remaining": "Still waiting for their author or a group administrator:\n{items}",
+        "changes_discarded": "👍 Discarded: nothing was changed.",
+        "undone": "↩ Undone: {count} put back as they were.",
+        "undo_skipped": "Left alone, changed since by someone else: {count}.",
+        "undo_failed": "Not undone yet, the storage refused: {count}. Press ↩ Undo again later.",
+        "llm_empty": "<i>(The model gave no answer.)</i>",
+        "llm_timeout": "⏱ The language model did not answer within {timeout} s. Nothing was "
+        "changed; please send your message again.",
+        "llm_connection": "🔌 I could not reach the language model. Nothing was changed; "
+        "please try again in a minute. Meanwhile /recall and /remember work.",
+        "llm_auth": "🔑 The language model refused the bot's API key (HTTP {status}). Nothing "
+        "was changed. The bot's owner needs to check <code>[llm] api_key</code>; meanwhile "
+        "/recall and /remember work.",
+        "llm_rate_limit": "🚦 The language model is busy (rate limited). Nothing was changed; "
+        "please try again in {seconds} s.",
+        "llm_rate_limit_soon": "🚦 The language model is busy (rate limited). Nothing was "
+        "changed; please try again in a minute.",
+        "llm_quota": "💳 The language model's quota for this bot is used up. Nothing was "
+        "changed. The bot's owner needs to check the account; meanwhile /recall and /remember "
+        "work.",
+        "llm_server": "⚠️ The language model had an internal error{status_text}, also on "
+        "retrying. Nothing was changed; please try again in a few minutes.",
+        "llm_request": "⚠️ The language model refused the request (HTTP {status}). Nothing was "
+        "changed. The bot's owner should check <code>[llm] model</code> and "
+        "<code>base_url</code>.",
+        "llm_bad_response": "⚠️ The language model sent an answer I could not read. Nothing "
+        "was changed; please try again.",
+        "llm_tool_limit": "🔁 I stopped: the model kept calling memory tools for {rounds} "
+        "rounds without answering, so I undid what those calls changed. Please rephrase, or "
+        "ask something narrower.",
+        "stats_llm": "<b>Language model:</b> {turns} messages, {prompt} prompt + {completion} "
+        "completion tokens since {since}",
+        "list_title": "📋 Memories{category}: page {page} of {pages} (total: {total})",
+        "list_empty": "No memories{category} yet.",
+        "export_caption": "Exported: {count}, in the article's memory.json format.",
+        "export_empty": "Nothing to export yet.",
+        "invalid": "I couldn't do that: {reason}",
+        "invalid_content": "a memory is 1 to {max_chars} characters of text ({chars} given), "
+        "without NUL characters.",
+        "invalid_tags": "at most {max_tags} tags, each up to {max_label} characters, without "
+        "control characters.",
+        "invalid_category": "a category is up to {max_label} characters, without control "
+        "characters.",
+        "unknown_command": "I don't know that command. /help lists what I can do.",
+        "refused": "Sorry, this bot is private. Your Telegram user id is <code>{user_id}</code>:"
+        " send it to the bot's owner, who can add it to <code>allowed_user_ids</code>.",
+        "refused_chat": "Sorry, this bot is private. You are writing as a chat (a channel, or "
+        "the group itself) whose Telegram id is <code>{chat_id}</code>: the bot's owner can add "
+        "it to <code>allowed_user_ids</code>, or write as yourself.",
+        "error_generic": "Sorry, something went wrong on my side and nothing was changed. Please "
+        "try again; if it keeps happening, tell the bot's owner.",
+        "error_storage": "Sorry, I couldn't reach my storage, so nothing was saved. Please try "
+        "again later; the bot's owner can find the details in the log.",
+        "quarantined": "⚠️ The memory file here was damaged and could not be read in full. I "
+        "kept its bytes untouched as <code>{file}</code> for the bot's owner, and this chat "
+        "still has {count} memories, the ones I held or could read: /list shows them.",
+        "quarantined_empty": "⚠️ The memory file here was damaged and could not be read. I "
+        "kept its bytes untouched as <code>{file}</code>; no memory of it could be read, so "
+        "/list shows none until the bot's owner recovers them from that file.",
+        "not_yours": "Only the member who stored this memory or a group administrator can "
+        "delete or change it.",
+        "not_yours_plain": "Only the member who stored this memory or a group administrator "
+        "can delete it.",
+        "admin_error": "⚠️ An update failed: <code>{error}</code>. The log has the traceback.",
+        "admin_poison": (
+            "⚠️ Update {update_id} (chat {chat}) was being handled during {tries} crashes of "
+            "the bot; it is set aside in data/.bot/poison.jsonl and will not be handled again. "
+            "Its text begins: <code>{text}</code>"
+        ),
+        "refused_plain": "Sorry, this bot is private. Your Telegram user id is {user_id}.",
+        "stale_plain": "That memory is not here (anymore).",
+        "error_plain": "Sorry, something went wrong. Please try again.",
+        "button_forget_plain": "🗑 Forget {index}: {preview}",
+        "button_delete_plain": "🗑 Delete",
+        "button_keep_plain": "Keep",
+        "button_apply_plain": "✅ Apply all",
+        "button_discard_plain": "Discard",
+        "button_undo_plain": "↩ Undo",
+        "changes_gone_plain": "Nothing to do: these changes were already applied, discarded or "
+        "undone, or are too old.",
+        "not_yours_changes_plain": "Only the member who stored these memories or a group "
+        "administrator can change them.",
+        "button_prev_plain": "◀",
+        "button_next_plain": "▶",
+        "button_more_plain": "More ▶",
+        "cmd_start_plain": "What I do",
+        "cmd_help_plain": "How to use me",
+        "cmd_remember_plain": "Remember something (#tags, category: …)",
+        "cmd_recall_plain": "Find memories for a question",
+        "cmd_forget_plain": "Delete a memory by id",
+        "cmd_stats_plain": "Totals, categories, top tags",
+        "cmd_list_plain": "All memories, page by page",
+        "cmd_edit_plain": "Change a memory: /edit id new text",
+        "cmd_related_plain": "Memories related to one: /related id",
+        "cmd_export_plain": "Download memory.json",
+        "cmd_digest_plain": "Scheduled report: /digest on, off or now",
+        "digest_title": "📬 <b>Your memory digest</b> · {total} memories",
+        "digest_top": "<b>Most used</b>",
+        "digest_top_none": "<i>None of these memories has been recalled yet.</i>",
+        "digest_added": "🆕 <b>Added since {since}:</b> {count}",
+        "digest_added_none": "🆕 Nothing added since {since}.",
+        "digest_added_more": "… and {count} more (/list)",
+        "digest_stale": "💤 <b>{count}</b> memories not recalled for {days} days. Review them "
+        "with /list and remove what is out of date with /forget.",
+        "digest_footer": "<i>/digest off stops these reports.</i>",
+        "digest_status_on": "📬 The digest is <b>on</b> here. Next report: {next}.\n"
+        "/digest off stops it; /digest now sends one now.",
+        "digest_status_off": "📭 The digest is <b>off</b> here. /digest on sends a report of "
+        "the most used, the new and the unused memories on a schedule (next: {next}); "
+        "/digest now sends one now.",
+        "digest_switched_on": "✅ Digest on. Next report: {next}. /digest off stops it.",
+        "digest_switched_off": "🔕 Digest off. /digest on turns it back on.",
+        "digest_disabled": "The bot's owner has turned the scheduled digest off. /digest now "
+        "still sends the report.",
+        "digest_admins_only": "Only the group's administrators can turn the digest on or off. "
+        "/digest alone shows the setting; /digest now sends the report.",
+        "digest_no_chat": "The scheduled digest goes to a private chat or to a group, and "
+        "memories kept for a channel have neither. /digest now sends the report here.",
+        "digest_usage": "Send <code>/digest on</code>, <code>/digest off</code> or "
+        "<code>/digest now</code>; /digest alone shows the setting.",
+        "digest_when": "{weekday} {date} {time} ({zone})",
+        "digest_never": "none scheduled",
+        "weekdays_plain": "Mon Tue Wed Thu Fri Sat Sun",
+    },
+    "zh": {
+        "start": "👋 你好，{name}！我帮你记住事情，你问的时候再帮你找出来。\n\n" + _HELP_ZH,
+        "help": _HELP_ZH,
+        "usage_remember": "要记住什么？发送 <code>/remember 每天十点站会</code>，"
+        "或回复一条消息并发送 /remember。",
+        "usage_forget": "删除哪一条？发送 <code>/forget 1712345678901</code>；/recall 和 /list "
+        "会显示编号。",
+        "usage_edit": "发送 <code>/edit 1712345678901 新内容</code>；/recall 和 /list 会显示编号。",
+        "usage_related": "发送 <code>/related 1712345678901</code>；/recall 和 /list 会显示编号。",
+        "remembered": "✅ 记住了。\n{memory}",
+        "tags_derived": "<i>标签取自关键词；加上 #话题标签 可以自己指定。</i>",
+        "recall_title": "🔎 与“{query}”最相关的记忆：",
+        "recent_title": "🕘 最近的记忆：",
+        "recall_count": "<i>{count} 条，共 {total} 条</i>",
+        "recall_range": "<i>第 {first}–{last} 条，共 {total} 条</i>",
+        "recall_none": "没有找到与“{query}”相关的记忆。",
+        "no_memories": "还没有记忆。发送 <code>/remember 内容</code> 来记住一件事。",
+        "free_text_hint": "💡 想让我记住这条消息，请在前面加上 /remember。",
+        "forget_confirm": "要删除这条记忆吗？\n{memory}",
+        "forgotten": "🗑 已删除：{content}",
+        "kept": "👍 已保留：{content}",
+        "cancelled": "👍 已取消。",
+        "not_found": "这里没有编号为 <code>{id}</code> 的记忆。/recall 和 /list 会显示编号。",
+        "bad_id": "“{value}”不是记忆编号；编号是 /recall 和 /list 显示的数字。",
+        "edited": "✏️ 已修改。\n{memory}",
+        "related_title": "🔗 与“{content}”相关：",
+        "related_none": "没有与“{content}”标签或分类相同的记忆。",
+        "stats_title": "📊 共 <b>{total}</b> 条记忆",
+        "stats_by_category": "<b>分类：</b>{items}",
+        "stats_top_tags": "<b>常用标签：</b>{items}",
+        "stats_most_accessed": "<b>最常用：</b>",
+        "stats_times": "{count} 次",
+        "llm_memory_updated": "🧠 <i>记忆已更新：{changes}。</i>",
+        "llm_added": "新增 {ids}",
+        "llm_changed": "修改 {ids}",
+        "llm_deleted": "删除 {ids}",
+        "llm_confirm_changes": "⚠️ 模型还想再修改 {count} 条已有的记忆，需要你在下面确认。",
+        "llm_not_kept": "⚠️ 我无法保存模型所改记忆的旧版本，所以撤销了它的改动：什么都没有改动。"
+        "请稍后再试；机器人的主人可以在日志里看到详情。",
+        "changes_pending": "⚠️ <b>等待你的确认</b>：模型想做以下改动。\n{items}",
+        "change_update": "✏️ <code>{id}</code> {old}\n    → {new}",
+        "change_delete": "🗑 <code>{id}</code> {old}",
+        "changes_more": "……还有 {count} 条",
+        "changes_applied": "✅ 已应用：{count} 条。",
+        "changes_skipped": "之后已被修改或删除，未动：{count} 条。",
+        "changes_remaining": "仍在等待记忆的作者或群组管理员确认：\n{items}",
+        "changes_discarded": "👍 已放弃：什么都没有改动。",
+        "undone": "↩ 已撤销：{count} 条已恢复原样。",
+        "undo_skipped": "之后已被他人修改，未动：{count} 条。",
+        "undo_failed": "存储出错，尚未撤销：{count} 条。请稍后再按 ↩ 撤销。",
+        "llm_empty": "<i>（模型没有给出回答。）</i>",
+        "llm_timeout": "⏱ 语言模型在 {timeout} 秒内没有回应。什么都没有改动，请重新发送你的消息。",
+        "llm_connection": "🔌 无法连接语言模型。什么都没有改动，请过一分钟再试。在此期间 /recal"
+        "l 和 /remember 仍可使用。",
+        "llm_auth": "🔑 语言模型拒绝了机器人的 API 密钥（HTTP {status}）。什么都没有改动。请机"
+        "器人的主人检查 <code>[llm] api_key</code>；在此期间 /recall 和 /remember 仍可使用。",
+        "llm_rate_limit": "🚦 语言模型正忙（请求过于频繁）。什么都没有改动，请 {seconds} 秒后再"
+        "试。",
+        "llm_rate_limit_soon": "🚦 语言模型正忙（请求过于频繁）。什么都没有改动，请过一分钟再试。",
+        "llm_quota": "💳 这个机器人的语言模型额度已用完。什么都没有改动。请机器人的主人检查账户"
+        "；在此期间 /recall 和 /remember 仍可使用。",
+        "llm_server": "⚠️ 语言模型内部出错{status_text}，重试后仍然如此。什么都没有改动，请过几"
+        "分钟再试。",
+        "llm_request": "⚠️ 语言模型拒绝了请求（HTTP {status}）。什么都没有改动。请机器人的主人"
+        "检查 <code>[llm] model</code> 和 <code>base_url</code>。",
+        "llm_bad_response": "⚠️ 语言模型返回了我无法读取的内容。什么都没有改动，请再试一次。",
+        "llm_tool_limit": "🔁 我停下了：模型连续 {rounds} 轮调用记忆工具却没有给出回答，这些调"
+        "用做的改动我已撤销。请换个说法，或者问得更具体一些。",
+        "stats_llm": "<b>语言模型：</b>{turns} 条消息，提示 {prompt} + 生成 {completion} 个 tok"
+        "en（自 {since} 起）",
+        "list_title": "📋 记忆{category}：第 {page}/{pages} 页，共 {total} 条",
+        "list_empty": "还没有记忆{category}。",
+        "export_caption": "{count} 条记忆，文章中的 memory.json 格式。",
+        "export_empty": "还没有可以导出的记忆。",
+        "invalid": "无法完成：{reason}",
+        "invalid_content": "一条记忆是 1 到 {max_chars} 个字符的文本（这里有 {chars} 个），"
+        "且不能含 NUL 字符。",
+        "invalid_tags": "标签最多 {max_tags} 个，每个最多 {max_label} 个字符，且不能含控制字符。",
+        "invalid_category": "分类最多 {max_label} 个字符，且不能含控制字符。",
+        "unknown_command": "我不认识这个命令。/help 里有我能做的事。",
+        "refused": "抱歉，这是私人机器人。你的 Telegram 用户编号是 <code>{user_id}</code>："
+        "把它发给机器人的主人，主人可以把它加入 <code>allowed_user_ids</code>。",
+        "refused_chat": "抱歉，这是私人机器人。你正以一个聊天（频道或群组本身）的身份发言，"
+        "它的 Telegram 编号是 <code>{chat_id}</code>：机器人的主人可以把它加入 "
+        "<code>allowed_user_ids</code>，或者请以你自己的身份发言。",
+        "error_generic": "抱歉，我这边出了问题，什么都没有改动。"
+        "请再试一次；如果一直出错，请告诉机器人的主人。",
+        "error_storage": "抱歉，我无法访问存储，所以没有保存。"
+        "请稍后再试；机器人的主人可以在日志里看到详情。",
+        "quarantined": "⚠️ 这里的记忆文件已损坏，无法完整读取。我把它的内容原样保存为"
+        "<code>{file}</code>，供机器人的主人修复；这个对话仍有 {count} 条记忆"
+        "（我原有的或能读出的）：/list 可以查看。",
+        "quarantined_empty": "⚠️ 这里的记忆文件已损坏，无法读取。我把它的内容原样保存为"
+        "<code>{file}</code>；其中的记忆都读不出来，所以在机器人的主人从该文件恢复之前，"
+        "/list 不会显示任何记忆。",
+        "not_yours": "只有存入这条记忆的成员或群组管理员可以删除或修改它。",
+        "not_yours_plain": "只有存入这条记忆的成员或群组管理员可以删除它。",
+        "admin_error": "⚠️ 处理一条消息时出错：<code>{error}</code>。详细信息见日志。",
+        "admin_poison": (
+            "⚠️ 机器人在处理更新 {update_id}（聊天 {chat}）时已崩溃 {tries} 次；它已移到 "
+            "data/.bot/poison.jsonl，不会再处理。它的开头是：<code>{text}</code>"
+        ),
+        "refused_plain": "抱歉，这是私人机器人。你的 Telegram 用户编号是 {user_id}。",
+        "stale_plain": "这条记忆已经不在这里了。",
+        "error_plain": "抱歉，出了点问题，请再试一次。",
+        "button_forget_plain": "🗑 删除 {index}：{preview}",
+        "button_delete_plain": "🗑 删除",
+        "button_keep_plain": "保留",
+        "button_apply_plain": "✅ 全部应用",
+        "button_discard_plain": "放弃",
+        "button_undo_plain": "↩ 撤销",
+        "changes_gone_plain": "无需操作：这些改动已被应用、放弃或撤销，或者已经太旧。",
+        "not_yours_changes_plain": "只有存入这些记忆的成员或群组管理员可以修改它们。",
+        "button_prev_plain": "◀",
+        "button_next_plain": "▶",
+        "button_more_plain": "更多 ▶",
+        "cmd_start_plain": "我能做什么",
+        "cmd_help_plain": "使用说明",
+        "cmd_remember_plain": "记住一件事（#标签，分类：…）",
+        "cmd_recall_plain": "按问题查找记忆",
+        "cmd_forget_plain": "按编号删除记忆",
+        "cmd_stats_plain": "总数、分类、常用标签",
+        "cmd_list_plain": "分页列出全部记忆",
+        "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
+        "cmd_related_plain": "相关记忆：/related 编号",
+        "cmd_export_plain": "下载 memory.json",
+        "cmd_digest_plain": "定期摘要：/digest on、off 或 now",
+        "digest_title": "📬 <b>记忆摘要</b> · 共 {total} 条",
+        "digest_top": "<b>最常用</b>",
+        "digest_top_none": "<i>这些记忆还没有被查到过。</i>",
+        "digest_added": "🆕 <b>{since} 以来新增：</b>{count} 条",
+        "digest_added_none": "🆕 {since} 以来没有新增记忆。",
+        "digest_added_more": "…… 还有 {count} 条（/list）",
+        "digest_stale": "💤 有 <b>{count}</b> 条记忆 {days} 天没有用到了。可以用 /list 看一看，"
+        "过时的用 /forget 删除。",
+        "digest_footer": "<i>发送 /digest off 可以关闭这份摘要。</i>",
+        "digest_status_on": "📬 这里的定期摘要已<b>开启</b>。下一次发送：{next}。\n"
+        "/digest off 关闭；/digest now 立即发送一份。",
+        "digest_status_off": "📭 这里的定期摘要已<b>关闭</b>。/digest on 开启后，我会按计划发送"
+        "最常用、新增和久未使用的记忆（下一次：{next}）；/digest now 立即发送一份。",
+        "digest_switched_on": "✅ 定期摘要已开启。下一次发送：{next}。/digest off 可以关闭。",
+        "digest_switched_off": "🔕 定期摘要已关闭。/digest on 可以重新开启。",
+        "digest_disabled": "机器人的主人关闭了定期摘要。/digest now 仍然可以发送摘要。",
+        "digest_admins_only": "只有群组管理员可以开启或关闭定期摘要。"
+        "只发送 /digest 可以查看设置；/digest now 可以发送摘要。",
+        "digest_no_chat": "定期摘要只发到私聊或群组，而频道的记忆两者都没有。"
+        "/digest now 可以在这里发送摘要。",
+        "digest_usage": "请发送 <code>/digest on</code>、<code>/digest off</code> 或 "
+        "<code>/digest now</code>；只发送 /digest 可以查看设置。",
+        "digest_when": "{date}（{weekday}）{time}（{zone}）",
+        "digest_never": "暂无安排",
+        "weekdays_plain": "周一 周二 周三 周四 周五 周六 周日",
+    },
+}
+
+
+def language_of(user: User | None) -> str:
+    """``zh`` for a user whose Telegram language starts with ``zh``, else ``en``."""
+    code = (user.language_code or "") if user is not None else ""
+    return "zh" if code.lower().startswith("zh") else "en"
+
+
+def t(language: str, key: str, **values: object) -> str:
+    """The string ``key`` in ``language`` (English if unknown), with ``values`` filled in."""
+    table = STRINGS.get(language, STRINGS["en"])
+    return table[key].format(**values)
+
+
+def invalid_reason(language: str, error: MemoryInvalid, content: str = "") -> str:
+    """Why the memory library refused an entry, in the user's language (escaped HTML).
+
+    The library's own message is English; for the fields a user types (content, tags,
+    category) the reason is told here, with the limits. ``content`` is what the user gave.
+    """
+    limits = {
+        "max_chars": MAX_CONTENT_CHARS,
+        "max_tags": MAX_TAGS,
+        "max_label": MAX_TAG_CHARS,
+        "chars": len(content.strip()),
+    }
+    key = {"content": "invalid_content", "tags": "invalid_tags", "tag": "invalid_tags"}.get(
+        error.field or "", "invalid_category" if error.field == "category" else ""
+    )
+    reason = t(language, key, **limits) if key else html.escape(error.message)
+    return t(language, "invalid", reason=reason)

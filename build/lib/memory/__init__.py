@@ -1,0 +1,49 @@
+"""Long-term memory for a chat assistant: the CogitoAgent article's model, done durably.
+
+A library, free of Telegram and of LLMs: ``open_store("data").namespace("users/42")`` gives
+a namespace with the article's eight operations (add, search, list, get, update, delete,
+stats, related), and ``.documents("users/42")`` its small JSON documents. The interface is
+``memory.interface``; the file backend's design is in ``memory.store``.
+"""
+
+from memory.errors import (
+    DocumentConflict,
+    MemoryInvalid,
+    MemoryLoadFailed,
+    MemoryNotFound,
+    MemorySaveFailed,
+    MemoryStoreError,
+    NamespaceInvalid,
+)
+from memory.files import parse_json
+from memory.interface import (
+    Document,
+    Documents,
+    MemoryNamespace,
+    RecordLog,
+    Store,
+    open_store,
+    update_document,
+)
+from memory.model import Hit, Memory, Stats
+
+__all__ = [
+    "Document",
+    "DocumentConflict",
+    "Documents",
+    "Hit",
+    "Memory",
+    "MemoryInvalid",
+    "MemoryLoadFailed",
+    "MemoryNamespace",
+    "MemoryNotFound",
+    "MemorySaveFailed",
+    "MemoryStoreError",
+    "NamespaceInvalid",
+    "RecordLog",
+    "Stats",
+    "Store",
+    "open_store",
+    "parse_json",
+    "update_document",
+]

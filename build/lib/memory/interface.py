@@ -1,0 +1,311 @@
+"""The store interface: what the bot may rely on, whatever keeps the bytes.
+
+Two backends implement it: files (``memory.store.MemoryStore``, the default: one folder per
+namespace, ``memory.json`` in the article's format plus a journal) and, later, PostgreSQL for
+several replicas. The bot is written against these Protocols only: no paths, no file helpers,
+no lock that only one process could hold. What must be serialised is serialised by the store,
+per namespace, so that a second process or replica is correct.
+
+Per namespace the store offers:
+
+- ``MemoryNamespace``: the article's eight operations (add, search, memories, get, update,
+  delete, stats, related) plus bulk import and export, on ``Memory`` values;
+- ``Documents``: a small key-value store of JSON documents for everything else the bot keeps
+  there (conversation history, token usage, digest settings, later reminders and change
+  history). ``put`` is a compare-and-set on the document's ``version``, an opaque string the
+  store hands out; ``update_document`` builds a read-modify-write loop on it, so that two
+  processes changing one document never lose each other's change.
+
+Beside the namespaces, the store keeps what its client (the bot) holds as a whole:
+
+- ``Store.bot_documents()``: documents of no namespace (the console's message-id counter),
+  with the same compare-and-set; no namespace name can reach them;
+- ``Store.bot_log(name)``: an append-only ``RecordLog`` of JSON records (``inbox``: the
+  updates received and not yet handled; ``poison``: those set aside). One process writes a
+  log (the one polling Telegram); appends are cheap and made durable in batches by ``sync``.
+
+Per namespace, ``MemoryNamespace.documents()`` is ``Store.documents(namespace.name)``, for
+code that holds a namespace and not the store.
+
+Keys are like namespace names: segments of ASCII letters, digits, ``_`` and ``-`` joined by
+``/`` (``history``, ``reminders/1712``), so that every backend can keep them as they are.
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import re
+import time
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import PurePath
+from typing import Any, Protocol
+
+from memory.errors import DocumentConflict, MemoryInvalid
+from memory.model import Hit, Memory, Stats
+
+ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
+UPDATE_TRIES = 20  # compare-and-set rounds before ``update_document`` gives up
+UPDATE_BACKOFF_SECONDS = 0.05  # the longest wait between two rounds
+MAX_DOCUMENT_BYTES = 1_000_000
+
+_KEY_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def validate_key(key: object) -> str:
+    """``key`` if it is a valid document key (``history``, ``reminders/17``), else an error."""
+    if (
+        not isinstance(key, str)
+        or not 0 < len(key) <= 200
+        or not all(_KEY_SEGMENT.fullmatch(part) for part in key.split("/"))
+    ):
+        raise MemoryInvalid(
+            f"invalid document key {key!r}: use letters, digits, '_', '-' and '/'", field="key"
+        )
+    return key
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One JSON document and the version it was read at."""
+
+    key: str
+    value: Any
+    version: str
+
+
+class Documents(Protocol):
+    """A namespace's JSON documents, with compare-and-set on a version."""
+
+    def get(self, key: str) -> Document | None:
+        """The document, or None if there is none."""
+        ...
+
+    def put(
+        self, key: str, value: Any, *, version: str | None = None, durable: bool = True
+    ) -> Document:
+        """Store ``value`` under ``key`` and return it with its new version.
+
+        With ``version`` (``ABSENT`` for "must not exist yet"), only if the document is still
+        at that version, else ``DocumentConflict``. Without ``durable`` a crash may bring the
+        previous value back (conveniences such as chat history); never half of one.
+        """
+        ...
+
+    def delete(self, key: str, *, version: str | None = None) -> bool:
+        """Remove the document (only at ``version`` if given); whether there was one."""
+        ...
+
+    def list(self, prefix: str = "") -> list[Document]:
+        """Every document whose key starts with ``prefix``, sorted by key."""
+        ...
+
+
+def update_document(
+    documents: Documents,
+    key: str,
+    change: Callable[[Any], Any],
+    *,
+    durable: bool = True,
+) -> Any:
+    """Apply ``change`` (old value or None -> new value) to a document, atomically.
+
+    A read-modify-write on compare-and-set: if another process changed the document in
+    between, ``change`` runs again on the newer value. ``change`` must therefore be a pure
+    function of its argument. Returning None deletes the document. Returns the new value.
+
+    After a conflict it waits a random moment, up to twice as long each time (to
+    ``UPDATE_BACKOFF_SECONDS``), so that writers in step do not collide again and again.
+    """
+    for attempt in range(UPDATE_TRIES):
+        if attempt:
+            time.sleep(random.uniform(0, min(UPDATE_BACKOFF_SECONDS, 0.001 * 2**attempt)))
+        current = documents.get(key)
+        old, version = (current.value, current.version) if current else (None, ABSENT)
+        new = change(old)
+        try:
+            if new is None:
+                if current is not None:
+                    documents.delete(key, version=version)
+            else:
+                documents.put(key, new, version=version, durable=durable)
+        except DocumentConflict:
+            continue
+        return new
+    raise DocumentConflict(key, expected=version, actual="(changing too often)")
+
+
+class RecordLog(Protocol):
+    """An append-only log of JSON records, written by one process at a time.
+
+    ``append`` is cheap and not durable (a crash of the process keeps it, a power cut may not);
+    ``sync`` makes every record appended so far durable at once, and ``append(...,
+    durable=True)`` one record and all before it. ``rewrite`` replaces the whole log atomically
+    and durably (compaction). A record a crash cut short is never read back: ``read`` skips it,
+    and a failed ``append`` leaves nothing of its record behind. Failures are
+    ``MemoryLoadFailed`` and ``MemorySaveFailed``.
+    """
+
+    name: str
+
+    def read(self) -> list[Any]:
+        """Every whole record, oldest first (none if the log does not exist yet)."""
+        ...
+
+    def append(self, record: Any, *, durable: bool = False) -> None:
+        """Add ``record`` at the end (with ``durable``: on disk, with all before it, on return)."""
+        ...
+
+    def sync(self) -> None:
+        """Make every record appended so far durable (one flush for all of them)."""
+        ...
+
+    def rewrite(self, records: Sequence[Any]) -> None:
+        """Replace the log with ``records``, atomically and durably."""
+        ...
+
+    def close(self) -> None:
+        """Let the log's resources go; the next call opens them again."""
+        ...
+
+
+class MemoryNamespace(Protocol):
+    """One namespace's memories: the article's operations, and bulk import and export."""
+
+    name: str
+
+    def add(
+        self,
+        content: str,
+        tags: Iterable[str] | str = (),
+        category: str | None = None,
+        *,
+        source: str | None = None,
+    ) -> Memory:
+        """Store a new memory (durable on return); a ``source`` already present adds nothing."""
+        ...
+
+    def search(
+        self, query: str, limit: int = 10, *, ranker: str = "default", touch: bool = True
+    ) -> list[Hit]:
+        """The best memories for ``query``, best first."""
+        ...
+
+    def memories(self, category: str | None = None) -> list[Memory]:
+        """All memories in stored order, or those of one category."""
+        ...
+
+    def get(self, memory_id: int | str) -> Memory:
+        """One memory (``MemoryNotFound`` if there is none)."""
+        ...
+
+    def update(
+        self,
+        memory_id: int | str,
+        *,
+        content: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        category: str | None = None,
+    ) -> Memory:
+        """Change a memory's content, tags or category (durable on return)."""
+        ...
+
+    def delete(self, memory_id: int | str) -> Memory:
+        """Remove a memory and return it (durable on return)."""
+        ...
+
+    def stats(self) -> Stats:
+        """Totals by category, the most used tags and the most accessed memories."""
+        ...
+
+    def related(self, memory_id: int | str, limit: int = 5) -> list[Hit]:
+        """Other memories sharing its tags or its category, best first."""
+        ...
+
+    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add article-format records with their ids; how many were new."""
+        ...
+
+    def export(self) -> list[dict[str, Any]]:
+        """Every memory as an article-format record."""
+        ...
+
+    def documents(self) -> Documents:
+        """This namespace's documents (``Store.documents(self.name)``)."""
+        ...
+
+    def pop_quarantine(self) -> PurePath | None:
+        """Where an unreadable copy of the memories was set aside since last asked; told once."""
+        ...
+
+    def quarantined(self) -> Sequence[PurePath]:
+        """Every unreadable copy of the memories set aside so far, oldest first (for repair)."""
+        ...
+
+    # -- use: what counts as a use of a memory (issue 15) -----------------------------------
+
+    def touch(self, memory_ids: Iterable[int | str]) -> list[Memory]:
+        """Count these memories as used: ``accessCount`` + 1 and ``accessedAt`` now, each once.
+
+        The article counts every search hit as used (``search(..., touch=True)``, kept for the
+        CLI and library callers); the bot searches with ``touch=False`` and touches only what
+        was the answer (``bot.core.operations``). Bookkeeping, not the user's data: not
+        durable on return, and an id not found is skipped. Returns the memories touched.
+        """
+        ...
+
+
+class Store(Protocol):
+    """Every namespace of one store (a data directory, or a database)."""
+
+    def namespace(self, name: str) -> MemoryNamespace:
+        """The namespace called ``name`` (``users/42``)."""
+        ...
+
+    def documents(self, name: str) -> Documents:
+        """The documents of the namespace called ``name``."""
+        ...
+
+    def namespace_names(self) -> list[str]:
+        """Every namespace that holds memories, sorted."""
+        ...
+
+    def bot_documents(self) -> Documents:
+        """The documents of the store's client as a whole, outside every namespace."""
+        ...
+
+    def bot_log(self, name: str) -> RecordLog:
+        """The client's record log called ``name`` (a document key: ``inbox``, ``poison``)."""
+        ...
+
+    def close(self) -> None:
+        """Make everything durable and let every resource go."""
+        ...
+
+    def __enter__(self) -> Store: ...
+
+    def __exit__(self, *exc: object) -> None: ...
+
+
+def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
+    """The store at ``location``: a data directory (``"data"``), or a store URL.
+
+    ``file:///srv/bot/data`` is a data directory too. ``options`` go to the backend
+    (``compact_seconds``, ``idle_seconds`` for files).
+    """
+    text = os.fspath(location)
+    scheme = text.partition("://")[0].lower() if "://" in text else ""
+    if scheme in ("postgresql", "postgres"):
+        raise MemoryInvalid(
+            "the PostgreSQL store is not part of this version; use a data directory",
+            field="store",
+        )
+    if scheme not in ("", "file"):
+        raise MemoryInvalid(f"unknown store URL scheme {scheme!r}", field="store")
+    from memory.store import MemoryStore  # the file backend; imported here, not at import time
+
+    path = text[len("file://") :] if scheme == "file" else text
+    if not path:
+        raise MemoryInvalid("the store location is empty", field="store")
+    return MemoryStore(path, **options)

@@ -1,0 +1,557 @@
+"""The files of one namespace: a snapshot, an append-only journal, and a lock.
+
+``memory.json`` is the snapshot, a JSON array in the article's format. Every change after it is a
+line appended to ``memory.journal``:
+
+    {"op": "put", "m": {...article record...}}     add or update (the whole new record)
+    {"op": "del", "id": 1705312200000}             delete
+    {"op": "touch", "at": "...Z", "n": {"<id>": 7}} access bookkeeping (absolute counts)
+    {"op": "high", "id": 1705312200000,            the highest id used so far, and the inode,
+     "snapshot": [ino, mtime_ns, size]}             mtime and size of the snapshot compaction
+                                                    wrote (the journal's first line)
+
+Every op is idempotent (a put carries the whole record, a touch absolute counts), so replaying a
+journal onto a snapshot that already contains some of it changes nothing: a crash between the two
+renames of a compaction loses nothing and doubles nothing. Puts and deletes are fsynced before the
+caller hears of success; touches are not (an access count is not worth a disk flush per search).
+
+Compaction writes a new snapshot atomically, then swaps in an empty journal (a new inode). Other
+processes notice either change by ``stat`` on their next operation, under the lock, and reload.
+
+A person may edit ``memory.json`` while the store runs. A new signature of the snapshot that no
+compaction wrote (the journal's header names the one it did) is such an edit: ``poll`` hands its
+records over to be merged (``memory.handedit``), never taken wholesale. A file that does not
+parse, or is missing, may be a save in progress: it is read again after short pauses, and only
+then copied aside; whoever holds the namespace keeps serving what it holds and writes it back.
+Compaction never replaces a ``memory.json`` it has not read (``replace_checked``): a file saved
+over it meanwhile is kept and merged. Compaction also keeps a copy of what it wrote,
+``memory.journal.base``, the snapshot the journal follows, so that a process that did not hold
+the namespace when the person saved can still tell their changes from the store's.
+
+A journal line that does not parse is skipped (the journal's bytes are first copied aside); an
+incomplete last line (a crash mid-append, the zeros a power cut leaves) was never acknowledged
+and is cut off, its bytes kept in ``memory.journal.torn-<time>`` first. Only under the lock: a
+reader without it may be looking at another process's append in progress.
+
+Opening a namespace removes the temporary files that compactions killed mid-write left behind
+(``files.remove_stale_temporaries``): compaction runs under the lock, so while we hold it no
+temporary of ``memory.json`` or ``memory.journal`` has a writer, whichever pid is in its name.
+The one exception is written outside the lock on purpose: a snapshot written ahead (``prepare``,
+``.memory.json.compacting.*``, swapped in under the lock by ``compact``), removed only once its
+writer is gone. Lines appended between ``mark`` and the swap stay in the new journal.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import shutil
+import time
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from memory.errors import MemoryLoadFailed, MemorySaveFailed
+from memory.files import (
+    FileLock,
+    append_bytes,
+    digest,
+    dump_json,
+    fsync_dir,
+    parse_json,
+    quarantine,
+    remove_stale_temporaries,
+    replace_checked,
+    write_bytes_atomic,
+    write_temporary,
+)
+
+log = logging.getLogger(__name__)
+
+SNAPSHOT = "memory.json"
+JOURNAL = "memory.journal"
+LOCK = ".lock"
+BASE = "memory.journal.base"
+PAUSE = 0.1  # seconds between reads of a file that does not parse (a save in progress?)
+PAUSES = 20  # at most this many pauses, while the file keeps changing
+STABLE = 2  # pauses with the file unchanged after which it is taken as it is
+
+_Signature = tuple[int, int, int]  # inode, mtime_ns, size
+
+
+@dataclass
+class Change:
+    """What ``poll`` found on disk since the last look."""
+
+    reload: bool = False
+    snapshot: list[Any] = field(default_factory=list)  # records, when reload
+    entries: list[dict[str, Any]] = field(default_factory=list)  # journal lines to apply
+    quarantined: list[Path] = field(default_factory=list)
+    # The snapshot is byte for byte the one the last compaction wrote (its signature is in the
+    # journal's first line), so its records need no validation: nobody has edited it since.
+    trusted: bool = False
+    # A person's edit to merge into what is held (not to take wholesale): its records, the
+    # time it was saved (epoch seconds), and with ``base`` (on a reload) the records of the
+    # snapshot the journal follows, to load first. ``source`` is a file to remove once merged.
+    edited: list[Any] | None = None
+    edited_at: float = 0.0
+    base: bool = False
+    source: Path | None = None
+    # memory.json could not be read (not JSON, or gone) and what is held stays: write it back.
+    broken: bool = False
+
+
+@dataclass(frozen=True)
+class Mark:
+    """Where a namespace's files stood when its memories were copied for compaction."""
+
+    journal_ino: int | None
+    offset: int
+    snapshot_digest: str | None
+
+
+@dataclass(frozen=True)
+class Prepared:
+    """A snapshot written ahead to a temporary file, outside the lock, to swap in later."""
+
+    data: bytes
+    tmp: Path
+    mark: Mark
+
+
+def _signature(path: Path) -> _Signature | None:
+    try:
+        st = os.stat(path)
+    except FileNotFoundError:
+        return None
+    return (st.st_ino, st.st_mtime_ns, st.st_size)
+
+
+class NamespaceFiles:
+    """Reads and writes one namespace folder; callers hold ``lock`` around every call."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.snapshot_path = folder / SNAPSHOT
+        self.journal_path = folder / JOURNAL
+        self.lock = FileLock(folder / LOCK)
+        self.journal_lines = 0  # lines in the journal since the last compaction
+        self._snapshot_sig: _Signature | None = None
+        self._snapshot_digest: str | None = None  # of the bytes last read or written there
+        self.pending: list[Path] = []  # files a person saved that compaction displaced
+        self.kept: list[Path] = []  # unreadable files set aside by compaction, to be told
+        self._broken = False  # memory.json does not parse: compaction sets it aside
+        # Unreadable files set aside, with their signature then: an editor may still be
+        # writing into one (an in-place save); it is merged once it parses.
+        self._watch: list[tuple[Path, _Signature | None]] = []
+        self._journal_ino: int | None = None
+        self._journal_offset = 0
+        self._fd: int | None = None
+        self._loaded = False
+
+    def ensure_folder(self) -> None:
+        """Create the namespace folder (``MemorySaveFailed`` if the disk refuses)."""
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise MemorySaveFailed(
+                f"could not create {self.folder}: {e.strerror or e}", path=self.folder
+            ) from e
+
+    def poll(self) -> Change:
+        """What changed on disk since the last ``poll``: everything on the first call."""
+        sig = _signature(self.snapshot_path)
+        try:
+            st = os.stat(self.journal_path)
+            ino, size = st.st_ino, st.st_size
+        except FileNotFoundError:
+            ino, size = None, 0
+        if not self._loaded or ino != self._journal_ino or size < self._journal_offset:
+            return self._load_all()  # first use, or another process compacted
+        change = Change()
+        if size > self._journal_offset:
+            change.entries = self._read_journal(self._journal_offset, change)
+        if self.pending:  # saved before memory.json last changed: merged first
+            self._read_edit(self.pending[0], change)
+        elif sig != self._snapshot_sig:
+            self._read_edit(self.snapshot_path, change)
+        else:
+            for number, (path, seen) in enumerate(self._watch):
+                if _signature(path) != seen:  # written into after it was set aside
+                    _, sig, records = self._read_settled(path)
+                    if records is None:
+                        self._watch[number] = (path, sig)
+                        continue
+                    del self._watch[number]
+                    change.edited, change.edited_at = records, sig[1] / 1e9 if sig else 0.0
+                    if path.name.startswith(f"{SNAPSHOT}.saved-"):
+                        change.source = path
+                    break
+        return change
+
+    @property
+    def snapshot_mtime(self) -> float:
+        """When the snapshot last read or written was written (epoch seconds; 0: none)."""
+        return self._snapshot_sig[1] / 1e9 if self._snapshot_sig else 0.0
+
+    def _read_settled(self, path: Path) -> tuple[bytes | None, _Signature | None, Any]:
+        """The bytes of ``path``, its signature and its records (``None`` if not a JSON array).
+
+        A file that does not parse, or is missing, is read again after a pause while it keeps
+        changing: an editor may be half-way through an in-place save.
+        """
+        stable, last = 0, None
+        for _ in range(PAUSES + 1):
+            try:
+                with open(path, "rb") as f:
+                    st = os.fstat(f.fileno())
+                    sig: _Signature | None = (st.st_ino, st.st_mtime_ns, st.st_size)
+                    data: bytes | None = f.read()
+            except FileNotFoundError:
+                sig, data = None, None
+            except OSError as e:
+                raise MemoryLoadFailed(f"could not read {path}: {e}", path=path) from e
+            if data is not None:
+                try:
+                    records = parse_json(data)
+                    if isinstance(records, list):
+                        return data, sig, records
+                except (UnicodeDecodeError, ValueError):
+                    pass  # not (yet) JSON: read again below
+            stable = stable + 1 if (sig, data) == last else 0
+            if stable >= STABLE:
+                break
+            last = (sig, data)
+            time.sleep(PAUSE)
+        return data, sig, None
+
+    def _read_edit(self, path: Path, change: Change) -> None:
+        """Read a file a person saved (``memory.json``, or one compaction displaced)."""
+        data, sig, records = self._read_settled(path)
+        displaced = path != self.snapshot_path
+        if records is not None:
+            change.edited, change.edited_at = records, sig[1] / 1e9 if sig else time.time()
+            if displaced:  # merged once; removed once memory.json holds it (``done_with``)
+                change.source = path
+                self.pending.remove(path)
+            else:
+                self._snapshot_sig, self._snapshot_digest = sig, digest(data or b"")
+                self._broken = False  # repaired before it was set aside
+            return
+        change.broken = True
+        if displaced:
+            self.pending.remove(path)  # kept where it is, watched, and told
+            if data is not None:
+                self._watch = [*self._watch[-15:], (path, sig)]
+                change.quarantined.append(path)
+            return
+        self._snapshot_sig = sig
+        self._snapshot_digest = None if data is None else digest(data)
+        self._broken = data is not None
+
+    def done_with(self, path: Path) -> None:
+        """Remove a displaced file once merged: its changes are in ``memory.json`` now."""
+        try:
+            path.unlink()
+        except OSError as e:
+            log.warning("could not remove %s, merged into %s: %s", path, SNAPSHOT, e)
+
+    def _load_all(self) -> Change:
+        change = Change(reload=True)
+        self._close_fd()
+        if not self._loaded and self.lock.held:
+            remove_stale_temporaries(self.folder, locked=frozenset({SNAPSHOT, JOURNAL}))
+        # Files a person saved while compaction replaced memory.json, not merged yet (this
+        # process or another stopped first): merged after this load, oldest first.
+        found = sorted(self.folder.glob(f"{SNAPSHOT}.saved-*"))
+        self.pending = [*dict.fromkeys([*self.pending, *found])]
+        data, self._snapshot_sig, records = self._read_settled(self.snapshot_path)
+        self._snapshot_digest = None if data is None else digest(data)
+        if data is not None and records is None:
+            # The article resets to [] here and overwrites the file on the next save.
+            change.broken = True
+        change.snapshot = records or []
+        try:
+            st = os.stat(self.journal_path)
+            self._journal_ino = st.st_ino
+        except FileNotFoundError:
+            self._journal_ino = None
+        self._journal_offset = 0
+        self.journal_lines = 0
+        change.entries = self._read_journal(0, change)
+        header = change.entries[0] if change.entries else {}
+        if header.get("op") != "high":
+            header = {}
+        if self._snapshot_sig is not None:
+            change.trusted = header.get("snapshot") == list(self._snapshot_sig) or (
+                "digest" in header and header["digest"] == self._snapshot_digest
+            )
+        if data is not None and not change.trusted and "digest" in header:
+            # memory.json is not what the last compaction wrote: a person's edit, or broken.
+            base = self._read_base(str(header["digest"]))
+            if base is not None:
+                if records is not None:
+                    change.edited, change.edited_at = records, self._snapshot_sig[1] / 1e9  # type: ignore[index]
+                change.snapshot, change.trusted, change.base = base, True, True
+        if change.broken:
+            if change.base:
+                self._broken = True
+            else:
+                change.quarantined.append(quarantine(self.snapshot_path))
+                self._snapshot_sig = self._snapshot_digest = None
+                change.broken = False  # nothing to write back: what is held came from nothing
+        self._loaded = True
+        return change
+
+    def _read_base(self, expected: str) -> list[Any] | None:
+        """The snapshot the journal follows, from its copy, if the copy is intact."""
+        try:
+            data = (self.folder / BASE).read_bytes()
+        except OSError:
+            return None
+        if digest(data) != expected:
+            return None
+        try:
+            records = parse_json(data)
+        except (UnicodeDecodeError, ValueError):
+            return None
+        return records if isinstance(records, list) else None
+
+    def _read_journal(self, offset: int, change: Change) -> list[dict[str, Any]]:
+        try:
+            with open(self.journal_path, "rb") as f:
+                f.seek(offset)
+                data = f.read()
+        except FileNotFoundError:
+            return []
+        except OSError as e:
+            raise MemoryLoadFailed(
+                f"could not read {self.journal_path}: {e}", path=self.journal_path
+            ) from e
+        complete = data.rfind(b"\n") + 1
+        if complete < len(data) and self.lock.held:
+            # An append cut short by a crash: never acknowledged, so cut it off.
+            self._cut_torn_tail(offset + complete, data[complete:])
+        entries: list[dict[str, Any]] = []
+        bad = 0
+        for line in data[:complete].splitlines():
+            try:
+                entry = parse_json(line)
+            except ValueError:
+                entry = None
+            if isinstance(entry, dict):
+                entries.append(entry)
+            elif line.strip():
+                bad += 1
+        if bad:
+            kept = self.copy_aside(self.journal_path)
+            change.quarantined.append(kept)
+            log.warning("%d unreadable lines in %s; a copy is in %s", bad, self.journal_path, kept)
+        self._journal_offset = offset + complete
+        self.journal_lines += len(entries)
+        return entries
+
+    def copy_aside(self, path: Path) -> Path:
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        target = path.with_name(f"{path.name}.corrupt-{stamp}")
+        try:
+            shutil.copyfile(path, target)
+        except OSError as e:
+            raise MemoryLoadFailed(f"could not copy {path} aside: {e}", path=path) from e
+        return target
+
+    def _cut_torn_tail(self, size: int, tail: bytes) -> None:
+        """Cut the journal back to ``size``, keeping the ``tail`` beyond it in a file beside it.
+
+        The next append must not glue onto those bytes, so the journal is cut even if they
+        cannot be kept (a full disk); then the log has them.
+        """
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        kept = self.journal_path.with_name(f"{self.journal_path.name}.torn-{stamp}")
+        try:
+            write_bytes_atomic(kept, tail)
+        except MemorySaveFailed as e:
+            log.warning(
+                "cutting an incomplete last line of %d bytes off %s; it could not be kept (%s): %r",
+                len(tail),
+                self.journal_path,
+                e.message,
+                tail[:2000],
+            )
+        else:
+            log.warning(
+                "cut an incomplete last line of %d bytes off %s (a crash mid-write); "
+                "its bytes are in %s",
+                len(tail),
+                self.journal_path,
+                kept,
+            )
+        self._truncate(size)
+
+    def _truncate(self, size: int) -> None:
+        try:
+            if os.stat(self.journal_path).st_size <= size:
+                return  # nothing was written past it: nothing to cut
+            os.truncate(self.journal_path, size)
+        except OSError as e:
+            log.warning(
+                "an incomplete line may remain at the end of %s (the next load cuts it): %s",
+                self.journal_path,
+                e,
+            )
+
+    def append(self, entries: list[dict[str, Any]], *, durable: bool) -> None:
+        """Append journal lines; with ``durable``, fsynced before returning.
+
+        On failure the journal is cut back to its previous length, so a half-written line
+        never precedes the next append, and ``MemorySaveFailed`` is raised.
+        """
+        data = b"".join(
+            json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+            for e in entries
+        )
+        try:
+            if self._fd is None:
+                self.ensure_folder()
+                self._fd = os.open(self.journal_path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                st = os.fstat(self._fd)
+                if self._journal_ino != st.st_ino:  # we just created it
+                    self._journal_ino = st.st_ino
+                    fsync_dir(self.folder)
+            append_bytes(self._fd, data, durable=durable)
+        except OSError as e:
+            if self._fd is not None:
+                self._truncate(self._journal_offset)
+                self._close_fd()
+            raise MemorySaveFailed(
+                f"could not save to {self.journal_path}: {e.strerror or e}", path=self.journal_path
+            ) from e
+        self._journal_offset += len(data)
+        self.journal_lines += len(entries)
+
+    def mark(self) -> Mark:
+        """Where the journal and the snapshot stand now (under the lock): see ``prepare``."""
+        return Mark(self._journal_ino, self._journal_offset, self._snapshot_digest)
+
+    def prepare(self, records: list[dict[str, Any]], mark: Mark) -> Prepared:
+        """Write ``records``, the memories held at ``mark``, to a temporary file: no lock needed.
+
+        ``compact(..., prepared)`` swaps it in later, under the lock, if it is still current.
+        """
+        data = dump_json(records)
+        return Prepared(data, write_temporary(self.snapshot_path, data, "compacting"), mark)
+
+    def current(self, prepared: Prepared) -> bool:
+        """Whether ``prepared`` can still be swapped in (under the lock, after ``poll``).
+
+        Not if another process compacted meanwhile, or memory.json is not the one it followed.
+        """
+        mark = prepared.mark
+        return (
+            mark.journal_ino == self._journal_ino
+            and mark.offset <= self._journal_offset
+            and mark.snapshot_digest == self._snapshot_digest
+            and not self._broken
+            and not self.pending
+        )
+
+    def discard(self, prepared: Prepared) -> None:
+        """Remove the temporary file of a ``prepared`` snapshot that will not be used."""
+        try:
+            prepared.tmp.unlink()
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            log.warning("could not remove the temporary file %s: %s", prepared.tmp, e)
+
+    def compact(
+        self, records: list[dict[str, Any]], high_id: int, prepared: Prepared | None = None
+    ) -> bool:
+        """Write ``records`` as the new snapshot, then start a journal holding only ``high_id``.
+
+        The highest id ever used survives in the new journal's first line, so an id freed by
+        a delete is not handed out again after a restart.
+
+        With ``prepared`` (``current``), its file is swapped in instead, and the journal lines
+        appended since its ``mark`` stay in the new journal, after its first line.
+
+        False, with nothing written, if ``memory.json`` changed since it was last read: poll,
+        merge, and compact again. A file saved over it at the last moment is displaced, kept
+        in ``pending``, and merged by the next ``poll``.
+        """
+        tail = b""
+        if prepared is not None:
+            data = prepared.data
+            try:
+                with open(self.journal_path, "rb") as f:
+                    f.seek(prepared.mark.offset)
+                    tail = f.read(self._journal_offset - prepared.mark.offset)
+            except FileNotFoundError:
+                tail = b""
+            except OSError as e:
+                self.discard(prepared)
+                raise MemorySaveFailed(
+                    f"could not read {self.journal_path}: {e}", path=self.journal_path
+                ) from e
+        else:
+            data = dump_json(records)
+        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+        kind = "corrupt" if self._broken else "saved"
+        aside = self.snapshot_path.with_name(f"{SNAPSHOT}.{kind}-{stamp}")
+        found = replace_checked(
+            self.snapshot_path,
+            data,
+            self._snapshot_digest,
+            aside,
+            keep=self._broken,
+            written=prepared.tmp if prepared is not None else None,
+        )
+        if found == self.snapshot_path:
+            return False
+        broken, self._broken = self._broken, False
+        if broken and found is None:
+            # The unreadable file, kept whole at its own name; watched, in case an editor was
+            # still writing into it (an in-place save): the rest is merged when it parses.
+            log.warning("%s does not parse; it was kept as %s", SNAPSHOT, aside)
+            self.kept.append(aside)
+            self._watch = [*self._watch[-15:], (aside, _signature(aside))]
+        elif found is not None:
+            log.warning("%s was saved while being replaced; kept in %s, to merge", SNAPSHOT, found)
+            self.pending.append(found)
+        self._snapshot_sig = _signature(self.snapshot_path)
+        self._snapshot_digest = digest(data)
+        try:
+            write_bytes_atomic(self.folder / BASE, data, durable=False)
+        except MemorySaveFailed as e:  # a convenience: merging a later hand edit is less exact
+            log.warning("could not keep a copy of %s: %s", SNAPSHOT, e.message)
+        self._close_fd()
+        header_entry = {
+            "op": "high",
+            "id": high_id,
+            "snapshot": list(self._snapshot_sig or ()),
+            "digest": self._snapshot_digest,
+        }
+        header = json.dumps(header_entry).encode() + b"\n"
+        write_bytes_atomic(self.journal_path, header + tail)
+        st = os.stat(self.journal_path)
+        self._journal_ino = st.st_ino
+        self._journal_offset = len(header) + len(tail)
+        self.journal_lines = tail.count(b"\n")
+        return True
+
+    def idle(self) -> None:
+        """Close the journal's append descriptor between operations (reopened by ``append``)."""
+        self._close_fd()
+
+    def _close_fd(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+    def release(self) -> None:
+        """Close every file; the next ``poll`` reads everything again."""
+        self._close_fd()
+        self.lock.close()
+        self._loaded = False

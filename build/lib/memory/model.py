@@ -1,0 +1,325 @@
+"""The values of the memory model: a memory, a search hit, a namespace's statistics.
+
+A memory is the article's record ``{id, content, tags, category, createdAt, accessedAt,
+accessCount}``; on disk it keeps those camelCase keys (``to_dict``/``from_dict``), in Python
+it is a frozen dataclass with snake_case fields. ``updatedAt`` and ``source`` (where the memory
+came from, such as ``telegram:42:1001``, which makes a redelivered message add nothing) are ours
+and optional, so a
+plain article-format file loads unchanged. Identity and persistence belong to the store.
+"""
+
+from __future__ import annotations
+
+import heapq
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from typing import Any, TypeGuard
+
+from memory.errors import MemoryInvalid
+
+DEFAULT_CATEGORY = "general"
+MAX_CONTENT_CHARS = 4000
+MAX_TAGS = 20
+MAX_TAG_CHARS = 64
+MAX_CATEGORY_CHARS = 64
+MAX_LIMIT = 1000
+MAX_ID = 2**63  # ids stay below it: a signed 64-bit integer, as other stores keep them
+_SURROGATE = re.compile("[\ud800-\udfff]")  # half a UTF-16 pair: no UTF-8 file can hold it
+
+
+def now_iso() -> str:
+    """The current time as the article writes it: ISO-8601 UTC with milliseconds and ``Z``."""
+    return format_time(datetime.now(UTC))
+
+
+def format_time(moment: datetime) -> str:
+    """``moment`` as ``2024-01-15T10:30:00.000Z`` (naive datetimes are taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=UTC)
+    moment = moment.astimezone(UTC)
+    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
+
+
+def format_time_ms(epoch_ms: int) -> str:
+    """An epoch in milliseconds as the article's time string."""
+    return format_time(datetime.fromtimestamp(epoch_ms / 1000, UTC))
+
+
+_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
+
+
+def normalize_time(text: str) -> str:
+    """Any ISO-8601 time as the article's string (a string already in that form is kept)."""
+    if _CANONICAL_TIME.fullmatch(text):
+        return text
+    return format_time(parse_time(text))
+
+
+def parse_time(text: str) -> datetime:
+    """Parse an ISO-8601 time (``Z`` or an offset; none means UTC) into an aware datetime."""
+    try:
+        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
+        if moment.tzinfo is None:
+            moment = moment.replace(tzinfo=UTC)
+        return moment.astimezone(UTC)
+    except (ValueError, AttributeError, OverflowError) as e:
+        raise MemoryInvalid(f"not an ISO-8601 time: {text!r}", field="time") from e
+
+
+def parse_id(value: object) -> int:
+    """A memory id from an int or a string of digits; anything else is ``MemoryInvalid``."""
+    if isinstance(value, bool):
+        raise MemoryInvalid(f"not a memory id: {value!r}", field="id")
+    if isinstance(value, int):
+        memory_id = value
+    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+        digits = value.strip().lstrip("0") or "0"
+        memory_id = int(digits) if len(digits) < 20 else MAX_ID  # int() refuses 4300+ digits
+    else:
+        raise MemoryInvalid(f"not a memory id: {value!r} (ids are whole numbers)", field="id")
+    if not 0 < memory_id < MAX_ID:
+        raise MemoryInvalid(f"not a memory id: {value!r} (out of range)", field="id")
+    return memory_id
+
+
+def parse_limit(value: object, *, maximum: int = MAX_LIMIT) -> int:
+    """A result limit: a positive whole number no larger than ``maximum``."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
+            digits = value.strip().lstrip("0") or "0"
+            value = int(digits) if len(digits) < 20 else 10**20  # int() refuses 4300+ digits
+        else:
+            raise MemoryInvalid(f"limit must be a whole number, not {value!r}", field="limit")
+    if not 1 <= value <= maximum:
+        raise MemoryInvalid(f"limit must be between 1 and {maximum}, not {value}", field="limit")
+    return value
+
+
+def clean_content(content: object) -> str:
+    """Content as stored: a non-blank string of at most ``MAX_CONTENT_CHARS`` characters."""
+    if not isinstance(content, str):
+        raise MemoryInvalid("content must be text", field="content")
+    if "\x00" in content or _SURROGATE.search(content):
+        raise MemoryInvalid(
+            "content must not contain NUL characters or lone surrogates", field="content"
+        )
+    content = content.strip()
+    if not content:
+        raise MemoryInvalid("content is empty", field="content")
+    if len(content) > MAX_CONTENT_CHARS:
+        raise MemoryInvalid(
+            f"content is {len(content)} characters; the maximum is {MAX_CONTENT_CHARS}",
+            field="content",
+        )
+    return content
+
+
+def _time_of_id(memory_id: object) -> str:
+    try:
+        return format_time_ms(parse_id(memory_id))
+    except (OverflowError, OSError, ValueError):
+        return format_time_ms(0)
+
+
+def _is_clean_content(content: object) -> TypeGuard[str]:
+    """Whether ``content`` is already stored content (a fast check, no errors)."""
+    return (
+        type(content) is str
+        and 0 < len(content) <= MAX_CONTENT_CHARS
+        and not content[0].isspace()
+        and not content[-1].isspace()
+        and "\x00" not in content
+    )
+
+
+def _clean_label(value: object, what: str, maximum: int) -> str:
+    if not isinstance(value, str):
+        raise MemoryInvalid(f"{what} must be text, not {value!r}", field=what)
+    label = value.strip().lower()
+    # isprintable() is a fast pass; it also refuses spaces such as U+3000, which are allowed.
+    if not label.isprintable() and any(
+        unicodedata.category(ch) in ("Cc", "Cf", "Cs", "Zl", "Zp") for ch in label
+    ):
+        raise MemoryInvalid(f"{what} {value!r} contains control characters", field=what)
+    if len(label) > maximum:
+        raise MemoryInvalid(f"{what} is longer than {maximum} characters", field=what)
+    return label
+
+
+def _is_clean(label: object) -> TypeGuard[str]:
+    """Whether ``label`` is already a stored tag or category (a fast check, no errors)."""
+    return (
+        type(label) is str
+        and 0 < len(label) <= MAX_TAG_CHARS
+        and label.isprintable()
+        and label == label.strip().lower()
+    )
+
+
+def clean_tags(tags: Iterable[object] | str) -> tuple[str, ...]:
+    """Tags as stored: stripped, lower-cased, without blanks or duplicates, in order."""
+    if isinstance(tags, str):
+        tags = tags.split(",")
+    elif (
+        type(tags) is list
+        and len(tags) <= MAX_TAGS
+        and all(_is_clean(t) for t in tags)
+        and len(set(tags)) == len(tags)
+    ):
+        return tuple(tags)  # the fast path for files the store wrote itself
+    elif not isinstance(tags, Iterable) or isinstance(tags, Mapping | bytes):
+        raise MemoryInvalid(f"tags must be a list of text, not {tags!r}", field="tags")
+    seen: dict[str, None] = {}
+    for tag in tags:
+        label = _clean_label(tag, "tag", MAX_TAG_CHARS)
+        if label:
+            seen.setdefault(label, None)
+    if len(seen) > MAX_TAGS:
+        raise MemoryInvalid(f"{len(seen)} tags; the maximum is {MAX_TAGS}", field="tags")
+    return tuple(seen)
+
+
+def clean_category(category: object) -> str:
+    """A category as stored: lower-cased; blank or missing means ``general``."""
+    if category is None:
+        return DEFAULT_CATEGORY
+    if _is_clean(category) and len(category) <= MAX_CATEGORY_CHARS:
+        return category
+    return _clean_label(category, "category", MAX_CATEGORY_CHARS) or DEFAULT_CATEGORY
+
+
+@dataclass(frozen=True, slots=True)
+class Memory:
+    """One remembered thing, with the article's fields."""
+
+    id: int
+    content: str
+    tags: tuple[str, ...] = ()
+    category: str = DEFAULT_CATEGORY
+    created_at: str = ""
+    accessed_at: str = ""
+    access_count: int = 0
+    updated_at: str | None = None
+    source: str | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source`` when set."""
+        record: dict[str, Any] = {
+            "id": self.id,
+            "content": self.content,
+            "tags": list(self.tags),
+            "category": self.category,
+            "createdAt": self.created_at,
+            "accessedAt": self.accessed_at,
+            "accessCount": self.access_count,
+        }
+        if self.updated_at is not None:
+            record["updatedAt"] = self.updated_at
+        if self.source is not None:
+            record["source"] = self.source
+        return record
+
+    @classmethod
+    def from_dict(cls, record: Mapping[str, Any]) -> Memory:
+        """Read an article-format record, tolerating what a person may have left out.
+
+        Missing ``tags``, ``category``, ``accessedAt`` or ``accessCount`` take their defaults;
+        a missing ``id`` or ``content`` is ``MemoryInvalid``.
+        """
+        if not isinstance(record, dict | Mapping):
+            raise MemoryInvalid(f"a memory must be a JSON object, not {record!r}")
+        if "id" not in record or "content" not in record:
+            raise MemoryInvalid("a memory needs an id and a content")
+        # The article's ids are Date.now(): a missing time is taken from the id, the same on
+        # every load (a fresh "now" would change each time the file is read).
+        created = record.get("createdAt") or _time_of_id(record["id"])
+        if not isinstance(created, str):
+            raise MemoryInvalid(f"createdAt must be text, not {created!r}", field="createdAt")
+        accessed = record.get("accessedAt") or created
+        count = record.get("accessCount", 0)
+        if isinstance(count, bool) or not isinstance(count, int) or count < 0:
+            raise MemoryInvalid(f"accessCount must be a whole number, not {count!r}")
+        updated = record.get("updatedAt")
+        source = record.get("source")
+        memory_id, content = record["id"], record["content"]
+        if type(memory_id) is not int or not 0 < memory_id < MAX_ID:
+            memory_id = parse_id(memory_id)
+        return cls(
+            id=memory_id,
+            content=content if _is_clean_content(content) else clean_content(content),
+            tags=clean_tags(record.get("tags") or ()),
+            category=clean_category(record.get("category")),
+            created_at=normalize_time(created),
+            accessed_at=normalize_time(str(accessed)),
+            access_count=count,
+            updated_at=normalize_time(updated) if isinstance(updated, str) else None,
+            source=source if isinstance(source, str) and source else None,
+        )
+
+    @classmethod
+    def from_store(cls, record: Mapping[str, Any]) -> Memory:
+        """Read a record the store itself wrote and nobody has edited since (unvalidated).
+
+        Opening a namespace of 10,000 memories spends most of its time validating; a snapshot
+        known to be the store's own output (see ``memory.journal``) skips that. Anything
+        unexpected still falls back to ``from_dict``.
+        """
+        try:
+            return cls(
+                record["id"],
+                record["content"],
+                tuple(record["tags"]),
+                record["category"],
+                record["createdAt"],
+                record["accessedAt"],
+                record["accessCount"],
+                record.get("updatedAt"),
+                record.get("source"),
+            )
+        except (KeyError, TypeError):
+            return cls.from_dict(record)
+
+
+@dataclass(frozen=True, slots=True)
+class Hit:
+    """A memory found by ``search`` or ``related``, with its score (higher is better)."""
+
+    memory: Memory
+    score: float
+
+    def to_dict(self) -> dict[str, Any]:
+        """The memory's article record with an added ``score``."""
+        return {**self.memory.to_dict(), "score": round(self.score, 4)}
+
+
+def most_used(memories: Iterable[Memory], limit: int) -> list[Memory]:
+    """The ``limit`` memories used most often, never one unused (``accessCount`` 0).
+
+    The one order of "most used", for ``stats`` and the bot's digest alike: the higher
+    ``accessCount`` first, ties to the one used last (``accessedAt``; stored times are all in
+    the article's fixed-width UTC form, so they compare as text), then to the newer id.
+    """
+    used = (m for m in memories if m.access_count > 0)
+    return heapq.nlargest(limit, used, key=lambda m: (m.access_count, m.accessed_at, m.id))
+
+
+@dataclass(frozen=True, slots=True)
+class Stats:
+    """The article's ``getMemoryStats``: totals, categories, top tags, most accessed."""
+
+    total: int
+    by_category: dict[str, int] = field(default_factory=dict)
+    top_tags: list[tuple[str, int]] = field(default_factory=list)
+    most_accessed: list[Memory] = field(default_factory=list)
+
+    def to_dict(self) -> dict[str, Any]:
+        """The article's JSON shape (``topTags`` as an object, most frequent first)."""
+        return {
+            "total": self.total,
+            "byCategory": dict(self.by_category),
+            "topTags": dict(self.top_tags),
+            "mostAccessed": [m.to_dict() for m in self.most_accessed],
+        }

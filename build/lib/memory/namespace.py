@@ -1,0 +1,624 @@
+"""One namespace: its memories in RAM, the article's operations, and the files behind them.
+
+Every operation holds the namespace's mutex (threads, asyncio tasks run in threads) and the
+folder's ``flock`` (other processes), then catches up with whatever other processes appended to
+the journal before acting (``memory.journal``). Reads in a folder that cannot be written still
+answer, without the lock; writes there raise ``MemorySaveFailed``.
+
+Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
+also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock.
+Rankers are fed on every put and delete (``memory.ranking``); access bookkeeping (a search's
+touch) changes counts without re-indexing.
+
+A ``memory.json`` edited by hand while the namespace is held is merged into it, never taken
+wholesale (``memory.handedit``); one that cannot be read leaves what is held in place, and is
+written back from it. Compaction that fails (a full disk) is retried with back-off, and logged
+once per change of state.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import threading
+import time
+from collections import Counter
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from memory.bm25 import Bm25Ranker
+from memory.documents import FileDocuments
+from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
+from memory.handedit import History, merge, write_conflicts
+from memory.journal import SNAPSHOT, Change, NamespaceFiles
+from memory.model import (
+    DEFAULT_CATEGORY,
+    MAX_ID,
+    Hit,
+    Memory,
+    Stats,
+    clean_category,
+    clean_content,
+    clean_tags,
+    format_time_ms,
+    most_used,
+    now_iso,
+    parse_id,
+    parse_limit,
+)
+from memory.ranking import Ranker, SeedRanker
+
+log = logging.getLogger(__name__)
+
+RANKERS = ("default", "seed")
+INDEX_FILE = "memory.index"
+TOP_TAGS = 10
+MOST_ACCESSED = 5
+RELATED_TAG = 2  # related: each shared tag
+RELATED_CATEGORY = 1  # related: the same category, unless it is the default one
+BACKOFF = 2.5  # seconds before compaction is tried again after a failure, doubling
+BACKOFF_MAX = 300.0
+
+
+def _new_rankers(folder: Path) -> dict[str, Ranker]:
+    # The search index's analysed memories are kept beside the snapshot (memory.termindex).
+    return {"default": Bm25Ranker(folder / INDEX_FILE), "seed": SeedRanker()}
+
+
+class Namespace:
+    """One namespace's memories, with the article's operations. Thread-safe."""
+
+    def __init__(self, folder: Path, name: str) -> None:
+        self.name = name
+        self.path = folder
+        self._files = NamespaceFiles(folder)
+        self._mutex = threading.RLock()
+        self._memories: dict[int, Memory] = {}
+        self._sources: dict[str, int] = {}  # source -> id of the memory that came from it
+        self._rankers: dict[str, Ranker] = _new_rankers(self.path)
+        self._high_id = 0  # the highest id this namespace has seen, deleted ones included
+        self._quarantined: Path | None = None
+        self._dirty_since: float | None = None  # monotonic time of the oldest uncompacted change
+        self._last_used = time.monotonic()
+        self._history = History()  # what compaction wrote, to tell a person's edits apart
+        self._deleted_at: dict[int, float] = {}  # epoch seconds of each delete seen
+        self._rewrite = False  # memory.json must be written from what is held (merged, broken)
+        self._merged: list[Path] = []  # displaced files merged, removed once compacted
+        self._failures = 0  # compactions failed in a row
+        self._retry_at = 0.0  # monotonic time before which compaction is not tried again
+        self._changes = 0  # changes taken in so far (puts, deletes; not touches)
+
+    # -- the article's operations ---------------------------------------------------------
+
+    def add(
+        self,
+        content: str,
+        tags: Iterable[str] | str = (),
+        category: str | None = None,
+        *,
+        source: str | None = None,
+    ) -> Memory:
+        """Store a new memory; it is on disk when this returns.
+
+        ``source`` names what the memory came from (``telegram:<chat>:<message>``); adding again
+        with a source already present returns that memory and writes nothing, so a message
+        delivered twice (a crash before its update was confirmed) is remembered once.
+        """
+        content, clean = clean_content(content), clean_tags(tags)
+        group = clean_category(category)
+        if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
+            raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
+        with self._locked(write=True):
+            if source is not None and source in self._sources:
+                return self._memories[self._sources[source]]
+            now_ms = time.time_ns() // 1_000_000
+            at = format_time_ms(now_ms)
+            memory_id = max(now_ms, self._high_id + 1)
+            if memory_id >= MAX_ID:  # only after importing ids from the far future
+                raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
+            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source)
+            self._commit([{"op": "put", "m": memory.to_dict()}])
+            self._put(memory)
+            return memory
+
+    def search(
+        self, query: str, limit: int = 10, *, ranker: str = "default", touch: bool = True
+    ) -> list[Hit]:
+        """The memories that best answer ``query``, best first.
+
+        Each hit's ``accessCount`` goes up by one and its ``accessedAt`` becomes now, as in
+        the article, unless ``touch`` is false (benchmarks, previews).
+        """
+        if not isinstance(query, str) or not query.strip():
+            raise MemoryInvalid("the search query is empty", field="query")
+        limit = parse_limit(limit)
+        if ranker not in RANKERS:
+            raise MemoryInvalid(f"unknown ranker {ranker!r}; use one of {RANKERS}", field="ranker")
+        with self._locked(write=False) as writable:
+            ranked = self._rankers[ranker].rank(query, self._memories, limit)
+            found = [self._memories[mid] for mid, _ in ranked]
+            if touch and found:
+                found = self._touch(found, persist=writable)
+            return [Hit(memory, score) for memory, (_, score) in zip(found, ranked, strict=True)]
+
+    def memories(self, category: str | None = None) -> list[Memory]:
+        """All memories in stored order, or those of one category."""
+        with self._locked(write=False):
+            if category is None:
+                return list(self._memories.values())
+            group = clean_category(category)
+            return [m for m in self._memories.values() if m.category == group]
+
+    def get(self, memory_id: int | str) -> Memory:
+        """The memory with this id (``MemoryNotFound`` if there is none)."""
+        key = parse_id(memory_id)
+        with self._locked(write=False):
+            return self._find(key)
+
+    def update(
+        self,
+        memory_id: int | str,
+        *,
+        content: str | None = None,
+        tags: Iterable[str] | str | None = None,
+        category: str | None = None,
+    ) -> Memory:
+        """Change a memory's content, tags or category; it is on disk when this returns."""
+        key = parse_id(memory_id)
+        if content is None and tags is None and category is None:
+            raise MemoryInvalid("nothing to update: give content, tags or category")
+        changes: dict[str, Any] = {}
+        if content is not None:
+            changes["content"] = clean_content(content)
+        if tags is not None:
+            changes["tags"] = clean_tags(tags)
+        if category is not None:
+            changes["category"] = clean_category(category)
+        with self._locked(write=True):
+            memory = replace(self._find(key), **changes, updated_at=now_iso())
+            self._commit([{"op": "put", "m": memory.to_dict()}])
+            self._put(memory)
+            return memory
+
+    def delete(self, memory_id: int | str) -> Memory:
+        """Remove a memory and return it; it is gone from disk when this returns."""
+        key = parse_id(memory_id)
+        with self._locked(write=True):
+            memory = self._find(key)
+            self._commit([{"op": "del", "id": key}])
+            self._drop(key)
+            self._deleted_at[key] = time.time()
+            return memory
+
+    def stats(self) -> Stats:
+        """Totals by category, the most used tags and the most accessed memories.
+
+        Unlike the article, ``most_accessed`` never lists a memory nobody used (``accessCount``
+        0), and orders ties as the digest does (``memory.model.most_used``).
+        """
+        with self._locked(write=False):
+            memories = list(self._memories.values())
+        by_category = Counter(m.category for m in memories)
+        tags = Counter(tag for m in memories for tag in m.tags)
+        most = most_used(memories, MOST_ACCESSED)  # never an unused memory
+        return Stats(
+            len(memories), dict(by_category.most_common()), tags.most_common(TOP_TAGS), most
+        )
+
+    def related(self, memory_id: int | str, limit: int = 5) -> list[Hit]:
+        """Other memories sharing its tags (+2 each) or its category (+1), best first.
+
+        Unlike the article (+1 a tag, +2 the category), a shared tag weighs more than a shared
+        category, and the default category (``general``, where everything without one goes)
+        weighs nothing: sharing it alone does not make two memories related.
+        """
+        key = parse_id(memory_id)
+        limit = parse_limit(limit)
+        with self._locked(write=False):
+            target = self._find(key)
+            tags = set(target.tags)
+            scored = []
+            for memory in self._memories.values():
+                if memory.id == key:
+                    continue
+                score = RELATED_TAG * len(tags.intersection(memory.tags))
+                if memory.category == target.category != DEFAULT_CATEGORY:
+                    score += RELATED_CATEGORY
+                if score:
+                    scored.append(Hit(memory, float(score)))
+        scored.sort(key=lambda hit: -hit.score)
+        return scored[:limit]
+
+    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
+        """Add article-format records, ids kept; ids already present are skipped.
+
+        All or nothing: one invalid record rejects the whole import. Returns how many were added.
+        """
+        incoming: dict[int, Memory] = {}
+        for number, record in enumerate(records, start=1):
+            try:
+                memory = Memory.from_dict(record)
+            except MemoryInvalid as e:
+                raise MemoryInvalid(f"record {number}: {e.message}", field=e.field) from e
+            incoming.setdefault(memory.id, memory)
+        with self._locked(write=True):
+            new = [m for m in incoming.values() if m.id not in self._memories]
+            if new:
+                self._commit([{"op": "put", "m": m.to_dict()} for m in new])
+                for memory in new:
+                    self._put(memory)
+            return len(new)
+
+    def export(self) -> list[dict[str, Any]]:
+        """Every memory as an article-format record, in stored order."""
+        return [m.to_dict() for m in self.memories()]
+
+    def documents(self) -> FileDocuments:
+        """This namespace's documents, beside ``memory.json`` (``memory.documents``)."""
+        return FileDocuments(self.path)
+
+    def pop_quarantine(self) -> Path | None:
+        """Where an unreadable file of this namespace was moved aside; told once."""
+        with self._mutex:
+            path, self._quarantined = self._quarantined, None
+            return path
+
+    def quarantined(self) -> list[Path]:
+        """Every unreadable ``memory.json`` moved aside so far, oldest first (for repair)."""
+        self.memories()  # loading moves an unreadable memory.json aside
+        # The names end in their UTC time, so sorted is oldest first.
+        return sorted(self.path.glob(f"{SNAPSHOT}.corrupt-*"))
+
+    # -- use: what counts as a use of a memory (issue 15) -----------------------------------
+
+    def touch(self, memory_ids: Iterable[int | str]) -> list[Memory]:
+        """Count these memories as used (``accessCount`` + 1, ``accessedAt`` now), each once.
+
+        ``search(..., touch=True)`` touches every hit, as the article does; a caller that knows
+        which hit was the answer searches with ``touch=False`` and touches that one here. Ids
+        not found (deleted meanwhile) are skipped; like a search's touch, it is bookkeeping
+        and not durable on return.
+        """
+        keys = list(dict.fromkeys(parse_id(value) for value in memory_ids))
+        if not keys:
+            return []
+        with self._locked(write=False) as writable:
+            found = [self._memories[key] for key in keys if key in self._memories]
+            return self._touch(found, persist=writable) if found else []
+
+    # -- housekeeping ---------------------------------------------------------------------
+
+    @property
+    def held(self) -> int:
+        """How many memories this namespace holds in RAM now (0 once released)."""
+        return len(self._memories)
+
+    def flush(self) -> None:
+        """Bring ``memory.json`` up to date with every change (compaction)."""
+        with self._mutex:
+            if self._dirty_since is not None or self._files.pending:
+                with self._locked(write=True):
+                    self._compact(force=True)
+
+    def maintain(self, compact_seconds: float, idle_seconds: float) -> None:
+        """Compact after ``compact_seconds`` of pending changes; release after idling.
+
+        This compaction holds the namespace only to copy its memories and to swap the new
+        snapshot in (``_compact_aside``): operations go on while it writes.
+        """
+        with self._mutex:
+            now = time.monotonic()
+            due = self._dirty_since is not None and now - self._dirty_since >= compact_seconds
+        if due and now >= self._retry_at:
+            self._compact_aside()
+        with self._mutex:
+            if time.monotonic() - self._last_used >= idle_seconds:
+                self.release()
+
+    def release(self) -> None:
+        """Flush and drop the memories from RAM; the next operation reloads them."""
+        with self._mutex:
+            self.flush()
+            self._files.release()
+            self._memories, self._sources = {}, {}
+            self._rankers = _new_rankers(self.path)
+            self._history = History()  # memory.journal.base holds what it knew
+
+    # -- internals --------------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def _locked(self, *, write: bool, use: bool = True) -> Iterator[bool]:
+        """Hold the mutex and the file lock, in sync with disk; yields whether writes can work.
+
+        A read in a data directory that cannot be written (no folder yet, or read-only) runs
+        without the file lock rather than failing. Without ``use`` (housekeeping) the
+        namespace is not counted as used.
+        """
+        with self._mutex:
+            if use:
+                self._last_used = time.monotonic()
+            if write:
+                self._files.ensure_folder()
+            elif not self.path.exists():
+                yield False
+                return
+            try:
+                self._files.lock.acquire()
+            except OSError as e:
+                if write:
+                    path = self._files.lock.path
+                    raise MemorySaveFailed(f"could not lock {path}: {e.strerror}", path=path) from e
+                self._sync(compact=False)
+                yield False
+                return
+            try:
+                self._sync(compact=True)
+                yield True
+                if self._files.journal_lines > max(1000, len(self._memories)):
+                    self._compact()  # amortised: the journal has outgrown the snapshot
+            finally:
+                self._files.idle()  # an idle namespace holds no file open
+                self._files.lock.release()
+
+    def _sync(self, *, compact: bool) -> None:
+        """Catch up with disk; with ``compact`` (the lock held), write back what must be."""
+        for _ in range(4):  # a person's files saved one after another: each merged in turn
+            if not self._catch_up() or not self._files.pending:
+                break
+        if self._rewrite:
+            self._dirty_since = 0.0
+            if compact:
+                self._compact(force=True)
+
+    def _catch_up(self) -> bool:
+        """Apply what changed on disk; whether it held a person's edit."""
+        change = self._files.poll()
+        if change.reload:
+            self._reload(change)
+            self._history.record(self._memories.values(), self._files.snapshot_mtime)
+        skipped = sum(not self._apply(entry) for entry in change.entries)
+        if skipped:
+            # Keep the journal's bytes: a skipped entry is a change nobody should lose silently.
+            kept = self._files.copy_aside(self._files.journal_path)
+            change.quarantined.append(kept)
+            log.warning(
+                "%d journal entries of %s skipped; a copy is in %s", skipped, self.name, kept
+            )
+            self._dirty_since = 0.0  # compact soon, so that the copy is made once
+        if change.edited is not None:
+            self._merge(change)
+        if change.broken:
+            log.warning(
+                "%s of %s could not be read; still holding its %d memories, written back to it",
+                self._files.snapshot_path.name,
+                self.name,
+                len(self._memories),
+            )
+            self._rewrite = True
+        if change.quarantined and self._quarantined is None:
+            self._quarantined = change.quarantined[0]
+        return change.edited is not None
+
+    def _merge(self, change: Change) -> None:
+        """Take a person's edit of memory.json into what is held (``memory.handedit``)."""
+        source = change.source or self._files.snapshot_path
+        result = merge(
+            change.edited or [], change.edited_at, self._memories, self._history, self._deleted_at
+        )
+        for memory_id in self._memories.keys() - result.memories.keys():
+            self._deleted_at[memory_id] = change.edited_at
+        self._memories, self._sources = {}, {}
+        self._rankers = _new_rankers(self.path)
+        for memory in result.memories.values():
+            self._put(memory)
+        self._history.record(result.edited.values(), change.edited_at)
+        if result.bad:
+            kept = self._files.copy_aside(source)
+            change.quarantined.append(kept)
+            log.warning("%d unreadable memories in %s; a copy is in %s", result.bad, source, kept)
+        if result.conflicts:
+            path = write_conflicts(self._files.snapshot_path, result.conflicts)
+            log.warning(
+                "%s of %s was edited by hand while the store changed it: %d conflicts, the later"
+                " change kept, the other side of each in %s",
+                source.name,
+                self.name,
+                len(result.conflicts),
+                path,
+            )
+        log.info("merged a hand edit of %s: %d changes taken", source, result.changed)
+        if change.source is not None:
+            self._merged.append(change.source)
+        self._rewrite = True
+
+    def _reload(self, change: Change) -> None:
+        self._memories, self._sources = {}, {}
+        self._rankers = _new_rankers(self.path)
+        bad = 0
+        read = Memory.from_store if change.trusted else Memory.from_dict
+        for record in change.snapshot:
+            try:
+                memory = read(record)
+            except MemoryInvalid:
+                bad += 1
+                continue
+            if memory.id in self._memories:
+                bad += 1
+                continue
+            self._put(memory)
+        if bad:
+            # Keep the file's bytes, then rewrite it with what could be read.
+            kept = self._files.copy_aside(self._files.snapshot_path)
+            change.quarantined.append(kept)
+            log.warning("%d unreadable memories in %s; a copy is in %s", bad, self.path, kept)
+            self._dirty_since = 0.0
+
+    def _apply(self, entry: dict[str, Any]) -> bool:
+        """Replay one journal entry; False if it could not be understood (and was skipped)."""
+        try:
+            op = entry["op"]
+            if op == "put":
+                self._put(Memory.from_dict(entry["m"]))
+            elif op == "del":
+                key = int(entry["id"])
+                self._high_id = max(self._high_id, key)
+                self._drop(key)
+                self._deleted_at[key] = time.time()
+            elif op == "high":
+                self._high_id = max(self._high_id, int(entry["id"]))
+                return True  # not a change: the snapshot is as current as this line
+            elif op == "touch":
+                at = str(entry["at"])
+                for key, count in dict(entry["n"]).items():
+                    memory = self._memories.get(int(key))
+                    if memory is not None:
+                        self._memories[memory.id] = replace(
+                            memory, access_count=int(count), accessed_at=at
+                        )
+                return True  # bookkeeping: stays in the journal, no reason to compact
+            else:
+                raise ValueError(op)
+        except (KeyError, TypeError, ValueError, MemoryStoreError):
+            log.warning("skipped a journal entry of %s: %r", self.name, entry)
+            return False
+        self._changes += 1
+        if self._dirty_since is None:
+            self._dirty_since = time.monotonic()
+        return True
+
+    def _put(self, memory: Memory) -> None:
+        self._memories[memory.id] = memory
+        if memory.source is not None:
+            self._sources[memory.source] = memory.id
+        self._high_id = max(self._high_id, memory.id)
+        for ranker in self._rankers.values():
+            ranker.index(memory)
+
+    def _drop(self, memory_id: int) -> None:
+        memory = self._memories.pop(memory_id, None)
+        if memory is not None and memory.source is not None:
+            self._sources.pop(memory.source, None)
+        for ranker in self._rankers.values():
+            ranker.unindex(memory_id)
+
+    def _find(self, memory_id: int) -> Memory:
+        try:
+            return self._memories[memory_id]
+        except KeyError:
+            raise MemoryNotFound(memory_id) from None
+
+    def _touch(self, found: list[Memory], *, persist: bool) -> list[Memory]:
+        at = now_iso()
+        touched = [replace(m, access_count=m.access_count + 1, accessed_at=at) for m in found]
+        if persist:
+            entry = {"op": "touch", "at": at, "n": {str(m.id): m.access_count for m in touched}}
+            try:
+                self._commit([entry], durable=False)
+            except MemoryStoreError as e:
+                # Access counts are bookkeeping, not the user's data: a search still answers.
+                log.warning("access counts of %s not saved: %s", self.name, e.message)
+        for memory in touched:
+            self._memories[memory.id] = memory
+        return touched
+
+    def _commit(self, entries: list[dict[str, Any]], *, durable: bool = True) -> None:
+        self._files.append(entries, durable=durable)
+        if not durable:
+            return  # a touch alone is not worth a rewrite
+        self._changes += 1
+        if self._dirty_since is None:
+            self._dirty_since = time.monotonic()
+
+    def _compact_aside(self) -> None:
+        """Compact holding the namespace only to copy its memories, then to swap the file in.
+
+        The records are copied under the lock (memories are immutable values: a list of them
+        is a consistent copy), serialised and written (fsynced) to a temporary file without
+        it, then swapped in under the lock with the same checked replace as ``_compact``;
+        journal lines appended meanwhile stay in the new journal. Whenever the files moved
+        on in a way the copy does not follow (a hand edit to merge, another process's
+        compaction, a failure), it falls back to ``_compact`` under the lock.
+        """
+        with self._locked(write=True, use=False):
+            if self._rewrite or self._merged or self._files.pending or self._dirty_since is None:
+                self._compact(force=True)  # the careful path, and hand edits, as ever
+                return
+            memories = list(self._memories.values())
+            mark, changes = self._files.mark(), self._changes
+        try:
+            prepared = self._files.prepare([m.to_dict() for m in memories], mark)
+        except MemoryStoreError as e:
+            log.warning("could not write ahead a snapshot of %s: %s", self.name, e.message)
+            with self._locked(write=True, use=False):
+                self._compact()  # with its back-off and its logging of failures
+            return
+        with self._locked(write=True, use=False):
+            if not self._files.current(prepared):
+                self._files.discard(prepared)
+                if self._dirty_since is not None:  # not compacted by whoever moved the files
+                    self._compact(force=True)
+                return
+            try:
+                written = self._files.compact([], self._high_id, prepared)
+            except MemoryStoreError:
+                self._compact()  # with its back-off and its logging of failures
+                return
+            if not written or self._files.pending or self._files.kept:
+                self._compact(force=True)  # a person saved meanwhile: merge, as ever
+                return
+            self._history.record(memories, self._files.snapshot_mtime)
+            if self._failures:
+                log.warning("compacted %s again after %d failures", self.name, self._failures)
+            self._failures, self._retry_at = 0, 0.0
+            self._dirty_since = None if self._changes == changes else time.monotonic()
+            ranker = self._rankers["default"]
+        if isinstance(ranker, Bm25Ranker):
+            ranker.persist()  # the search index: only a cache, and it has its own lock
+
+    def _compact(self, *, force: bool = False) -> None:
+        """Write memory.json from what is held, unless a failure asks to wait (``force``: try).
+
+        A person may save memory.json meanwhile: it is merged, and compaction tried again.
+        """
+        now = time.monotonic()
+        if not force and now < self._retry_at:
+            return
+        for _ in range(3):
+            memories = list(self._memories.values())
+            try:
+                written = self._files.compact([m.to_dict() for m in memories], self._high_id)
+            except MemoryStoreError as e:
+                # The journal still holds every change; compaction is tried again later.
+                self._failures += 1
+                self._retry_at = now + min(BACKOFF_MAX, BACKOFF * 2 ** min(self._failures, 8))
+                if self._failures == 1:
+                    log.warning(
+                        "could not compact %s: %s (the journal keeps every change; tried again"
+                        " with back-off, logged again once it works)",
+                        self.name,
+                        e.message,
+                    )
+                return
+            if self._files.kept and self._quarantined is None:
+                self._quarantined = self._files.kept[-1]
+            self._files.kept.clear()
+            if written:
+                self._history.record(memories, self._files.snapshot_mtime)
+                for source in self._merged:
+                    self._files.done_with(source)
+                self._merged = []
+                if not self._files.pending:
+                    break
+            self._sync(compact=False)  # merge what a person saved meanwhile, then again
+        else:
+            return  # saved again and again: the next operation tries again
+        if self._failures:
+            log.warning("compacted %s again after %d failures", self.name, self._failures)
+        self._failures, self._retry_at = 0, 0.0
+        self._dirty_since = None
+        ranker = self._rankers["default"]
+        if isinstance(ranker, Bm25Ranker):
+            ranker.persist()  # the search index beside the new snapshot; only a cache
+        self._rewrite = False

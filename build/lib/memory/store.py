@@ -1,0 +1,193 @@
+"""The memory store: namespaces of memories in files under one data directory.
+
+``MemoryStore(data_dir).namespace("users/42")`` is a ``Namespace`` with the article's eight
+operations. Its memories live in ``data_dir/users/42/memory.json`` (the article's format) plus an
+append-only journal (see ``memory.journal``), so that:
+
+- an acknowledged add, update or delete is on disk (fsynced) before the call returns, and
+  survives ``kill -9`` or a power cut;
+- no operation rewrites the whole file: a change is one journal line, a search's access
+  bookkeeping one unflushed line; the snapshot is rewritten by compaction, amortised (when the
+  journal outgrows the namespace), in the background (``compact_seconds`` after a change) and on
+  ``close``, so ``memory.json`` is up to date on a clean close and within a bounded time;
+- a ``memory.json`` that does not parse is moved aside, never overwritten (the article resets it
+  to an empty list and overwrites it on the next save);
+- ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
+  also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock;
+- threads and asyncio tasks (a mutex) and processes (an ``flock``) can share a namespace: every
+  operation takes both, then catches up with what other processes appended before acting.
+
+A namespace unused for ``idle_seconds`` is compacted and released from RAM; its ``Namespace``
+object stays valid and reloads on next use. So that one process can serve many thousands of
+namespaces, at most ``max_open_namespaces`` are held at once, holding at most ``max_memories``
+memories between them: asking for one more releases the least recently asked for first. An idle
+namespace holds no file open (its lock file and journal are opened per operation).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import re
+import threading
+from collections import OrderedDict
+from pathlib import Path
+
+from memory.documents import FileDocuments
+from memory.errors import MemoryStoreError, NamespaceInvalid
+from memory.journal import JOURNAL, SNAPSHOT
+from memory.namespace import RANKERS, Namespace
+from memory.records import FileRecordLog
+
+__all__ = ["RANKERS", "MemoryStore", "Namespace", "validate_namespace"]
+
+log = logging.getLogger(__name__)
+
+BOT_FOLDER = ".bot"  # the client's own files: no namespace name has a dot, so none is here
+_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+
+def validate_namespace(name: object) -> str:
+    """``name`` if it is a safe namespace name (``users/42``), else ``NamespaceInvalid``.
+
+    Segments of ASCII letters, digits, ``_`` and ``-`` joined by ``/``: no ``..``, no absolute
+    path, no NUL, nothing that leaves the data directory, and (no dots) no segment that could
+    take the place of a namespace's own files such as ``memory.json``.
+    """
+    text = name if isinstance(name, str) else repr(name)
+    if not isinstance(name, str) or not name or len(name) > 200:
+        raise NamespaceInvalid(f"invalid namespace name {text!r}", namespace=text)
+    if not all(_SEGMENT.fullmatch(part) for part in name.split("/")):
+        raise NamespaceInvalid(
+            f"invalid namespace name {name!r}: use letters, digits, '_', '-' and '/'",
+            namespace=name,
+        )
+    return name
+
+
+class MemoryStore:
+    """Every namespace under one data directory.
+
+    Opens nothing until asked; ``close`` (or leaving a ``with`` block) compacts every open
+    namespace so ``memory.json`` is complete. A background thread compacts namespaces whose
+    changes are older than ``compact_seconds`` and releases those idle for ``idle_seconds``.
+    """
+
+    def __init__(
+        self,
+        data_dir: str | Path,
+        *,
+        compact_seconds: float = 30.0,
+        idle_seconds: float = 900.0,
+        max_open_namespaces: int = 512,
+        max_memories: int = 2_000_000,
+    ) -> None:
+        if max_open_namespaces < 1 or max_memories < 1:
+            raise ValueError("max_open_namespaces and max_memories must be at least 1")
+        self.data_dir = Path(data_dir)
+        self.compact_seconds = compact_seconds
+        self.idle_seconds = idle_seconds
+        self.max_open_namespaces = max_open_namespaces
+        self.max_memories = max_memories
+        self._namespaces: dict[str, Namespace] = {}
+        self._recent: OrderedDict[str, Namespace] = OrderedDict()  # least recently asked first
+        self._lock = threading.Lock()
+        self._stop = threading.Event()
+        self._janitor: threading.Thread | None = None
+
+    def __enter__(self) -> MemoryStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def namespace(self, name: str) -> Namespace:
+        """The namespace called ``name`` (``users/42``); created on disk by its first write."""
+        validate_namespace(name)
+        with self._lock:
+            namespace = self._namespaces.get(name)
+            if namespace is None:
+                namespace = Namespace(self.data_dir / name, name)
+                self._namespaces[name] = namespace
+            if self._janitor is None:
+                self._stop.clear()
+                self._janitor = threading.Thread(
+                    target=self._run_janitor, name="memory-janitor", daemon=True
+                )
+                self._janitor.start()
+            self._recent[name] = namespace
+            self._recent.move_to_end(name)
+            victims = self._over_budget()
+        for victim in victims:  # outside the store's lock: a release may wait for an operation
+            self._release(victim)
+        return namespace
+
+    def _over_budget(self) -> list[Namespace]:
+        """The least recently asked for namespaces to release so the rest fit the budget."""
+        held = sum(namespace.held for namespace in self._recent.values())
+        victims = []
+        while len(self._recent) > 1 and (
+            len(self._recent) > self.max_open_namespaces or held > self.max_memories
+        ):
+            _, victim = self._recent.popitem(last=False)
+            held -= victim.held
+            victims.append(victim)
+        return victims
+
+    def _release(self, namespace: Namespace) -> None:
+        try:
+            namespace.release()
+        except MemoryStoreError as e:
+            # Its journal keeps every change; it stays held, and the janitor tries again.
+            log.warning("could not flush %s on release: %s", namespace.name, e.message)
+
+    def documents(self, name: str) -> FileDocuments:
+        """The documents of the namespace called ``name`` (``memory.documents``)."""
+        return FileDocuments(self.data_dir / validate_namespace(name))
+
+    def bot_documents(self) -> FileDocuments:
+        """The client's documents outside every namespace, in ``data_dir/.bot/``."""
+        return FileDocuments(self.data_dir / BOT_FOLDER)
+
+    def bot_log(self, name: str) -> FileRecordLog:
+        """The client's record log ``name``: ``data_dir/.bot/<name>.jsonl`` (``memory.records``)."""
+        return FileRecordLog(self.data_dir / BOT_FOLDER, name)
+
+    def namespace_names(self) -> list[str]:
+        """Every namespace that has memories on disk, sorted."""
+        names = set()
+        for marker in (SNAPSHOT, JOURNAL):
+            for path in self.data_dir.glob(f"**/{marker}"):
+                name = path.parent.relative_to(self.data_dir).as_posix()
+                with contextlib.suppress(NamespaceInvalid):
+                    names.add(validate_namespace(name))
+        return sorted(names)
+
+    def maintain(self) -> None:
+        """One round of background work: compact what is due, release what is idle."""
+        with self._lock:
+            namespaces = list(self._namespaces.values())
+        for namespace in namespaces:
+            try:
+                namespace.maintain(self.compact_seconds, self.idle_seconds)
+            except MemoryStoreError as e:
+                log.warning("maintenance of %s failed: %s", namespace.name, e.message)
+
+    def _run_janitor(self) -> None:
+        tick = max(0.05, min(self.compact_seconds, self.idle_seconds, 5.0) / 2)
+        while not self._stop.wait(tick):
+            self.maintain()
+
+    def close(self) -> None:
+        """Stop the background thread and bring every namespace's ``memory.json`` up to date."""
+        with self._lock:
+            janitor, self._janitor = self._janitor, None
+            namespaces = list(self._namespaces.values())
+        self._stop.set()
+        if janitor is not None:
+            janitor.join()
+        for namespace in namespaces:
+            try:
+                namespace.release()
+            except MemoryStoreError as e:
+                log.warning("could not flush %s on close: %s", namespace.name, e.message)
