@@ -1,1 +1,0 @@
-"""Benchmarks: retrieval quality of the memory search (``python -m bench.retrieval``)."""
