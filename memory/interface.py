@@ -329,6 +329,18 @@ class MemoryNamespace(MeaningSearch, Protocol):
         """Every unreadable copy of the memories set aside so far, oldest first (for repair)."""
         ...
 
+    # -- use: what counts as a use of a memory (issue 15) -----------------------------------
+
+    def touch(self, memory_ids: Iterable[int | str]) -> list[Memory]:
+        """Count these memories as used: ``accessCount`` + 1 and ``accessedAt`` now, each once.
+
+        The article counts every search hit as used (``search(..., touch=True)``, kept for the
+        CLI and library callers); the bot searches with ``touch=False`` and touches only what
+        was the answer (``bot.core.operations``). Bookkeeping, not the user's data: not
+        durable on return, and an id not found is skipped. Returns the memories touched.
+        """
+        ...
+
 
 class Store(Protocol):
     """Every namespace of one store (a data directory, or a database)."""

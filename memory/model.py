@@ -10,6 +10,7 @@ plain article-format file loads unchanged. Identity and persistence belong to th
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -292,6 +293,17 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         """The memory's article record with an added ``score``."""
         return {**self.memory.to_dict(), "score": round(self.score, 4)}
+
+
+def most_used(memories: Iterable[Memory], limit: int) -> list[Memory]:
+    """The ``limit`` memories used most often, never one unused (``accessCount`` 0).
+
+    The one order of "most used", for ``stats`` and the bot's digest alike: the higher
+    ``accessCount`` first, ties to the one used last (``accessedAt``; stored times are all in
+    the article's fixed-width UTC form, so they compare as text), then to the newer id.
+    """
+    used = (m for m in memories if m.access_count > 0)
+    return heapq.nlargest(limit, used, key=lambda m: (m.access_count, m.accessed_at, m.id))
 
 
 @dataclass(frozen=True, slots=True)

@@ -48,6 +48,7 @@ from memory.interface import SearchStatus
 from memory.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.meaning import Meaning
 from memory.model import (
+    DEFAULT_CATEGORY,
     MAX_ID,
     Hit,
     Memory,
@@ -56,6 +57,7 @@ from memory.model import (
     clean_content,
     clean_tags,
     format_time_ms,
+    most_used,
     now_iso,
     parse_id,
     parse_limit,
@@ -69,6 +71,8 @@ RANKERS = ("default", "hybrid", "seed")
 INDEX_FILE = "memory.index"
 TOP_TAGS = 10
 MOST_ACCESSED = 5
+RELATED_TAG = 2  # related: each shared tag
+RELATED_CATEGORY = 1  # related: the same category, unless it is the default one
 BACKOFF = 2.5  # seconds before compaction is tried again after a failure, doubling
 BACKOFF_MAX = 300.0
 
@@ -254,19 +258,27 @@ class Namespace:
             return memory
 
     def stats(self) -> Stats:
-        """Totals by category, the most used tags and the most accessed memories."""
+        """Totals by category, the most used tags and the most accessed memories.
+
+        Unlike the article, ``most_accessed`` never lists a memory nobody used (``accessCount``
+        0), and orders ties as the digest does (``memory.model.most_used``).
+        """
         with self._locked(write=False):
             memories = list(self._memories.values())
         by_category = Counter(m.category for m in memories)
         tags = Counter(tag for m in memories for tag in m.tags)
-        # sorted() is stable and works on a copy: unlike the article, the store keeps its order.
-        most = sorted(memories, key=lambda m: -m.access_count)[:MOST_ACCESSED]
+        most = most_used(memories, MOST_ACCESSED)  # never an unused memory
         return Stats(
             len(memories), dict(by_category.most_common()), tags.most_common(TOP_TAGS), most
         )
 
     def related(self, memory_id: int | str, limit: int = 5) -> list[Hit]:
-        """Other memories sharing its tags (+1 each) or its category (+2), best first."""
+        """Other memories sharing its tags (+2 each) or its category (+1), best first.
+
+        Unlike the article (+1 a tag, +2 the category), a shared tag weighs more than a shared
+        category, and the default category (``general``, where everything without one goes)
+        weighs nothing: sharing it alone does not make two memories related.
+        """
         key = parse_id(memory_id)
         limit = parse_limit(limit)
         with self._locked(write=False):
@@ -276,8 +288,9 @@ class Namespace:
             for memory in self._memories.values():
                 if memory.id == key:
                     continue
-                score = len(tags.intersection(memory.tags))
-                score += 2 if memory.category == target.category else 0
+                score = RELATED_TAG * len(tags.intersection(memory.tags))
+                if memory.category == target.category != DEFAULT_CATEGORY:
+                    score += RELATED_CATEGORY
                 if score:
                     scored.append(Hit(memory, float(score)))
         scored.sort(key=lambda hit: -hit.score)
@@ -368,6 +381,23 @@ class Namespace:
         self.memories()  # loading moves an unreadable memory.json aside
         # The names end in their UTC time, so sorted is oldest first.
         return sorted(self.path.glob(f"{SNAPSHOT}.corrupt-*"))
+
+    # -- use: what counts as a use of a memory (issue 15) -----------------------------------
+
+    def touch(self, memory_ids: Iterable[int | str]) -> list[Memory]:
+        """Count these memories as used (``accessCount`` + 1, ``accessedAt`` now), each once.
+
+        ``search(..., touch=True)`` touches every hit, as the article does; a caller that knows
+        which hit was the answer searches with ``touch=False`` and touches that one here. Ids
+        not found (deleted meanwhile) are skipped; like a search's touch, it is bookkeeping
+        and not durable on return.
+        """
+        keys = list(dict.fromkeys(parse_id(value) for value in memory_ids))
+        if not keys:
+            return []
+        with self._locked(write=False) as writable:
+            found = [self._memories[key] for key in keys if key in self._memories]
+            return self._touch(found, persist=writable) if found else []
 
     # -- housekeeping ---------------------------------------------------------------------
 

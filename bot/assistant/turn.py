@@ -2,7 +2,8 @@
 
 One turn, for one namespace (the chat's), one at a time per namespace:
 
-1. the best memories for the message (default ranking, ``touch=False``) within
+1. the best memories for the message (default ranking, ``touch=False``; none sharing only stop
+   words or characters with it, ``memory.relevance.matches``) within
    ``memory_tokens`` (1,500 by default), and the last ``history_messages`` messages of the
    conversation (20 by default, within ``history_tokens``) are read, off the event loop;
 2. the model gets the system prompt (``bot.assistant.prompt``), that history, the message and the
@@ -17,7 +18,9 @@ One turn, for one namespace (the chat's), one at a time per namespace:
    one change in the namespace's history of memories (``memory.history``, written by the store
    ahead of each write), whose id the ↩ Undo button carries; what waits is kept durably in
    ``changes.json`` (``bot.assistant.changes``) under the token of Apply all / Discard; the
-   message and the answer join the history; the tokens are added to the namespace's totals.
+   message and the answer join the history; the tokens are added to the namespace's totals;
+   the memories of the prompt that the answer quotes count as used
+   (``bot.core.operations.used_in_answer``: being in the prompt alone is not a use).
 
 A turn is all or nothing for the memories: if it fails (the endpoint times out or errs after
 some tool calls ran, or the model is stopped at the limit), its writes are undone
@@ -52,10 +55,11 @@ from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import tool_schemas
-from bot.core.operations import SEARCH_RANKER
+from bot.core.operations import SEARCH_RANKER, used_in_answer
 from memory.errors import MemoryStoreError
 from memory.interface import MemoryNamespace
 from memory.model import Hit, Memory
+from memory.relevance import matches
 
 log = logging.getLogger(__name__)
 
@@ -261,6 +265,9 @@ class Assistant:
             failure,
             [("user", said), ("assistant", answer)],
         )
+        if finished.failure is None and answer:
+            shown = [hit.memory for hit in hits if hit.memory.id in context.ids]
+            await asyncio.to_thread(_count_quoted, namespace, answer, shown)
         return TurnResult(
             text=answer,
             failure=finished.failure,
@@ -283,9 +290,10 @@ class Assistant:
     ) -> tuple[list[Hit], list[dict[str, str]]]:
         hits: list[Hit] = []
         if message.strip():
-            hits = namespace.search(
+            found = namespace.search(
                 message, limit=self.settings.memory_limit, ranker=SEARCH_RANKER, touch=False
             )
+            hits = matches(message, found)  # none that shares only stop words with it
         return hits, load_history(namespace.documents())
 
     def _finish(
@@ -339,6 +347,14 @@ def _keep(namespace: MemoryNamespace, executor: ToolExecutor) -> _Finished:
     undo = executor.change if executor.undo else None
     pending = executor.policy.pending
     return _Finished(None, undo, book.keep_pending(pending) if pending else None)
+
+
+def _count_quoted(namespace: MemoryNamespace, answer: str, shown: list[Memory]) -> None:
+    """The memories of the prompt that the answer quotes count as used (``operations``)."""
+    try:
+        used_in_answer(namespace, answer, shown)
+    except MemoryStoreError as e:  # bookkeeping: the answer stands without it
+        log.warning("access counts of %s not updated: %s", namespace.name, e.message)
 
 
 def _execute(executor: ToolExecutor, calls: list[ToolCall]) -> dict[str, str]:

@@ -191,6 +191,7 @@ def register_handlers(application: BotApplication) -> None:
         (buttons.DELETE_PATTERN, buttons.confirm_forget),
         (buttons.KEEP_PATTERN, buttons.keep),
         (buttons.PAGE_PATTERN, buttons.turn_page),
+        (buttons.RECALL_PAGE_PATTERN, buttons.turn_recall_page),
         (confirmations.APPLY_PATTERN, confirmations.apply_changes),
         (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
         (reminding.DONE_PATTERN, reminding.press_done),

@@ -11,6 +11,7 @@ anything else goes to the one error handler in ``bot.chat.app``.
 from __future__ import annotations
 
 import json
+import unicodedata
 
 from telegram import Message, Update
 from telegram.ext import ContextTypes
@@ -25,7 +26,7 @@ from bot.chat.access import (
     message_source,
     run_changing,
 )
-from bot.chat.buttons import forget_prompt, page_view, results_view
+from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view
 from bot.chat.reminding import offer_for
 from bot.chat.services import services
 from bot.core import operations
@@ -38,6 +39,7 @@ from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.model import clean_tags
 
 
 def _request(
@@ -143,20 +145,16 @@ async def show_matches(
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply. Shared by /recall and by free text."""
     tail = f"\n\n{footer}" if footer else ""
-    memories = await services(context).operations.run(caller.namespace, operations.recall, query)
-    if query:
-        title = t(language, "recall_title", query=escape(preview(query, 80)))
-        if not memories:
+    found = await services(context).operations.run(caller.namespace, operations.recall_page, query)
+    if not found.memories:
+        if query:
             none = t(language, "recall_none", query=escape(preview(query, 80)))
             await reply_html(message, none + tail)
-            return
-    else:
-        title = t(language, "recent_title")
-        if not memories:
+        else:
             await reply_html(message, t(language, "no_memories") + tail)
-            return
-    text, keyboard = results_view(title, memories, language)
-    await reply_html(message, text + tail, keyboard)
+        return
+    text, keyboard = recall_view(found, language, footer=footer)
+    await reply_html(message, text, keyboard)
 
 
 async def forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -219,19 +217,32 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 
 
 async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """List all memories (or one category's), newest first, with ◀ ▶ buttons."""
+    """List all memories (or one category's, or one #tag's), newest first, with ◀ ▶ buttons."""
     if (found := _request(update, context)) is None:
         return
     message, caller, language, argument = found
+    hashtag = argument[:1] in ("#", "＃")
+    category = None if hashtag else argument or None
     try:
+        tag = next(iter(clean_tags([_tag_of(argument)])), None) if hashtag else None
         memories = await services(context).operations.run(
-            caller.namespace, operations.listing, argument or None
+            caller.namespace, operations.listing, category, tag=tag
         )
-    except MemoryInvalid as e:  # not a possible category (too long, control characters)
+    except MemoryInvalid as e:  # not a possible category or tag (too long, control characters)
         await reply_html(message, invalid_reason(language, e))
         return
-    text, keyboard = page_view(memories, 0, argument or None, language)
+    text, keyboard = page_view(memories, 0, category, language, tag=tag)
     await reply_html(message, text, keyboard)
+
+
+def _tag_of(argument: str) -> str:
+    """The tag of ``/list #tag`` (``#`` or a full-width ``＃``, trailing punctuation dropped:
+    ``#买菜，``); empty if there is none."""
+    words = argument.lstrip("#＃").split(maxsplit=1)
+    word = words[0] if words else ""
+    while word and unicodedata.category(word[-1]).startswith("P"):
+        word = word[:-1]
+    return word
 
 
 async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

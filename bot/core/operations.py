@@ -7,6 +7,26 @@ applies the one permission rule (``Caller.may_change``; ``bot.errors.NotAllowed`
 refuses), and returns memory values; what a reply looks like is the door's business. The one
 outside view of a memory, without the bot's bookkeeping (``source``), is ``public_record``.
 
+What counts as a use of a memory (``accessCount`` + 1, ``accessedAt`` now) is decided here,
+for every door, and nowhere else: a memory is used when it is the answer, not when it is
+merely shown. Precisely:
+
+- ``/recall`` and free text without a model (``recall_page``): the first result, and only on
+  the first page; further results, further pages, the newest memories of a blank /recall, and
+  ``/list``, ``/related``, ``/stats``, the digest and ``/export`` are not uses;
+- the model's ``searchMemory`` (``search``): each result it receives that is an answer
+  (``memory.relevance.answers``: it shares a word with the question that is not a stop word or
+  stop character, and scores at least a fifth of the best); the memories in the system prompt
+  only if the answer quotes them (``used_in_answer``, called by ``bot.assistant.turn``);
+  ``getMemory`` and the other tools are not uses;
+- buttons: 🗑, Delete, Keep, the page buttons of ``/list`` and ``/recall`` are not uses.
+
+A match that shares only stop words or characters with the query (``你是谁`` and
+``小王的生日是3月5日`` share 是) is never shown by ``/recall`` and never counts
+(``memory.relevance.matches``). The library's ``search(..., touch=True)``, which touches every
+hit as the article does, stays for the CLI and library callers; here every search is made with
+``touch=False`` and the answer is touched with ``MemoryNamespace.touch``.
+
 Store calls block (an fsync, a cold namespace's index build: seconds at 100,000 memories), so
 the doors never make them on the event loop: ``Operations.run`` runs an operation in a small
 pool of worker threads, and one chat's slow call delays no other chat. The model's tools call
@@ -24,24 +44,34 @@ from __future__ import annotations
 import asyncio
 import contextvars
 import functools
+import hashlib
+import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Concatenate, ParamSpec, TypeVar
 
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from memory import history
-from memory.errors import MemoryNotFound
+from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import ChangeRecord, History, Undone
-from memory.interface import MemoryNamespace, SearchStatus, Store
-from memory.model import Hit, Memory, Stats, parse_id, parse_limit
+from memory.interface import Documents, MemoryNamespace, SearchStatus, Store, update_document
+from memory.model import Hit, Memory, Stats, clean_tags, parse_id, parse_limit
+from memory.relevance import answers, matches, quotes
 
 RECALL_LIMIT = 5
 # Every search of the bot fuses keywords with meaning when the store has an embedder; without
 # one (or while it fails) "hybrid" is exactly the keyword ranking (``memory.hybrid``).
 SEARCH_RANKER = "hybrid"
+RECALL_DEPTH = 100  # /recall counts and pages through at most this many matches
+RECALL_QUERIES = "recall-queries"  # the namespace's document of paged /recall queries
+KEPT_QUERIES = 20
+QUERY_TOKEN_CHARS = 10
 RELATED_LIMIT = 5
 WORKERS = 4  # threads for store calls: enough for a few slow ones beside quick ones
+
+log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -72,17 +102,113 @@ def remember(
     return namespace.add(content, tags, category, source=source)
 
 
+@dataclass(frozen=True)
+class Matches:
+    """One page of what /recall found: ``memories`` from position ``start`` of ``total``."""
+
+    query: str
+    memories: tuple[Memory, ...]
+    start: int
+    total: int
+    capped: bool = False  # the search stopped at RECALL_DEPTH: there may be more than total
+    token: str | None = None  # names ``query`` for the buttons of other pages (``recall_query``)
+
+    @property
+    def more(self) -> bool:
+        """Whether a page follows this one."""
+        return self.start + len(self.memories) < self.total
+
+
+def recall_page(
+    namespace: MemoryNamespace,
+    query: str,
+    page: int = 0,
+    size: object = RECALL_LIMIT,
+    *,
+    use: bool = True,
+) -> Matches:
+    """Page ``page`` (0-based, clamped) of the matches for ``query``; blank: the newest memories.
+
+    With ``use`` (a question asked, not a page turned), the first result of the first page
+    counts as used (see the module docstring). When there is more than one page, the query is
+    kept (``keep_query``) under the returned ``token``.
+    """
+    count, number = parse_limit(size), max(page, 0)
+    if not query.strip():
+        newest = namespace.memories()[::-1]
+        start = min(number * count, max(len(newest) - 1, 0) // count * count)
+        return Matches("", tuple(newest[start : start + count]), start, len(newest))
+    hits = namespace.search(query, RECALL_DEPTH, ranker=SEARCH_RANKER, touch=False)
+    capped = len(hits) == RECALL_DEPTH
+    found = [hit.memory for hit in matches(query, hits)]
+    start = min(number * count, max(len(found) - 1, 0) // count * count)
+    shown = found[start : start + count]
+    if use and start == 0 and shown:
+        shown[:1] = namespace.touch([shown[0].id]) or shown[:1]
+    token = None
+    if len(found) > count:
+        token = keep_query(namespace.documents(), query) if use else query_token(query)
+    return Matches(query, tuple(shown), start, len(found), capped, token)
+
+
 def recall(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT) -> list[Memory]:
     """The best matches for ``query``, best first; a blank query: the newest memories."""
-    count = parse_limit(limit)
-    if query.strip():
-        return [hit.memory for hit in namespace.search(query, count, ranker=SEARCH_RANKER)]
-    return namespace.memories()[-count:][::-1]
+    return list(recall_page(namespace, query, 0, limit).memories)
+
+
+def query_token(query: str) -> str:
+    """A short name for a query, for callback data (hex, ``QUERY_TOKEN_CHARS`` long)."""
+    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:QUERY_TOKEN_CHARS]
+
+
+def keep_query(documents: Documents, query: str) -> str:
+    """Keep ``query`` among the namespace's last ``KEPT_QUERIES`` paged ones; its token."""
+    token = query_token(query)
+
+    def change(value: Any) -> dict[str, str]:
+        kept = {k: v for k, v in value.items() if k != token} if isinstance(value, dict) else {}
+        kept[token] = query
+        return dict(list(kept.items())[-KEPT_QUERIES:])
+
+    try:
+        update_document(documents, RECALL_QUERIES, change, durable=False)
+    except MemoryStoreError as e:  # only the ▶ button needs it: it will say it is stale
+        log.warning("could not keep a /recall query: %s", e.message)
+    return token
+
+
+def recall_query(documents: Documents, token: str) -> str | None:
+    """The query kept under ``token`` (``keep_query``), or None if it is no longer kept."""
+    found = documents.get(RECALL_QUERIES)
+    query = found.value.get(token) if found is not None and isinstance(found.value, dict) else None
+    return query if isinstance(query, str) and query_token(query) == token else None
 
 
 def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> list[Hit]:
-    """The best matches for ``query`` with their scores (the model's ``searchMemory``)."""
-    return namespace.search(query, parse_limit(limit), ranker=SEARCH_RANKER)
+    """The matches for ``query`` with their scores (the model's ``searchMemory``); those that
+    are answers (``memory.relevance.answers``) count as used."""
+    hits = matches(
+        query, namespace.search(query, parse_limit(limit), ranker=SEARCH_RANKER, touch=False)
+    )
+    used = {hit.memory.id for hit in answers(query, hits)}
+    touched = {memory.id: memory for memory in namespace.touch(used)} if used else {}
+    return [Hit(touched.get(hit.memory.id, hit.memory), hit.score) for hit in hits]
+
+
+def used_in_answer(namespace: MemoryNamespace, answer: str, shown: Iterable[Memory]) -> list[int]:
+    """Count as used the memories of ``shown`` (the system prompt's) that ``answer`` quotes,
+    unless used since they were shown (a search of the same turn); the ids counted."""
+    quoted = quotes(answer, shown)
+    if not quoted:
+        return []
+    fresh = []
+    for memory in quoted.values():
+        try:
+            if namespace.get(memory.id).access_count == memory.access_count:
+                fresh.append(memory.id)
+        except MemoryNotFound:  # deleted by this turn
+            continue
+    return [memory.id for memory in namespace.touch(fresh)] if fresh else []
 
 
 def forget(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
@@ -112,9 +238,14 @@ def related(
     return memory, [hit.memory for hit in namespace.related(memory.id, parse_limit(limit))]
 
 
-def listing(namespace: MemoryNamespace, category: str | None = None) -> list[Memory]:
-    """Every memory (or one category's), newest first."""
-    return namespace.memories(category)[::-1]
+def listing(
+    namespace: MemoryNamespace, category: str | None = None, *, tag: str | None = None
+) -> list[Memory]:
+    """Every memory (or one category's, or those with ``tag``), newest first."""
+    if tag is None:
+        return namespace.memories(category)[::-1]
+    [label] = clean_tags([tag]) or ("",)
+    return [m for m in namespace.memories(category)[::-1] if label in m.tags]
 
 
 def stats(namespace: MemoryNamespace) -> Stats:

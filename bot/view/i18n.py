@@ -45,7 +45,8 @@ with a colon sets the category: <code>/remember work: standup at 10 #meeting</co
 hashtags I pick tags from the keywords. Send /remember as a reply to store that message.
 /recall <i>question</i> — the best matching memories (no question: the most recent).
 /forget <i>id</i> — delete a memory (I ask first).
-/list [<i>category</i>] — all memories, newest first, page by page.
+/list [<i>category</i> | #<i>tag</i>] — all memories (or one category's, or one tag's), newest \
+first, page by page.
 /edit <i>id</i> <i>new text</i> — change a memory (hashtags and <code>category:</code> too).
 /related <i>id</i> — memories sharing its tags or category.
 /stats — totals, categories, top tags, most used.
@@ -74,7 +75,7 @@ _HELP_ZH = """<b>命令</b>
 回复某条消息并发送 /remember，可以记住那条消息。
 /recall <i>问题</i> — 找出最相关的记忆（不写问题：最近的记忆）。
 /forget <i>编号</i> — 删除一条记忆（会先确认）。
-/list [<i>分类</i>] — 分页列出全部记忆，最新的在前。
+/list [<i>分类</i> | #<i>标签</i>] — 分页列出全部记忆（或某个分类、某个标签的），最新的在前。
 /edit <i>编号</i> <i>新内容</i> — 修改一条记忆（也可以改标签和 <code>分类：</code>）。
 /related <i>编号</i> — 与它标签或分类相同的记忆。
 /stats — 总数、分类、常用标签、最常用的记忆。
@@ -113,6 +114,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "tags_derived": "<i>Tags picked from the keywords; add #hashtags to choose your own.</i>",
         "recall_title": "🔎 Best matches for “{query}”:",
         "recent_title": "🕘 Most recent memories:",
+        "recall_count": "<i>{count} of {total}</i>",
+        "recall_range": "<i>{first}–{last} of {total}</i>",
         "recall_none": "I found nothing about “{query}”.",
         "no_memories": "No memories yet. Send <code>/remember something</code> to store one.",
         "free_text_hint": "💡 To store a message instead, send /remember before it.",
@@ -267,6 +270,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "administrator can change them.",
         "button_prev_plain": "◀",
         "button_next_plain": "▶",
+        "button_more_plain": "More ▶",
         "cmd_start_plain": "What I do",
         "cmd_help_plain": "How to use me",
         "cmd_remember_plain": "Remember something (#tags, category: …)",
@@ -319,6 +323,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "tags_derived": "<i>标签取自关键词；加上 #话题标签 可以自己指定。</i>",
         "recall_title": "🔎 与“{query}”最相关的记忆：",
         "recent_title": "🕘 最近的记忆：",
+        "recall_count": "<i>{count} 条，共 {total} 条</i>",
+        "recall_range": "<i>第 {first}–{last} 条，共 {total} 条</i>",
         "recall_none": "没有找到与“{query}”相关的记忆。",
         "no_memories": "还没有记忆。发送 <code>/remember 内容</code> 来记住一件事。",
         "free_text_hint": "💡 想让我记住这条消息，请在前面加上 /remember。",
@@ -453,6 +459,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "not_yours_changes_plain": "只有存入这些记忆的成员或群组管理员可以修改它们。",
         "button_prev_plain": "◀",
         "button_next_plain": "▶",
+        "button_more_plain": "更多 ▶",
         "cmd_start_plain": "我能做什么",
         "cmd_help_plain": "使用说明",
         "cmd_remember_plain": "记住一件事（#标签，分类：…）",

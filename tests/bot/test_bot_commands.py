@@ -118,7 +118,8 @@ async def test_recall_without_a_query_shows_the_most_recent(bot: Bot) -> None:
     assert "Most recent" in reply.text
     shown = re.findall(r"note number (\d)", reply.text)
     assert shown == ["6", "5", "4", "3", "2"]
-    assert len(reply.buttons) == 5
+    assert "5 of 7" in reply.text
+    assert len(reply.buttons) == 6 and reply.buttons[-1] == ("More ▶", "r:1")
 
 
 async def test_recall_with_no_match_says_so(bot: Bot) -> None:
