@@ -68,14 +68,27 @@ def parse_time(text: str) -> datetime:
         raise MemoryInvalid(f"not an ISO-8601 time: {text!r}", field="time") from e
 
 
+# Full-width digits (Chinese and Japanese keyboards) as ASCII; zero-width characters (pasted
+# along with a number) as nothing. Other digits (superscripts, Arabic-Indic) stay refused.
+_PHONE_DIGITS: dict[int, int | None] = {0xFF10 + n: ord("0") + n for n in range(10)}
+_PHONE_DIGITS.update(dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None))
+
+
+def _digits(value: str) -> str:
+    """``value`` as typed on a phone, read as plain text: full-width ``１２３`` is ``123``."""
+    return value.translate(_PHONE_DIGITS).strip()
+
+
 def parse_id(value: object) -> int:
-    """A memory id from an int or a string of digits; anything else is ``MemoryInvalid``."""
+    """A memory id from an int or a string of digits (full-width ones too); anything else is
+    ``MemoryInvalid``."""
     if isinstance(value, bool):
         raise MemoryInvalid(f"not a memory id: {value!r}", field="id")
+    text = _digits(value) if isinstance(value, str) else ""
     if isinstance(value, int):
         memory_id = value
-    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        digits = value.strip().lstrip("0") or "0"
+    elif text.isascii() and text.isdigit():
+        digits = text.lstrip("0") or "0"
         memory_id = int(digits) if len(digits) < 20 else MAX_ID  # int() refuses 4300+ digits
     else:
         raise MemoryInvalid(f"not a memory id: {value!r} (ids are whole numbers)", field="id")
@@ -87,8 +100,9 @@ def parse_id(value: object) -> int:
 def parse_limit(value: object, *, maximum: int = MAX_LIMIT) -> int:
     """A result limit: a positive whole number no larger than ``maximum``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-            digits = value.strip().lstrip("0") or "0"
+        text = _digits(value) if isinstance(value, str) else ""
+        if text.isascii() and text.isdigit():
+            digits = text.lstrip("0") or "0"
             value = int(digits) if len(digits) < 20 else 10**20  # int() refuses 4300+ digits
         else:
             raise MemoryInvalid(f"limit must be a whole number, not {value!r}", field="limit")
@@ -280,6 +294,15 @@ class Memory:
             )
         except (KeyError, TypeError):
             return cls.from_dict(record)
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """What an add did: the memory stored, or the one already stored with the same content
+    (``duplicate``: nothing was written)."""
+
+    memory: Memory
+    duplicate: bool = False
 
 
 @dataclass(frozen=True, slots=True)

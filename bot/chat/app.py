@@ -58,7 +58,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, commands, confirmations, messages
+from bot.chat import buttons, choices, commands, confirmations, messages
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
@@ -180,6 +180,9 @@ def register_handlers(application: BotApplication) -> None:
         (confirmations.APPLY_PATTERN, confirmations.apply_changes),
         (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
         (confirmations.UNDO_PATTERN, confirmations.undo_changes),
+        (choices.KEEP_PATTERN, choices.choose),
+        (choices.REPLACE_PATTERN, choices.choose),
+        (choices.CANCEL_PATTERN, choices.choose),
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

@@ -11,6 +11,7 @@ anything else goes to the one error handler in ``bot.chat.app``.
 from __future__ import annotations
 
 import json
+import re
 
 from telegram import Message, Update
 from telegram.ext import ContextTypes
@@ -26,8 +27,9 @@ from bot.chat.access import (
     run_changing,
 )
 from bot.chat.buttons import forget_prompt, page_view, results_view
+from bot.chat.choices import choice_prompt
 from bot.chat.services import services
-from bot.core import operations
+from bot.core import adding, operations
 from bot.core.entry import Entry, parse_entry, split_command
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
@@ -104,16 +106,26 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply_html(message, t(language, "usage_remember"))
         return
     try:
-        memory = await services(context).operations.run(
+        done = await services(context).operations.run(
             caller.namespace,
-            operations.remember,
+            adding.remember,
             entry.content,
             entry.tags,
             entry.category,
             source=message_source(message),
+            asker=caller,
         )
     except MemoryInvalid as e:
         await reply_html(message, invalid_reason(language, e, entry.content))
+        return
+    if done.token is not None:  # near-duplicates: the person chooses
+        near = [n.memory for n in done.near]
+        await reply_html(message, *choice_prompt(entry.content, near, done.token, language))
+        return
+    memory = done.memory
+    assert memory is not None
+    if done.duplicate:
+        await reply_html(message, t(language, "already_remembered", memory=memory_block(memory)))
         return
     text = t(language, "remembered", memory=memory_block(memory))
     if entry.derived_tags and memory.tags:
@@ -157,22 +169,27 @@ async def show_matches(
     await reply_html(message, text + tail, keyboard)
 
 
+MAX_FORGET_IDS = 10  # ids one /forget asks about (a confirmation each)
+_ID_SEPARATORS = re.compile(r"[\s,，、;；]+")
+
+
 async def forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Ask to confirm forgetting the memory with the given id."""
+    """Ask to confirm forgetting the memory with each id given (one confirmation each)."""
     if (found := _request(update, context)) is None:
         return
     message, caller, language, argument = found
-    value = argument.split(maxsplit=1)[0] if argument else ""
-    if not value:
+    values = list(dict.fromkeys(v for v in _ID_SEPARATORS.split(argument) if v))
+    if not values:
         await reply_html(message, t(language, "usage_forget"))
         return
-    try:
-        memory = await run_changing(update, context, caller, operations.find_changeable, value)
-    except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
-        await reply_html(message, _refusal(language, e, value))
-        return
-    text, keyboard = forget_prompt(memory, language)
-    await reply_html(message, text, keyboard)
+    for value in values[:MAX_FORGET_IDS]:
+        try:
+            memory = await run_changing(update, context, caller, operations.find_changeable, value)
+        except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
+            await reply_html(message, _refusal(language, e, value))
+            continue
+        text, keyboard = forget_prompt(memory, language)
+        await reply_html(message, text, keyboard)
 
 
 async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -212,7 +212,7 @@ async def test_list_pages_with_buttons(bot: Bot) -> None:
 
 async def test_edit_changes_text_tags_and_category(bot: Bot) -> None:
     edited = await remember(bot, "standup at 10 #work")
-    [reply] = await bot.say(f"/edit {edited} office: standup at 9:30 #work #daily", user=ALICE)
+    [reply] = await bot.say(f"/edit {edited} #office: standup at 9:30 #work #daily", user=ALICE)
     assert "Updated" in reply.text and "standup at 9:30" in reply.text
     [record] = bot.memories("users/42")
     assert record["content"] == "standup at 9:30"

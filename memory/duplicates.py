@@ -1,0 +1,114 @@
+"""When a new memory says what one already stored says: duplicates and near-duplicates.
+
+A duplicate has the same content after the folding search uses (``memory.text.content_key``:
+case, width, spacing and punctuation make no difference). The store never keeps a second one:
+``Namespace.add`` returns the memory already stored (``Added.duplicate``).
+
+A near-duplicate is left for the person to judge (keep both, replace the old one, cancel),
+so the measure only has to find what is worth asking about, in both languages, without asking
+about every pair of short memories that share a common word. Both texts are read as the sets
+of search terms of ``memory.text.terms`` (folded, stemmed, without stop words; a CJK run as its
+character bigrams, without the single characters, which Chinese shares everywhere). A stored
+memory is a near-duplicate of the new text when either:
+
+- it holds most of the new text's terms: at least ``MIN_SHARED`` of them, and all of them or,
+  for a text of at least ``LONG_TEXT`` terms, ``MIN_CONTAINED`` (three quarters) of them
+  ("buy milk" in "buy milk and eggs"; a short text differing in one word of five, such as
+  "今天天气很好" and "今天天气很差", is not asked about by this rule); or
+- it states the same fact with another value. Each text is cut at its first "value marker" (a
+  copula, a colon, a preposition of place or time: ``is``, ``are``, ``:``, ``在``, ``是``,
+  ``改成`` ...) into a subject and a value. The subjects' terms must be the same and not empty,
+  the values different, and the subject specific enough to be one fact: two or more terms
+  ("wifi password", "小王的生日"), or one term with a value that looks like data in both (a
+  number, a path, an address: "my code is in D:\\projects" / "in E:\\work") or an update word
+  in the new text (``now``, ``changed``, ``现在``, ``改``). "Tom is my brother" and "Tom is a
+  doctor" are two facts about Tom, and are not asked about.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from memory.model import Memory
+from memory.text import content_key, terms
+
+MIN_SHARED = 2
+MIN_CONTAINED = 0.75
+LONG_TEXT = 6
+MAX_NEAR = 3  # near-duplicates reported (the best first)
+
+_MARKER = re.compile(
+    r"\s(?:is|are|was|were|am|=|->|→)\s|\s(?:in|at|on|to)\s|[:：=]\s*|"
+    r"(?:改成|改为|改到|改在|换成|变成|搬到|挪到|现在|是|在|为|叫)",
+    re.IGNORECASE,
+)
+_UPDATE_WORD = re.compile(
+    r"\b(?:now|new|changed?|moved?|updated?|anymore|no longer|instead|actually)\b|"
+    r"现在|改|换|变|搬|不再|新的|其实",
+    re.IGNORECASE,
+)
+# Data rather than words: a digit, a path or an address.
+_DATA = re.compile(r"\d|[\\/@]|[a-z]:", re.IGNORECASE)
+
+
+@dataclass(frozen=True, slots=True)
+class Near:
+    """A stored memory that may say what a new text says, and why: ``same`` content,
+    ``update`` of the same fact, or most of the words ``contained``."""
+
+    memory: Memory
+    reason: str
+    share: float  # the share of the new text's terms the memory holds
+
+
+def _terms(text: str) -> frozenset[str]:
+    return frozenset(terms(text, characters=False))
+
+
+def _split(text: str) -> tuple[str, str] | None:
+    """``text`` as (subject, value) at its first value marker; None without one."""
+    match = _MARKER.search(" " + text + " ")
+    if match is None:
+        return None
+    start, end = max(match.start() - 1, 0), max(match.end() - 1, 0)
+    subject, value = text[:start], text[end:]
+    return (subject, value) if subject.strip() and value.strip() else None
+
+
+def _same_fact(new: str, old: str) -> bool:
+    """Whether ``new`` gives another value to the subject of ``old`` (module docstring)."""
+    new_parts, old_parts = _split(new), _split(old)
+    if new_parts is None or old_parts is None:
+        return False
+    subject = _terms(new_parts[0])
+    if not subject or subject != _terms(old_parts[0]):
+        return False
+    new_value, old_value = new_parts[1], old_parts[1]
+    if _terms(new_value) == _terms(old_value):
+        return False  # the same value: the containment rule judges it
+    if len(subject) >= 2 or _UPDATE_WORD.search(new_value) or _UPDATE_WORD.search(new_parts[0]):
+        return True
+    return bool(_DATA.search(new_value) and _DATA.search(old_value))
+
+
+def near_duplicates(content: str, candidates: Iterable[Memory]) -> list[Near]:
+    """The ``candidates`` that are near-duplicates of ``content``, the most similar first."""
+    wanted, key = _terms(content), content_key(content)
+    found: list[Near] = []
+    for memory in candidates:
+        if key and content_key(memory.content) == key:
+            found.append(Near(memory, "same", 1.0))
+            continue
+        have = _terms(memory.content)
+        shared = len(wanted & have)
+        share = shared / len(wanted) if wanted else 0.0
+        most = share == 1.0 or (len(wanted) >= LONG_TEXT and share >= MIN_CONTAINED)
+        if shared >= MIN_SHARED and most:
+            found.append(Near(memory, "contained", share))
+        elif _same_fact(content, memory.content):
+            found.append(Near(memory, "update", share))
+    rank = {"same": 0, "update": 1, "contained": 2}
+    found.sort(key=lambda near: (rank[near.reason], -near.share))
+    return found[:MAX_NEAR]
