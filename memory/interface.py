@@ -185,6 +185,7 @@ class MemoryNamespace(Protocol):
         category: str | None = None,
         *,
         source: str | None = None,
+        date: str | None = None,
     ) -> Memory:
         """Store a new memory (durable on return); a ``source`` already present adds nothing."""
         ...
@@ -196,6 +197,7 @@ class MemoryNamespace(Protocol):
         category: str | None = None,
         *,
         source: str | None = None,
+        date: str | None = None,
     ) -> Added:
         """Like ``add``, unless the same content (after folding) is stored: then that memory,
         as a ``duplicate``, and nothing is written (``memory.duplicates``)."""

@@ -3,7 +3,9 @@
 A memory is the article's record ``{id, content, tags, category, createdAt, accessedAt,
 accessCount}``; on disk it keeps those camelCase keys (``to_dict``/``from_dict``), in Python
 it is a frozen dataclass with snake_case fields. ``updatedAt`` and ``source`` (where the memory
-came from, such as ``telegram:42:1001``, which makes a redelivered message add nothing) are ours
+came from, such as ``telegram:42:1001``, which makes a redelivered message add nothing) and
+``date`` (the local day, and time if one was named, that the content speaks of: "下周二下午三点"
+saved on 2026-12-01 is ``2026-12-08 15:00``; resolved when stored, searched as a date) are ours
 and optional, so a
 plain article-format file loads unchanged. Identity and persistence belong to the store.
 """
@@ -130,6 +132,18 @@ def clean_content(content: object) -> str:
     return content
 
 
+_DATE = re.compile(r"\d{4}-\d\d-\d\d(?: \d\d:\d\d)?")
+
+
+def clean_date(date: object) -> str | None:
+    """A memory's ``date``: ``YYYY-MM-DD`` or ``YYYY-MM-DD HH:MM`` (local), or None."""
+    if date is None:
+        return None
+    if not isinstance(date, str) or not _DATE.fullmatch(date):
+        raise MemoryInvalid(f"a date is YYYY-MM-DD or YYYY-MM-DD HH:MM, not {date!r}", field="date")
+    return date
+
+
 def _time_of_id(memory_id: object) -> str:
     try:
         return format_time_ms(parse_id(memory_id))
@@ -217,9 +231,11 @@ class Memory:
     access_count: int = 0
     updated_at: str | None = None
     source: str | None = None
+    date: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source`` when set."""
+        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source``, ``date``
+        when set."""
         record: dict[str, Any] = {
             "id": self.id,
             "content": self.content,
@@ -233,6 +249,8 @@ class Memory:
             record["updatedAt"] = self.updated_at
         if self.source is not None:
             record["source"] = self.source
+        if self.date is not None:
+            record["date"] = self.date
         return record
 
     @classmethod
@@ -270,6 +288,7 @@ class Memory:
             access_count=count,
             updated_at=normalize_time(updated) if isinstance(updated, str) else None,
             source=source if isinstance(source, str) and source else None,
+            date=clean_date(record.get("date")),
         )
 
     @classmethod
@@ -291,6 +310,7 @@ class Memory:
                 record["accessCount"],
                 record.get("updatedAt"),
                 record.get("source"),
+                record.get("date"),
             )
         except (KeyError, TypeError):
             return cls.from_dict(record)

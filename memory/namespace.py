@@ -42,6 +42,7 @@ from memory.model import (
     Stats,
     clean_category,
     clean_content,
+    clean_date,
     clean_tags,
     format_time_ms,
     now_iso,
@@ -103,9 +104,10 @@ class Namespace:
         category: str | None = None,
         *,
         source: str | None = None,
+        date: str | None = None,
     ) -> Memory:
         """Store a new memory; it is on disk when this returns (``add_unique`` says more)."""
-        return self.add_unique(content, tags, category, source=source).memory
+        return self.add_unique(content, tags, category, source=source, date=date).memory
 
     def add_unique(
         self,
@@ -114,6 +116,7 @@ class Namespace:
         category: str | None = None,
         *,
         source: str | None = None,
+        date: str | None = None,
     ) -> Added:
         """Store a new memory unless its content is already stored; on disk when this returns.
 
@@ -122,8 +125,9 @@ class Namespace:
         ``duplicate``. ``source`` names what the memory came from (``telegram:<chat>:<message>``);
         adding again with a source already present returns that memory (not as a duplicate: it
         is the same message) and writes nothing, so a message delivered twice is remembered once.
+        ``date`` is the local day (and time) the content names (``memory.model.Memory``).
         """
-        content, clean = clean_content(content), clean_tags(tags)
+        content, clean, day = clean_content(content), clean_tags(tags), clean_date(date)
         group = clean_category(category)
         if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
             raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
@@ -139,7 +143,7 @@ class Namespace:
             memory_id = max(now_ms, self._high_id + 1)
             if memory_id >= MAX_ID:  # only after importing ids from the far future
                 raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
-            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source)
+            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source, date=day)
             self._commit([{"op": "put", "m": memory.to_dict()}])
             self._put(memory)
             return Added(memory)

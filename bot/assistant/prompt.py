@@ -68,8 +68,9 @@ def memory_line(memory: Memory) -> str:
     """One memory as the model reads it: id, date, content, tags, category."""
     tags = ", ".join(memory.tags) or "-"
     content = _clip(memory.content, MEMORY_CHARS)
+    named = f", about {memory.date}" if memory.date else ""
     return (
-        f"- [id {memory.id}, {memory.created_at[:10]}] {content} "
+        f"- [id {memory.id}, {memory.created_at[:10]}{named}] {content} "
         f"(tags: {tags}; category: {memory.category})"
     )
 

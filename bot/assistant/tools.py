@@ -65,6 +65,8 @@ def _memory(memory: Memory) -> dict[str, Any]:
     }
     if memory.updated_at:
         record["updatedAt"] = memory.updated_at
+    if memory.date:
+        record["date"] = memory.date  # the day the content speaks of, resolved when stored
     return record
 
 

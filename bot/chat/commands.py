@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import re
+from zoneinfo import ZoneInfo
 
 from telegram import Message, Update
 from telegram.ext import ContextTypes
@@ -35,6 +36,7 @@ from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from bot.jobs.digest import chat_of
 from bot.jobs.report import when_text
+from bot.jobs.schedule import parse_timezone
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
@@ -50,6 +52,11 @@ def _request(
         return None
     _, argument = split_command(message.text or message.caption or "")
     return message, caller, language_of(update.effective_user), argument
+
+
+def chat_zone(context: ContextTypes.DEFAULT_TYPE) -> ZoneInfo:
+    """The time zone dates are read in: the configured one (``[digest] timezone``)."""
+    return parse_timezone(services(context).config.digest.timezone)
 
 
 def _refusal(language: str, error: Exception, value: str = "", content: str = "") -> str:
@@ -114,6 +121,7 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             entry.category,
             source=message_source(message),
             asker=caller,
+            zone=chat_zone(context),
         )
     except MemoryInvalid as e:
         await reply_html(message, invalid_reason(language, e, entry.content))
@@ -153,7 +161,9 @@ async def show_matches(
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply. Shared by /recall and by free text."""
     tail = f"\n\n{footer}" if footer else ""
-    memories = await services(context).operations.run(caller.namespace, operations.recall, query)
+    memories = await services(context).operations.run(
+        caller.namespace, operations.recall, query, zone=chat_zone(context)
+    )
     if query:
         title = t(language, "recall_title", query=escape(preview(query, 80)))
         if not memories:

@@ -23,8 +23,11 @@ import secrets
 import time
 from collections.abc import Iterable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from bot.core.dating import date_named
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from memory.duplicates import Near
@@ -68,21 +71,27 @@ def remember(
     source: str | None = None,
     asker: Caller | None = None,
     keep_both: bool = False,
+    zone: ZoneInfo | None = None,
+    now: datetime | None = None,
 ) -> Remembered:
     """Store a memory unless it is already stored; unless ``keep_both``, store nothing when it
-    has near-duplicates (with ``asker``: keep it waiting for their choice)."""
+    has near-duplicates (with ``asker``: keep it waiting for their choice). The date the
+    content names is resolved now, in ``zone`` (UTC by default: ``bot.core.dating``)."""
     content, clean, group = clean_content(content), clean_tags(tags), None
     if category is not None:
         group = clean_category(category)
+    date = date_named(content, now or datetime.now(UTC), zone or ZoneInfo("UTC"))
     if not keep_both:
         similar = namespace.similar(content)
         near = tuple(n for n in similar if n.reason != "same")
         if near and len(near) == len(similar):  # with the same content there, it is that one
             token = None
             if asker is not None:
-                token = _keep_waiting(namespace, asker, content, clean, group, source, near)
+                record = {"content": content, "tags": list(clean), "category": group}
+                record.update(source=source, date=date)
+                token = _keep_waiting(namespace, asker, record, near)
             return Remembered(near=near, token=token)
-    added = namespace.add_unique(content, clean, group, source=source)
+    added = namespace.add_unique(content, clean, group, source=source, date=date)
     return Remembered(added.memory, added.duplicate)
 
 
@@ -144,18 +153,13 @@ def _make(
         # The old memory takes the new text; its tags and category too when they were given.
         changed = namespace.update(old.id, content=content, tags=tags or None, category=category)
         return Settled(changed, replaced=old)
-    added = namespace.add_unique(content, tags, category, source=record.get("source"))
+    source, date = record.get("source"), record.get("date")
+    added = namespace.add_unique(content, tags, category, source=source, date=date)
     return Settled(added.memory, duplicate=added.duplicate)
 
 
 def _keep_waiting(
-    namespace: MemoryNamespace,
-    asker: Caller,
-    content: str,
-    tags: tuple[str, ...],
-    category: str | None,
-    source: str | None,
-    near: tuple[Near, ...],
+    namespace: MemoryNamespace, asker: Caller, record: dict[str, Any], near: tuple[Near, ...]
 ) -> str:
     """Keep the add waiting for the asker's choice; its token. Drops choices too old."""
     documents = namespace.documents()
@@ -165,14 +169,6 @@ def _keep_waiting(
         if not isinstance(at, int | float) or now - at > KEEP_SECONDS:
             documents.delete(old.key)
     token = secrets.token_urlsafe(6)  # 8 characters of TOKEN_PATTERN
-    record = {
-        "content": content,
-        "tags": list(tags),
-        "category": category,
-        "source": source,
-        "by": asker.actor.key,
-        "near": [n.memory.id for n in near],
-        "at": now,
-    }
+    record = {**record, "by": asker.actor.key, "near": [n.memory.id for n in near], "at": now}
     documents.put(PREFIX + token, record)
     return token

@@ -19,8 +19,11 @@ import asyncio
 import functools
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
+from datetime import UTC, datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
+from zoneinfo import ZoneInfo
 
+from bot.core.dating import day_asked, on_day
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from memory.interface import MemoryNamespace, Store
@@ -59,11 +62,28 @@ def remember(
     return namespace.add(content, tags, category, source=source)
 
 
-def recall(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT) -> list[Memory]:
-    """The best matches for ``query``, best first; a blank query: the newest memories."""
+def recall(
+    namespace: MemoryNamespace,
+    query: str,
+    limit: object = RECALL_LIMIT,
+    *,
+    zone: ZoneInfo | None = None,
+) -> list[Memory]:
+    """The best matches for ``query``, best first; a blank query: the newest memories.
+
+    A question about a relative day ("what did I save today", "昨天记了什么") has the memories
+    stored that day (in ``zone``, UTC by default) or speaking of it first (``bot.core.dating``).
+    """
     count = parse_limit(limit)
     if query.strip():
-        return [hit.memory for hit in namespace.search(query, count)]
+        found = [hit.memory for hit in namespace.search(query, count)]
+        zone = zone or ZoneInfo("UTC")
+        day = day_asked(query, datetime.now(UTC), zone)
+        if day is None:
+            return found
+        that_day = on_day(namespace.memories(), day, zone)
+        ids = {m.id for m in that_day}
+        return [*that_day, *(m for m in found if m.id not in ids)][:count]
     return namespace.memories()[-count:][::-1]
 
 
