@@ -157,9 +157,14 @@ def evaluate(bench_set: BenchSet, rankers: Sequence[str] = RANKERS) -> dict[str,
                 records = bench_set.users[user]
                 names = [str(record["id"]) for record in records]
                 namespace = store.namespace(f"users/{number}")
+                # Taken as given: a set's repeated lines ("Yes!") are each some question's
+                # evidence, so the store's duplicate check must not merge them here.
                 namespace.import_memories(
-                    {"id": i, "content": r["content"], "createdAt": r.get("created_at")}
-                    for i, r in enumerate(records, start=1)
+                    (
+                        {"id": i, "content": r["content"], "createdAt": r.get("created_at")}
+                        for i, r in enumerate(records, start=1)
+                    ),
+                    skip_duplicates=False,
                 )
                 for ranker in rankers:
                     namespace.search("warm up", limit=10, ranker=ranker, touch=False)

@@ -244,8 +244,11 @@ class MemoryNamespace(Protocol):
         """Other memories sharing its tags or its category, best first."""
         ...
 
-    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
-        """Add article-format records with their ids; how many were new."""
+    def import_memories(
+        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+    ) -> int:
+        """Add article-format records with their ids; how many were new. Content already
+        stored (after folding) is skipped too, unless not ``skip_duplicates``."""
         ...
 
     def export(self) -> list[dict[str, Any]]:

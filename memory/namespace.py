@@ -258,8 +258,12 @@ class Namespace:
         scored.sort(key=lambda hit: -hit.score)
         return scored[:limit]
 
-    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
+    def import_memories(
+        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+    ) -> int:
         """Add article-format records, ids kept; ids or contents already present are skipped.
+
+        Without ``skip_duplicates`` only ids are: a benchmark's data set is taken as it is.
 
         All or nothing: one invalid record rejects the whole import. Returns how many were added.
         """
@@ -275,7 +279,7 @@ class Namespace:
             new = []
             for memory in incoming.values():
                 key = content_key(memory.content)
-                if memory.id in self._memories or (key and key in keys):
+                if memory.id in self._memories or (skip_duplicates and key and key in keys):
                     continue  # already here: by id, or the same content under another id
                 if key:
                     keys[key] = memory.id
