@@ -11,10 +11,12 @@ of search terms of ``memory.text.terms`` (folded, stemmed, without stop words; a
 character bigrams, without the single characters, which Chinese shares everywhere). A stored
 memory is a near-duplicate of the new text when either:
 
-- it holds most of the new text's terms: at least ``MIN_SHARED`` of them, and all of them or,
-  for a text of at least ``LONG_TEXT`` terms, ``MIN_CONTAINED`` (three quarters) of them
-  ("buy milk" in "buy milk and eggs"; a short text differing in one word of five, such as
-  "今天天气很好" and "今天天气很差", is not asked about by this rule); or
+- it holds most of the new text's terms, in the same order: at least ``MIN_SHARED`` of them,
+  and all of them or, for a text of at least ``LONG_TEXT`` terms, ``MIN_CONTAINED`` (three
+  quarters) of them (the longest common subsequence of the two term sequences, up to
+  ``MAX_SEQUENCE`` terms; a set beyond). "buy milk" is in "buy milk and eggs"; a short text
+  differing in one word of five ("今天天气很好", "今天天气很差") is not, nor are "session 1
+  note 0" and "session 0 note 1", which share every word in another order; or
 - it states the same fact with another value. Each text is cut at its first "value marker" (a
   copula, a colon, a preposition of place or time: ``is``, ``are``, ``:``, ``在``, ``是``,
   ``改成`` ...) into a subject and a value. The subjects' terms must be the same and not empty,
@@ -37,6 +39,7 @@ from memory.text import content_key, terms
 MIN_SHARED = 2
 MIN_CONTAINED = 0.75
 LONG_TEXT = 6
+MAX_SEQUENCE = 300  # terms compared in order (quadratic); longer texts are compared as sets
 MAX_NEAR = 3  # near-duplicates reported (the best first)
 
 _MARKER = re.compile(
@@ -67,6 +70,29 @@ def _terms(text: str) -> frozenset[str]:
     return frozenset(terms(text, characters=False))
 
 
+def _common(new: list[str], old: list[str]) -> int:
+    """The length of the longest common subsequence of two term sequences."""
+    if len(new) > MAX_SEQUENCE or len(old) > MAX_SEQUENCE:
+        return len(set(new) & set(old))
+    previous = [0] * (len(old) + 1)
+    for term in new:
+        current = [0]
+        for j, other in enumerate(old):
+            current.append(previous[j] + 1 if term == other else max(previous[j + 1], current[j]))
+        previous = current
+    return previous[-1]
+
+
+def _contained(new: list[str], old: list[str]) -> float | None:
+    """The share of ``new``'s terms that ``old`` holds in order, if it is "most" of them."""
+    if len(set(new) & set(old)) < MIN_SHARED:
+        return None
+    share = _common(new, old) / len(new)
+    if share == 1.0 or (len(new) >= LONG_TEXT and share >= MIN_CONTAINED):
+        return share
+    return None
+
+
 def _split(text: str) -> tuple[str, str] | None:
     """``text`` as (subject, value) at its first value marker; None without one."""
     match = _MARKER.search(" " + text + " ")
@@ -95,20 +121,17 @@ def _same_fact(new: str, old: str) -> bool:
 
 def near_duplicates(content: str, candidates: Iterable[Memory]) -> list[Near]:
     """The ``candidates`` that are near-duplicates of ``content``, the most similar first."""
-    wanted, key = _terms(content), content_key(content)
+    wanted, key = terms(content, characters=False), content_key(content)
     found: list[Near] = []
     for memory in candidates:
         if key and content_key(memory.content) == key:
             found.append(Near(memory, "same", 1.0))
             continue
-        have = _terms(memory.content)
-        shared = len(wanted & have)
-        share = shared / len(wanted) if wanted else 0.0
-        most = share == 1.0 or (len(wanted) >= LONG_TEXT and share >= MIN_CONTAINED)
-        if shared >= MIN_SHARED and most:
+        share = _contained(wanted, terms(memory.content, characters=False)) if wanted else None
+        if share is not None:
             found.append(Near(memory, "contained", share))
         elif _same_fact(content, memory.content):
-            found.append(Near(memory, "update", share))
+            found.append(Near(memory, "update", 0.0))
     rank = {"same": 0, "update": 1, "contained": 2}
     found.sort(key=lambda near: (rank[near.reason], -near.share))
     return found[:MAX_NEAR]

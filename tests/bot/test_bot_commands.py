@@ -234,7 +234,7 @@ async def test_related_finds_shared_tags_and_category(bot: Bot) -> None:
     assert "Related to “standup at 10”" in reply.text
     assert "retro on friday" in reply.text and "buy milk" not in reply.text
     assert reply.buttons[0][1].startswith("f:")
-    lonely = await remember(bot, "misc: nothing in common #zzz")
+    lonely = await remember(bot, "#misc: nothing in common #zzz")
     [none] = await bot.say(f"/related {lonely}", user=ALICE)
     assert "Nothing shares tags or a category" in none.text
 
