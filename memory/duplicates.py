@@ -16,7 +16,9 @@ memory is a near-duplicate of the new text when either:
   quarters) of them (the longest common subsequence of the two term sequences, up to
   ``MAX_SEQUENCE`` terms; a set beyond). "buy milk" is in "buy milk and eggs"; a short text
   differing in one word of five ("今天天气很好", "今天天气很差") is not, nor are "session 1
-  note 0" and "session 0 note 1", which share every word in another order; or
+  note 0" and "session 0 note 1", which share every word in another order. A number of the
+  new text that the stored one lacks makes it another item ("item 1000-1" beside "item
+  1000-0"), not the same words: then only the next rule can find it; or
 - it states the same fact with another value. Each text is cut at its first "value marker" (a
   copula, a colon, a preposition of place or time: ``is``, ``are``, ``:``, ``在``, ``是``,
   ``改成`` ...) into a subject and a value. The subjects' terms must be the same and not empty,
@@ -87,6 +89,8 @@ def _contained(new: list[str], old: list[str]) -> float | None:
     """The share of ``new``'s terms that ``old`` holds in order, if it is "most" of them."""
     if len(set(new) & set(old)) < MIN_SHARED:
         return None
+    if any(term.isdigit() and term not in old for term in new):
+        return None  # another number: another item, or a new value (``_same_fact``)
     share = _common(new, old) / len(new)
     if share == 1.0 or (len(new) >= LONG_TEXT and share >= MIN_CONTAINED):
         return share
