@@ -252,8 +252,11 @@ def evaluate(
                 records = bench_set.users[user]
                 names = [str(record["id"]) for record in records]
                 namespace = store.namespace(f"users/{number}")
+                # Taken as given: a set's repeated lines ("Yes!") are each some question's
+                # evidence, so the store's duplicate check must not merge them here.
                 namespace.import_memories(
-                    _stored(r, i, remember) for i, r in enumerate(records, start=1)
+                    (_stored(r, i, remember) for i, r in enumerate(records, start=1)),
+                    skip_duplicates=False,
                 )
                 if "hybrid" in rankers:
                     while namespace.embed_step():

@@ -13,6 +13,11 @@ otherwise a readable table.
 Errors go to stderr as ``error [CODE]: message`` with exit status 1 (2 for a malformed command
 line).
 
+``add`` never stores content already stored (after folding case, width, spacing and
+punctuation): it prints that memory and says so on stderr. Content much like stored memories
+(``memory.duplicates``) is not stored either: they are listed on stderr, with exit status 3;
+``--keep-both`` stores it beside them, ``update ID --content ...`` replaces one.
+
 ``import`` is all or nothing: a file that does not parse, or holds one invalid record, is refused
 whole, and the message points to ``repair``. ``repair [FILE]`` reads every memory that can still
 be read out of a damaged file (``memory.salvage``; by default the namespace's newest
@@ -62,6 +67,9 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("content")
     add.add_argument("--tags", default="", help="comma-separated tags")
     add.add_argument("--category")
+    add.add_argument(
+        "--keep-both", action="store_true", help="store it even beside near-duplicates"
+    )
 
     search = commands.add_parser("search", help="find memories for a query")
     search.add_argument("query")
@@ -107,7 +115,7 @@ def run(args: argparse.Namespace, ns: MemoryNamespace) -> Any:
     """Carry out one command; returns what to print."""
     match args.command:
         case "add":
-            return ns.add(args.content, args.tags, args.category)
+            return _add(ns, args)
         case "search":
             return ns.search(args.query, _limit(args.limit), ranker=args.ranker)
         case "list":
@@ -133,6 +141,28 @@ def run(args: argparse.Namespace, ns: MemoryNamespace) -> Any:
         case "undo":
             return _undo(ns, args.change)
     raise AssertionError(args.command)  # argparse allows no other command
+
+
+class NearDuplicates(Exception):
+    """``add`` stored nothing: the content is much like these memories."""
+
+    def __init__(self, memories: list[Memory]) -> None:
+        super().__init__("near-duplicates")
+        self.memories = memories
+
+
+def _add(ns: MemoryNamespace, args: argparse.Namespace) -> Memory:
+    if not args.keep_both:
+        similar = ns.similar(args.content)
+        if similar and all(near.reason != "same" for near in similar):
+            raise NearDuplicates([near.memory for near in similar])
+    added = ns.add_unique(args.content, args.tags, args.category)
+    if added.duplicate:
+        print(
+            f"already remembered, id {added.memory.id}: nothing was stored twice",
+            file=sys.stderr,
+        )
+    return added.memory
 
 
 def _limit(text: str) -> int:
@@ -295,6 +325,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     except MemoryStoreError as e:
         print(f"error [{e.code}]: {e.message}", file=sys.stderr)
         return 1
+    except NearDuplicates as e:
+        print("not stored: much like what is stored already:", file=sys.stderr)
+        for memory in e.memories:
+            print(_row(memory), file=sys.stderr)
+        print(
+            "add --keep-both to store it beside them, or `update ID --content ...` to replace one",
+            file=sys.stderr,
+        )
+        return 3
     if notice is not None:
         hint = "; `repair` adds back every memory in it that can be read"
         if not notice.match(QUARANTINED):

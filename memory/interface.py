@@ -9,7 +9,9 @@ per namespace, so that a second process or replica is correct.
 Per namespace the store offers:
 
 - ``MemoryNamespace``: the article's eight operations (add, search, memories, get, update,
-  delete, stats, related) plus bulk import and export, on ``Memory`` values;
+  delete, stats, related) plus bulk import and export, on ``Memory`` values; an add never
+  stores content already stored (``add_unique`` says when it was), and ``similar`` finds the
+  near-duplicates of a text before it is added (``memory.duplicates``);
 - ``Documents``: a small key-value store of JSON documents for everything else the bot keeps
   there (conversation history, token usage, digest settings, later reminders and change
   history). ``put`` is a compare-and-set on the document's ``version``, an opaque string the
@@ -45,9 +47,10 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from memory.duplicates import Near
 from memory.errors import DocumentConflict, MemoryInvalid
 from memory.history import History
-from memory.model import Hit, Memory, Stats
+from memory.model import Added, Hit, Memory, Stats
 
 ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
 UPDATE_TRIES = 20  # compare-and-set rounds before ``update_document`` gives up
@@ -250,8 +253,26 @@ class MemoryNamespace(MeaningSearch, Protocol):
         category: str | None = None,
         *,
         source: str | None = None,
+        date: str | None = None,
     ) -> Memory:
         """Store a new memory (durable on return); a ``source`` already present adds nothing."""
+        ...
+
+    def add_unique(
+        self,
+        content: str,
+        tags: Iterable[str] | str = (),
+        category: str | None = None,
+        *,
+        source: str | None = None,
+        date: str | None = None,
+    ) -> Added:
+        """Like ``add``, unless the same content (after folding) is stored: then that memory,
+        as a ``duplicate``, and nothing is written (``memory.duplicates``)."""
+        ...
+
+    def similar(self, content: str) -> list[Near]:
+        """The stored memories that may say what ``content`` says (``memory.duplicates``)."""
         ...
 
     def search(
@@ -291,8 +312,11 @@ class MemoryNamespace(MeaningSearch, Protocol):
         """Other memories sharing its tags or its category, best first."""
         ...
 
-    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
-        """Add article-format records with their ids; how many were new."""
+    def import_memories(
+        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+    ) -> int:
+        """Add article-format records with their ids; how many were new. Content already
+        stored (after folding) is skipped too, unless not ``skip_duplicates``."""
         ...
 
     def export(self) -> list[dict[str, Any]]:

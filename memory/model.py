@@ -3,7 +3,9 @@
 A memory is the article's record ``{id, content, tags, category, createdAt, accessedAt,
 accessCount}``; on disk it keeps those camelCase keys (``to_dict``/``from_dict``), in Python
 it is a frozen dataclass with snake_case fields. ``updatedAt`` and ``source`` (where the memory
-came from, such as ``telegram:42:1001``, which makes a redelivered message add nothing) are ours
+came from, such as ``telegram:42:1001``, which makes a redelivered message add nothing) and
+``date`` (the local day, and time if one was named, that the content speaks of: "下周二下午三点"
+saved on 2026-12-01 is ``2026-12-08 15:00``; resolved when stored, searched as a date) are ours
 and optional, so a
 plain article-format file loads unchanged. Identity and persistence belong to the store.
 """
@@ -69,14 +71,27 @@ def parse_time(text: str) -> datetime:
         raise MemoryInvalid(f"not an ISO-8601 time: {text!r}", field="time") from e
 
 
+# Full-width digits (Chinese and Japanese keyboards) as ASCII; zero-width characters (pasted
+# along with a number) as nothing. Other digits (superscripts, Arabic-Indic) stay refused.
+_PHONE_DIGITS: dict[int, int | None] = {0xFF10 + n: ord("0") + n for n in range(10)}
+_PHONE_DIGITS.update(dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None))
+
+
+def _digits(value: str) -> str:
+    """``value`` as typed on a phone, read as plain text: full-width ``１２３`` is ``123``."""
+    return value.translate(_PHONE_DIGITS).strip()
+
+
 def parse_id(value: object) -> int:
-    """A memory id from an int or a string of digits; anything else is ``MemoryInvalid``."""
+    """A memory id from an int or a string of digits (full-width ones too); anything else is
+    ``MemoryInvalid``."""
     if isinstance(value, bool):
         raise MemoryInvalid(f"not a memory id: {value!r}", field="id")
+    text = _digits(value) if isinstance(value, str) else ""
     if isinstance(value, int):
         memory_id = value
-    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        digits = value.strip().lstrip("0") or "0"
+    elif text.isascii() and text.isdigit():
+        digits = text.lstrip("0") or "0"
         memory_id = int(digits) if len(digits) < 20 else MAX_ID  # int() refuses 4300+ digits
     else:
         raise MemoryInvalid(f"not a memory id: {value!r} (ids are whole numbers)", field="id")
@@ -88,8 +103,9 @@ def parse_id(value: object) -> int:
 def parse_limit(value: object, *, maximum: int = MAX_LIMIT) -> int:
     """A result limit: a positive whole number no larger than ``maximum``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-            digits = value.strip().lstrip("0") or "0"
+        text = _digits(value) if isinstance(value, str) else ""
+        if text.isascii() and text.isdigit():
+            digits = text.lstrip("0") or "0"
             value = int(digits) if len(digits) < 20 else 10**20  # int() refuses 4300+ digits
         else:
             raise MemoryInvalid(f"limit must be a whole number, not {value!r}", field="limit")
@@ -115,6 +131,18 @@ def clean_content(content: object) -> str:
             field="content",
         )
     return content
+
+
+_DATE = re.compile(r"\d{4}-\d\d-\d\d(?: \d\d:\d\d)?")
+
+
+def clean_date(date: object) -> str | None:
+    """A memory's ``date``: ``YYYY-MM-DD`` or ``YYYY-MM-DD HH:MM`` (local), or None."""
+    if date is None:
+        return None
+    if not isinstance(date, str) or not _DATE.fullmatch(date):
+        raise MemoryInvalid(f"a date is YYYY-MM-DD or YYYY-MM-DD HH:MM, not {date!r}", field="date")
+    return date
 
 
 def _time_of_id(memory_id: object) -> str:
@@ -204,9 +232,11 @@ class Memory:
     access_count: int = 0
     updated_at: str | None = None
     source: str | None = None
+    date: str | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source`` when set."""
+        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source``, ``date``
+        when set."""
         record: dict[str, Any] = {
             "id": self.id,
             "content": self.content,
@@ -220,6 +250,8 @@ class Memory:
             record["updatedAt"] = self.updated_at
         if self.source is not None:
             record["source"] = self.source
+        if self.date is not None:
+            record["date"] = self.date
         return record
 
     @classmethod
@@ -257,6 +289,7 @@ class Memory:
             access_count=count,
             updated_at=normalize_time(updated) if isinstance(updated, str) else None,
             source=source if isinstance(source, str) and source else None,
+            date=clean_date(record.get("date")),
         )
 
     @classmethod
@@ -278,9 +311,19 @@ class Memory:
                 record["accessCount"],
                 record.get("updatedAt"),
                 record.get("source"),
+                record.get("date"),
             )
         except (KeyError, TypeError):
             return cls.from_dict(record)
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """What an add did: the memory stored, or the one already stored with the same content
+    (``duplicate``: nothing was written)."""
+
+    memory: Memory
+    duplicate: bool = False
 
 
 @dataclass(frozen=True, slots=True)

@@ -38,6 +38,7 @@ import numpy.typing as npt
 from memory.bm25 import Bm25Ranker
 from memory.changelog import ChangeLog
 from memory.documents import FileDocuments
+from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
@@ -50,11 +51,13 @@ from memory.meaning import Meaning
 from memory.model import (
     DEFAULT_CATEGORY,
     MAX_ID,
+    Added,
     Hit,
     Memory,
     Stats,
     clean_category,
     clean_content,
+    clean_date,
     clean_tags,
     format_time_ms,
     most_used,
@@ -63,11 +66,13 @@ from memory.model import (
     parse_limit,
 )
 from memory.ranking import Ranker, SeedRanker
+from memory.text import content_key
 from memory.vectors import FileVectors
 
 log = logging.getLogger(__name__)
 
 RANKERS = ("default", "hybrid", "seed")
+NEAR_CANDIDATES = 20  # the best search hits for a new text that are measured as near-duplicates
 INDEX_FILE = "memory.index"
 TOP_TAGS = 10
 MOST_ACCESSED = 5
@@ -108,6 +113,10 @@ class Namespace:
             self._meaning = Meaning(name, FileVectors(folder), embedder, self._mutex, wake_me)
         self._memories: dict[int, Memory] = {}
         self._sources: dict[str, int] = {}  # source -> id of the memory that came from it
+        # content_key -> id of a memory with that content; built on the first add (None: not
+        # yet), so that opening a namespace does not fold every memory.
+        self._keys: dict[str, int] | None = None
+        self._shadowed = False  # two held memories share a content key (edits, old files)
         self._rankers: dict[str, Ranker] = _new_rankers(self.path)
         self._high_id = 0  # the highest id this namespace has seen, deleted ones included
         self._quarantined: Path | None = None
@@ -130,30 +139,61 @@ class Namespace:
         category: str | None = None,
         *,
         source: str | None = None,
+        date: str | None = None,
     ) -> Memory:
-        """Store a new memory; it is on disk when this returns.
+        """Store a new memory; it is on disk when this returns (``add_unique`` says more)."""
+        return self.add_unique(content, tags, category, source=source, date=date).memory
 
-        ``source`` names what the memory came from (``telegram:<chat>:<message>``); adding again
-        with a source already present returns that memory and writes nothing, so a message
-        delivered twice (a crash before its update was confirmed) is remembered once.
+    def add_unique(
+        self,
+        content: str,
+        tags: Iterable[str] | str = (),
+        category: str | None = None,
+        *,
+        source: str | None = None,
+        date: str | None = None,
+    ) -> Added:
+        """Store a new memory unless its content is already stored; on disk when this returns.
+
+        Content equal to a stored memory's after folding (``memory.text.content_key``: case,
+        width, spacing, punctuation) is not stored again: that memory comes back, as a
+        ``duplicate``. ``source`` names what the memory came from (``telegram:<chat>:<message>``);
+        adding again with a source already present returns that memory (not as a duplicate: it
+        is the same message) and writes nothing, so a message delivered twice is remembered once.
+        ``date`` is the local day (and time) the content names (``memory.model.Memory``).
         """
-        content, clean = clean_content(content), clean_tags(tags)
+        content, clean, day = clean_content(content), clean_tags(tags), clean_date(date)
         group = clean_category(category)
         if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
             raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
         with self._locked(write=True):
             if source is not None and source in self._sources:
-                return self._memories[self._sources[source]]
+                return Added(self._memories[self._sources[source]])
+            key = content_key(content)
+            same = self._content_keys().get(key) if key else None
+            if same is not None:
+                return Added(self._memories[same], duplicate=True)
             now_ms = time.time_ns() // 1_000_000
             at = format_time_ms(now_ms)
             memory_id = max(now_ms, self._high_id + 1)
             if memory_id >= MAX_ID:  # only after importing ids from the far future
                 raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
-            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source)
+            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source, date=day)
             record = new_record("add", memory.id, None, memory)
             self._commit([{"op": "put", "m": memory.to_dict()}], records=[record])
             self._put(memory)
-            return memory
+            return Added(memory)
+
+    def similar(self, content: str) -> list[Near]:
+        """The stored memories that may say what ``content`` says (``memory.duplicates``).
+
+        Candidates are the best search hits for the content (nothing is counted as used).
+        """
+        content = clean_content(content)
+        with self._locked(write=False):
+            ranked = self._rankers["default"].rank(content, self._memories, NEAR_CANDIDATES)
+            candidates = [self._memories[mid] for mid, _ in ranked]
+        return near_duplicates(content, candidates)
 
     def search(
         self, query: str, limit: int = 10, *, ranker: str = "default", touch: bool = True
@@ -296,8 +336,12 @@ class Namespace:
         scored.sort(key=lambda hit: -hit.score)
         return scored[:limit]
 
-    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
-        """Add article-format records, ids kept; ids already present are skipped.
+    def import_memories(
+        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+    ) -> int:
+        """Add article-format records, ids kept; ids or contents already present are skipped.
+
+        Without ``skip_duplicates`` only ids are: a benchmark's data set is taken as it is.
 
         All or nothing: one invalid record rejects the whole import. Returns how many were added.
         """
@@ -309,7 +353,15 @@ class Namespace:
                 raise MemoryInvalid(f"record {number}: {e.message}", field=e.field) from e
             incoming.setdefault(memory.id, memory)
         with self._locked(write=True):
-            new = [m for m in incoming.values() if m.id not in self._memories]
+            keys = dict(self._content_keys())
+            new = []
+            for memory in incoming.values():
+                key = content_key(memory.content)
+                if memory.id in self._memories or (skip_duplicates and key and key in keys):
+                    continue  # already here: by id, or the same content under another id
+                if key:
+                    keys[key] = memory.id
+                new.append(memory)
             if new:
                 logged = [new_record("import", m.id, None, m) for m in new]
                 self._commit([{"op": "put", "m": m.to_dict()} for m in new], records=logged)
@@ -433,7 +485,7 @@ class Namespace:
         with self._mutex:
             self.flush()
             self._files.release()
-            self._memories, self._sources = {}, {}
+            self._memories, self._sources, self._keys = {}, {}, None
             self._rankers = _new_rankers(self.path)
             if self._meaning is not None:
                 self._meaning.release()
@@ -522,7 +574,7 @@ class Namespace:
         )
         for memory_id in self._memories.keys() - result.memories.keys():
             self._deleted_at[memory_id] = change.edited_at
-        self._memories, self._sources = {}, {}
+        self._memories, self._sources, self._keys = {}, {}, None
         self._rankers = _new_rankers(self.path)
         if self._meaning is not None:
             self._meaning.forget_all()
@@ -549,7 +601,7 @@ class Namespace:
         self._rewrite = True
 
     def _reload(self, change: Change) -> None:
-        self._memories, self._sources = {}, {}
+        self._memories, self._sources, self._keys = {}, {}, None
         self._rankers = _new_rankers(self.path)
         if self._meaning is not None:
             self._meaning.forget_all()
@@ -605,8 +657,32 @@ class Namespace:
             self._dirty_since = time.monotonic()
         return True
 
+    def _content_keys(self) -> dict[str, int]:
+        """Content key -> the id of a held memory with it (every key held has one)."""
+        if self._keys is None:
+            self._keys, self._shadowed = {}, False
+            for memory in self._memories.values():
+                self._key_in(memory)
+        return self._keys
+
+    def _key_in(self, memory: Memory) -> None:
+        key = content_key(memory.content)
+        if key and self._keys is not None and self._keys.setdefault(key, memory.id) != memory.id:
+            self._shadowed = True
+
+    def _key_out(self, memory: Memory) -> None:
+        key = content_key(memory.content)
+        if self._keys is not None and self._keys.get(key) == memory.id:
+            del self._keys[key]
+            if self._shadowed:
+                self._keys = None  # another memory may have that key: built again when asked
+
     def _put(self, memory: Memory) -> None:
+        old = self._memories.get(memory.id)
+        if old is not None:
+            self._key_out(old)
         self._memories[memory.id] = memory
+        self._key_in(memory)
         if memory.source is not None:
             self._sources[memory.source] = memory.id
         self._high_id = max(self._high_id, memory.id)
@@ -619,6 +695,8 @@ class Namespace:
         memory = self._memories.pop(memory_id, None)
         if memory is not None and memory.source is not None:
             self._sources.pop(memory.source, None)
+        if memory is not None:
+            self._key_out(memory)
         for ranker in self._rankers.values():
             ranker.unindex(memory_id)
         if self._meaning is not None:

@@ -58,7 +58,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, commands, confirmations, history, messages, reminding
+from bot.chat import buttons, choices, commands, confirmations, history, messages, reminding
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
@@ -201,6 +201,9 @@ def register_handlers(application: BotApplication) -> None:
         (reminding.FROM_MEMORY_PATTERN, reminding.press_from_memory),
         (history.UNDO_PATTERN, history.undo_pressed),
         (history.RESTORE_PATTERN, history.restore_pressed),
+        (choices.KEEP_PATTERN, choices.choose),
+        (choices.REPLACE_PATTERN, choices.choose),
+        (choices.CANCEL_PATTERN, choices.choose),
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

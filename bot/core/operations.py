@@ -49,8 +49,11 @@ import logging
 from collections.abc import Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
+from zoneinfo import ZoneInfo
 
+from bot.core.dating import day_asked, on_day
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from memory import history
@@ -126,12 +129,15 @@ def recall_page(
     size: object = RECALL_LIMIT,
     *,
     use: bool = True,
+    zone: ZoneInfo | None = None,
 ) -> Matches:
     """Page ``page`` (0-based, clamped) of the matches for ``query``; blank: the newest memories.
 
     With ``use`` (a question asked, not a page turned), the first result of the first page
     counts as used (see the module docstring). When there is more than one page, the query is
-    kept (``keep_query``) under the returned ``token``.
+    kept (``keep_query``) under the returned ``token``. A question about a relative day ("what
+    did I save today", "昨天记了什么") has the memories stored that day (in ``zone``, UTC by
+    default) or speaking of it first (``bot.core.dating``).
     """
     count, number = parse_limit(size), max(page, 0)
     if not query.strip():
@@ -141,6 +147,11 @@ def recall_page(
     hits = namespace.search(query, RECALL_DEPTH, ranker=SEARCH_RANKER, touch=False)
     capped = len(hits) == RECALL_DEPTH
     found = [hit.memory for hit in matches(query, hits)]
+    zone = zone or ZoneInfo("UTC")
+    if (day := day_asked(query, datetime.now(UTC), zone)) is not None:
+        that_day = on_day(namespace.memories(), day, zone)
+        ids = {m.id for m in that_day}
+        found = [*that_day, *(m for m in found if m.id not in ids)]
     start = min(number * count, max(len(found) - 1, 0) // count * count)
     shown = found[start : start + count]
     if use and start == 0 and shown:
@@ -151,9 +162,15 @@ def recall_page(
     return Matches(query, tuple(shown), start, len(found), capped, token)
 
 
-def recall(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT) -> list[Memory]:
+def recall(
+    namespace: MemoryNamespace,
+    query: str,
+    limit: object = RECALL_LIMIT,
+    *,
+    zone: ZoneInfo | None = None,
+) -> list[Memory]:
     """The best matches for ``query``, best first; a blank query: the newest memories."""
-    return list(recall_page(namespace, query, 0, limit).memories)
+    return list(recall_page(namespace, query, 0, limit, zone=zone).memories)
 
 
 def query_token(query: str) -> str:

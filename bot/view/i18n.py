@@ -40,11 +40,19 @@ COMMANDS = (
 )
 
 _HELP_EN = """<b>Commands</b>
-/remember <i>text</i> — remember something. <code>#hashtags</code> become tags; a first word \
-with a colon sets the category: <code>/remember work: standup at 10 #meeting</code>. Without \
-hashtags I pick tags from the keywords. Send /remember as a reply to store that message.
-/recall <i>question</i> — the best matching memories (no question: the most recent).
-/forget <i>id</i> — delete a memory (I ask first).
+/remember <i>text</i> — remember something; the whole text is kept as you wrote it. \
+<code>#hashtags</code> (or <code>＃</code>, emoji too) become tags. A category is set only at \
+the start, by a known category word and a colon (work, personal, project, schedule, contact, \
+home, family, health, finance, shopping, travel, study, idea, todo: \
+<code>/remember work: standup at 10 #meeting</code>) or by a hashtag and a colon \
+(<code>/remember #recipes: pancakes need 2 eggs</code>); <code>Password: hunter2</code> stays \
+one note. Without hashtags I pick tags from the keywords. Dates such as “next Tuesday 3pm” are \
+worked out and shown with the memory. Something already stored is not stored twice; if a \
+memory is much like one you have, I ask: keep both, replace the old one, or cancel. Send \
+/remember as a reply to store that message.
+/recall <i>question</i> — the best matching memories (no question: the most recent). \
+<code>/recall today</code> or <code>/recall Dec 8</code> finds what you saved or planned that day.
+/forget <i>id</i> [<i>id</i> …] — delete memories (I ask first, for each).
 /list [<i>category</i> | #<i>tag</i>] — all memories (or one category's, or one tag's), newest \
 first, page by page.
 /edit <i>id</i> <i>new text</i> — change a memory (hashtags and <code>category:</code> too).
@@ -70,11 +78,16 @@ memories are shared: every member can find them, and a memory can be deleted or 
 the member who stored it or by a group administrator."""
 
 _HELP_ZH = """<b>命令</b>
-/remember <i>内容</i> — 记住一件事。<code>#话题标签</code> 会成为标签；开头的一个词加冒号表示分类：\
-<code>/remember 工作：明天十点开会 #会议</code>。没写标签时，我会从关键词里挑选。\
+/remember <i>内容</i> — 记住一件事，内容按你写的原样保存。<code>#话题标签</code>（或 \
+<code>＃</code>，表情也可以）会成为标签。分类只能写在开头：已知的分类词加冒号（工作、个人、项目、\
+日程、联系人、家庭、健康、财务、购物、旅行、学习、想法、待办：\
+<code>/remember 工作：明天十点开会 #会议</code>），或话题标签加冒号\
+（<code>/remember #菜谱：松饼要两个鸡蛋</code>）；<code>公司WiFi密码：abc</code> 仍是一整条记忆。\
+没写标签时，我会从关键词里挑选。“下周二下午三点”这样的日期会被换算成具体日期，和记忆一起显示。\
+已经记住的内容不会重复保存；和已有记忆很像时，我会问你：都保留、替换旧的，还是取消。\
 回复某条消息并发送 /remember，可以记住那条消息。
 /recall <i>问题</i> — 找出最相关的记忆（不写问题：最近的记忆）。
-/forget <i>编号</i> — 删除一条记忆（会先确认）。
+/forget <i>编号</i> [<i>编号</i> …] — 删除记忆（每条都会先确认）。
 /list [<i>分类</i> | #<i>标签</i>] — 分页列出全部记忆（或某个分类、某个标签的），最新的在前。
 /edit <i>编号</i> <i>新内容</i> — 修改一条记忆（也可以改标签和 <code>分类：</code>）。
 /related <i>编号</i> — 与它标签或分类相同的记忆。
@@ -122,6 +135,15 @@ STRINGS: dict[str, dict[str, str]] = {
         "forget_confirm": "Forget this memory?\n{memory}",
         "forgotten": "🗑 Forgotten: {content}",
         "kept": "👍 Kept: {content}",
+        "already_remembered": "👌 Already remembered, nothing stored twice:\n{memory}",
+        "near_duplicate": "🤔 “{content}” is much like what you already have. Keep both, "
+        "replace the old one, or cancel?",
+        "button_keep_both_plain": "➕ Keep both",
+        "button_replace_plain": "✏️ Replace {index}: {preview}",
+        "button_cancel_plain": "✖ Cancel",
+        "not_yours_choice_plain": "Only who asked to store it, or a group administrator, can "
+        "choose; replacing needs the right to change the old memory.",
+        "resolved_date": "📅 {when}",
         "cancelled": "👍 Cancelled.",
         "not_found": "There is no memory <code>{id}</code> here. /recall and /list show the ids.",
         "bad_id": "“{value}” is not a memory id; ids are the numbers that /recall and /list show.",
@@ -331,6 +353,14 @@ STRINGS: dict[str, dict[str, str]] = {
         "forget_confirm": "要删除这条记忆吗？\n{memory}",
         "forgotten": "🗑 已删除：{content}",
         "kept": "👍 已保留：{content}",
+        "already_remembered": "👌 已经记住了，不会重复保存：\n{memory}",
+        "near_duplicate": "🤔 “{content}”和已有的记忆很像。都保留、替换旧的，还是取消？",
+        "button_keep_both_plain": "➕ 都保留",
+        "button_replace_plain": "✏️ 替换 {index}：{preview}",
+        "button_cancel_plain": "✖ 取消",
+        "not_yours_choice_plain": "只有要求保存的人或群组管理员可以选择；"
+        "替换还需要有修改旧记忆的权限。",
+        "resolved_date": "📅 {when}",
         "cancelled": "👍 已取消。",
         "not_found": "这里没有编号为 <code>{id}</code> 的记忆。/recall 和 /list 会显示编号。",
         "bad_id": "“{value}”不是记忆编号；编号是 /recall 和 /list 显示的数字。",

@@ -59,7 +59,12 @@ def meta_line(memory: Memory) -> str:
     """Tags, category, creation date and id of a memory, in one line of HTML."""
     tags = " ".join(f"#{escape(tag)}" for tag in memory.tags) or "—"
     date = escape(memory.created_at[:10])
-    return f"<i>🏷 {tags} · 📁 {escape(memory.category)} · {date}</i> · 🆔 <code>{memory.id}</code>"
+    # The day the content speaks of ("next Tuesday 3pm"), resolved when it was stored.
+    named = f" · 📅 {escape(memory.date)}" if memory.date else ""
+    return (
+        f"<i>🏷 {tags} · 📁 {escape(memory.category)} · {date}{named}</i>"
+        f" · 🆔 <code>{memory.id}</code>"
+    )
 
 
 def memory_block(memory: Memory, index: int | None = None, *, limit: int | None = None) -> str:

@@ -214,7 +214,7 @@ async def test_list_pages_with_buttons(bot: Bot) -> None:
 
 async def test_edit_changes_text_tags_and_category(bot: Bot) -> None:
     edited = await remember(bot, "standup at 10 #work")
-    [reply] = await bot.say(f"/edit {edited} office: standup at 9:30 #work #daily", user=ALICE)
+    [reply] = await bot.say(f"/edit {edited} #office: standup at 9:30 #work #daily", user=ALICE)
     assert "Updated" in reply.text and "standup at 9:30" in reply.text
     [record] = bot.memories("users/42")
     assert record["content"] == "standup at 9:30"
@@ -236,7 +236,7 @@ async def test_related_finds_shared_tags_and_category(bot: Bot) -> None:
     assert "Related to “standup at 10”" in reply.text
     assert "retro on friday" in reply.text and "buy milk" not in reply.text
     assert reply.buttons[0][1].startswith("f:")
-    lonely = await remember(bot, "misc: nothing in common #zzz")
+    lonely = await remember(bot, "#misc: nothing in common #zzz")
     [none] = await bot.say(f"/related {lonely}", user=ALICE)
     assert "Nothing shares tags or a category" in none.text
 

@@ -131,7 +131,7 @@ def test_an_add_with_a_known_source_returns_the_existing_memory(store: MemorySto
     ns = store.namespace("users/42")
     first = ns.add("standup at 10:00", ["work"], source="telegram:42:1001")
     again = ns.add("standup at 10:00 (delivered twice)", source="telegram:42:1001")
-    other = ns.add("standup at 10:00", ["work"], source="telegram:42:1002")
+    other = ns.add("standup at 10:30", ["work"], source="telegram:42:1002")
     assert again == first
     assert other.id != first.id
     assert [m.id for m in ns.memories()] == [first.id, other.id]
