@@ -40,6 +40,7 @@ from memory.model import (
     Stats,
     clean_category,
     clean_content,
+    clean_extra,
     clean_tags,
     format_time_ms,
     now_iso,
@@ -95,15 +96,22 @@ class Namespace:
         category: str | None = None,
         *,
         source: str | None = None,
+        attachment: Mapping[str, Any] | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> Memory:
         """Store a new memory; it is on disk when this returns.
 
         ``source`` names what the memory came from (``telegram:<chat>:<message>``); adding again
         with a source already present returns that memory and writes nothing, so a message
         delivered twice (a crash before its update was confirmed) is remembered once.
+        ``attachment`` and ``origin`` are kept with it as given (``clean_extra``).
         """
         content, clean = clean_content(content), clean_tags(tags)
         group = clean_category(category)
+        extras = {
+            "attachment": clean_extra(attachment, "attachment"),
+            "origin": clean_extra(origin, "origin"),
+        }
         if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
             raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
         with self._locked(write=True):
@@ -114,7 +122,7 @@ class Namespace:
             memory_id = max(now_ms, self._high_id + 1)
             if memory_id >= MAX_ID:  # only after importing ids from the far future
                 raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
-            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source)
+            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source, **extras)
             self._commit([{"op": "put", "m": memory.to_dict()}])
             self._put(memory)
             return memory

@@ -1,0 +1,246 @@
+"""What a message that is not plain typed text carries, read once into plain values.
+
+``read_incoming(message, language)`` turns a photo, a document, a video, an audio file, a voice
+note, a location, a venue, a contact, or any forwarded message into an ``Incoming``: the text
+that becomes the memory's content (the caption or text as sent, else a short description in
+the user's language: "📷 photo", "📄 report.pdf (1.2 MB)", "📍 48.85837, 2.29448"), the Telegram
+file reference kept with the memory (``attachment``: kind, ``file_id``, ``file_unique_id``,
+name, size, mime type, duration; coordinates for a location, the number for a contact), and
+for a forward where it came from (``origin``: kind ``user`` / ``hidden_user`` / ``chat`` /
+``channel``, the name, the chat's @username or id, the original date). ``unsupported_kind``
+names the kinds the bot does not remember (stickers, polls, dice, games ...).
+
+Content is the user's text as they sent it: never parsed as Markdown or HTML (captions'
+entities are ignored), escaped wherever it is shown. A file is referenced, not downloaded:
+Telegram keeps it and sends it again by ``file_id`` (``bot.chat.attachments``), whatever its
+size; only transcription, a photo's description and imports download (20 MB at most).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from telegram import (
+    Message,
+    MessageOriginChannel,
+    MessageOriginChat,
+    MessageOriginHiddenUser,
+    MessageOriginUser,
+)
+
+from bot.view.i18n import t
+from memory.model import MAX_EXTRA_CHARS, format_time
+
+PHOTO, DOCUMENT, VIDEO, ANIMATION, VIDEO_NOTE, AUDIO, VOICE = (
+    "photo",
+    "document",
+    "video",
+    "animation",
+    "video_note",
+    "audio",
+    "voice",
+)
+LOCATION, CONTACT, TEXT = "location", "contact", "text"
+FILE_KINDS = (PHOTO, DOCUMENT, VIDEO, ANIMATION, VIDEO_NOTE, AUDIO, VOICE)
+# Kinds of message that are not remembered, each with its name in the explanation.
+UNSUPPORTED = ("sticker", "poll", "dice", "game", "story", "invoice", "paid_media", "checklist")
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """A message to remember: its content, its file reference and its forward's origin."""
+
+    kind: str
+    content: str
+    described: bool  # the content is the bot's description, not the user's words
+    attachment: dict[str, Any] | None = None
+    origin: dict[str, Any] | None = None
+    size: int | None = field(default=None)  # bytes of the file, when Telegram says
+
+    @property
+    def file_id(self) -> str | None:
+        return str(self.attachment["file_id"]) if self.attachment and "file_id" in self.attachment else None
+
+
+def duration_text(seconds: int | float | None) -> str:
+    """``m:ss`` (``h:mm:ss`` from an hour)."""
+    total = int(seconds or 0)
+    hours, rest = divmod(total, 3600)
+    minutes, secs = divmod(rest, 60)
+    return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
+
+
+def size_text(size: int | None) -> str:
+    """``812 B``, ``34 KB``, ``1.2 MB``."""
+    if size is None:
+        return "?"
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.0f} KB"
+    return f"{size / (1024 * 1024):.1f} MB"
+
+
+def _short(value: object) -> str | None:
+    text = str(value) if value is not None else ""
+    return text[:MAX_EXTRA_CHARS] or None
+
+
+def _file(kind: str, media: Any, **extra: Any) -> dict[str, Any]:
+    record = {
+        "kind": kind,
+        "file_id": _short(media.file_id),
+        "file_unique_id": _short(media.file_unique_id),
+        "size": media.file_size,
+        **{key: _short(value) if isinstance(value, str) else value for key, value in extra.items()},
+    }
+    return {key: value for key, value in record.items() if value is not None}
+
+
+def origin_of(message: Message) -> dict[str, Any] | None:
+    """Where a forwarded message first came from (None: not a forward)."""
+    origin = message.forward_origin
+    if origin is None:
+        return None
+    record: dict[str, Any] = {"date": format_time(origin.date)}
+    if isinstance(origin, MessageOriginUser):
+        user = origin.sender_user
+        record.update(kind="user", name=user.full_name, chat=user.username or user.id)
+    elif isinstance(origin, MessageOriginHiddenUser):
+        record.update(kind="hidden_user", name=origin.sender_user_name)
+    elif isinstance(origin, MessageOriginChannel):
+        chat = origin.chat
+        record.update(kind="channel", name=chat.title or chat.username or str(chat.id))
+        record.update(chat=chat.username or chat.id, message=origin.message_id)
+    elif isinstance(origin, MessageOriginChat):
+        chat = origin.sender_chat
+        record.update(kind="chat", name=chat.title or chat.username or str(chat.id))
+        record.update(chat=chat.username or chat.id)
+    else:  # a kind of origin newer than this code: keep what every origin has
+        record.update(kind=str(origin.type))
+    if isinstance(record.get("chat"), str):
+        record["chat"] = "@" + str(record["chat"])
+    return {key: _short(v) if isinstance(v, str) else v for key, v in record.items() if v is not None}
+
+
+def unsupported_kind(message: Message) -> str | None:
+    """The kind of ``message`` if it is one the bot does not remember (``sticker``, ``poll``)."""
+    for kind in UNSUPPORTED:
+        if getattr(message, kind, None):
+            return kind
+    return None
+
+
+def read_incoming(message: Message, language: str) -> Incoming | None:
+    """What ``message`` would be remembered as (None: nothing the bot remembers)."""
+    caption = (message.caption or message.text or "").strip()
+    origin = origin_of(message)
+    kind, attachment, description, size = TEXT, None, "", None
+    if message.photo:
+        biggest = max(message.photo, key=lambda p: (p.width * p.height, p.file_size or 0))
+        kind, size = PHOTO, biggest.file_size
+        attachment = _file(PHOTO, biggest, width=biggest.width, height=biggest.height)
+        description = t(language, "content_photo_plain")
+    elif message.animation:
+        media = message.animation
+        kind, size = ANIMATION, media.file_size
+        attachment = _file(ANIMATION, media, name=media.file_name, mime=media.mime_type)
+        attachment["duration"] = int(media.duration or 0)
+        description = t(language, "content_animation_plain")
+    elif message.document:
+        media = message.document
+        kind, size = DOCUMENT, media.file_size
+        name = media.file_name or "file"
+        attachment = _file(DOCUMENT, media, name=name, mime=media.mime_type)
+        description = t(
+            language, "content_document_plain", name=name, size=size_text(size)
+        )
+    elif message.video:
+        media = message.video
+        kind, size = VIDEO, media.file_size
+        attachment = _file(VIDEO, media, name=media.file_name, mime=media.mime_type)
+        attachment["duration"] = int(media.duration or 0)
+        description = t(
+            language, "content_video_plain", duration=duration_text(media.duration)
+        )
+    elif message.video_note:
+        media = message.video_note
+        kind, size = VIDEO_NOTE, media.file_size
+        attachment = _file(VIDEO_NOTE, media)
+        attachment["duration"] = int(media.duration or 0)
+        description = t(
+            language, "content_video_note_plain", duration=duration_text(media.duration)
+        )
+    elif message.audio:
+        media = message.audio
+        kind, size = AUDIO, media.file_size
+        title = " – ".join(x for x in (media.performer, media.title) if x) or media.file_name
+        attachment = _file(
+            AUDIO, media, name=media.file_name, mime=media.mime_type, title=title or None
+        )
+        attachment["duration"] = int(media.duration or 0)
+        description = t(
+            language,
+            "content_audio_plain",
+            title=title or t(language, "content_audio_untitled_plain"),
+            duration=duration_text(media.duration),
+        )
+    elif message.voice:
+        media = message.voice
+        kind, size = VOICE, media.file_size
+        attachment = _file(VOICE, media, mime=media.mime_type)
+        attachment["duration"] = int(media.duration or 0)
+        description = t(
+            language, "content_voice_plain", duration=duration_text(media.duration)
+        )
+    elif message.venue:
+        venue = message.venue
+        kind = LOCATION
+        lat, lon = venue.location.latitude, venue.location.longitude
+        attachment = {
+            "kind": LOCATION,
+            "latitude": lat,
+            "longitude": lon,
+            "title": _short(venue.title),
+            "address": _short(venue.address),
+        }
+        description = t(
+            language,
+            "content_venue_plain",
+            title=venue.title,
+            address=venue.address,
+            latitude=f"{lat:.5f}",
+            longitude=f"{lon:.5f}",
+        )
+    elif message.location:
+        location = message.location
+        kind = LOCATION
+        lat, lon = location.latitude, location.longitude
+        attachment = {"kind": LOCATION, "latitude": lat, "longitude": lon}
+        description = t(
+            language, "content_location_plain", latitude=f"{lat:.5f}", longitude=f"{lon:.5f}"
+        )
+    elif message.contact:
+        contact = message.contact
+        kind = CONTACT
+        name = " ".join(x for x in (contact.first_name, contact.last_name) if x)
+        attachment = {
+            "kind": CONTACT,
+            "phone": _short(contact.phone_number),
+            "first_name": _short(contact.first_name),
+            "last_name": _short(contact.last_name),
+            "user_id": contact.user_id,
+        }
+        attachment = {key: value for key, value in attachment.items() if value is not None}
+        description = t(
+            language, "content_contact_plain", name=name, phone=contact.phone_number
+        )
+    elif not caption:
+        return None
+    if kind == LOCATION and caption:  # a venue or location has no caption; keep both anyway
+        caption = f"{caption}\n{description}"
+    if kind == CONTACT:  # the name and number are the point of a contact: always findable
+        caption = f"{caption}\n{description}".strip()
+    content = caption or description  # over the store's limit: refused, as typed text is
+    return Incoming(kind, content, not caption, attachment, origin, size)
