@@ -25,6 +25,7 @@ from bot.chat.access import (
     message_source,
     run_changing,
 )
+from bot.chat.attachments import send_all_back
 from bot.chat.buttons import forget_prompt, page_view, results_view
 from bot.chat.services import services
 from bot.core import operations
@@ -155,6 +156,7 @@ async def show_matches(
             return
     text, keyboard = results_view(title, memories, language)
     await reply_html(message, text + tail, keyboard)
+    await send_all_back(message, memories)  # the photos and files themselves
 
 
 async def forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -57,10 +57,16 @@ class Incoming:
     attachment: dict[str, Any] | None = None
     origin: dict[str, Any] | None = None
     size: int | None = field(default=None)  # bytes of the file, when Telegram says
+    description: str = ""  # what it is, without the caption ("📷 photo")
+    description_by_model: str | None = None  # a photo's description by the model, if any
 
     @property
     def file_id(self) -> str | None:
-        return str(self.attachment["file_id"]) if self.attachment and "file_id" in self.attachment else None
+        return (
+            str(self.attachment["file_id"])
+            if self.attachment and "file_id" in self.attachment
+            else None
+        )
 
 
 def duration_text(seconds: int | float | None) -> str:
@@ -121,7 +127,9 @@ def origin_of(message: Message) -> dict[str, Any] | None:
         record.update(kind=str(origin.type))
     if isinstance(record.get("chat"), str):
         record["chat"] = "@" + str(record["chat"])
-    return {key: _short(v) if isinstance(v, str) else v for key, v in record.items() if v is not None}
+    return {
+        key: _short(v) if isinstance(v, str) else v for key, v in record.items() if v is not None
+    }
 
 
 def unsupported_kind(message: Message) -> str | None:
@@ -153,17 +161,13 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
         kind, size = DOCUMENT, media.file_size
         name = media.file_name or "file"
         attachment = _file(DOCUMENT, media, name=name, mime=media.mime_type)
-        description = t(
-            language, "content_document_plain", name=name, size=size_text(size)
-        )
+        description = t(language, "content_document_plain", name=name, size=size_text(size))
     elif message.video:
         media = message.video
         kind, size = VIDEO, media.file_size
         attachment = _file(VIDEO, media, name=media.file_name, mime=media.mime_type)
         attachment["duration"] = int(media.duration or 0)
-        description = t(
-            language, "content_video_plain", duration=duration_text(media.duration)
-        )
+        description = t(language, "content_video_plain", duration=duration_text(media.duration))
     elif message.video_note:
         media = message.video_note
         kind, size = VIDEO_NOTE, media.file_size
@@ -191,9 +195,7 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
         kind, size = VOICE, media.file_size
         attachment = _file(VOICE, media, mime=media.mime_type)
         attachment["duration"] = int(media.duration or 0)
-        description = t(
-            language, "content_voice_plain", duration=duration_text(media.duration)
-        )
+        description = t(language, "content_voice_plain", duration=duration_text(media.duration))
     elif message.venue:
         venue = message.venue
         kind = LOCATION
@@ -233,9 +235,7 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
             "user_id": contact.user_id,
         }
         attachment = {key: value for key, value in attachment.items() if value is not None}
-        description = t(
-            language, "content_contact_plain", name=name, phone=contact.phone_number
-        )
+        description = t(language, "content_contact_plain", name=name, phone=contact.phone_number)
     elif not caption:
         return None
     if kind == LOCATION and caption:  # a venue or location has no caption; keep both anyway
@@ -243,4 +243,4 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
     if kind == CONTACT:  # the name and number are the point of a contact: always findable
         caption = f"{caption}\n{description}".strip()
     content = caption or description  # over the store's limit: refused, as typed text is
-    return Incoming(kind, content, not caption, attachment, origin, size)
+    return Incoming(kind, content, not caption, attachment, origin, size, description or content)
