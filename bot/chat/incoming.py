@@ -19,6 +19,7 @@ size; only transcription, a photo's description and imports download (20 MB at m
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from datetime import timedelta
 from typing import Any
 
 from telegram import (
@@ -69,9 +70,17 @@ class Incoming:
         )
 
 
-def duration_text(seconds: int | float | None) -> str:
+def seconds_of(duration: int | float | timedelta | None) -> int:
+    """A duration as python-telegram-bot gives it (seconds, or a timedelta with
+    ``PTB_TIMEDELTA``) in whole seconds."""
+    if isinstance(duration, timedelta):
+        return int(duration.total_seconds())
+    return int(duration or 0)
+
+
+def duration_text(seconds: int | float | timedelta | None) -> str:
     """``m:ss`` (``h:mm:ss`` from an hour)."""
-    total = int(seconds or 0)
+    total = seconds_of(seconds)
     hours, rest = divmod(total, 3600)
     minutes, secs = divmod(rest, 60)
     return f"{hours}:{minutes:02d}:{secs:02d}" if hours else f"{minutes}:{secs:02d}"
@@ -154,7 +163,7 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
         media = message.animation
         kind, size = ANIMATION, media.file_size
         attachment = _file(ANIMATION, media, name=media.file_name, mime=media.mime_type)
-        attachment["duration"] = int(media.duration or 0)
+        attachment["duration"] = seconds_of(media.duration)
         description = t(language, "content_animation_plain")
     elif message.document:
         media = message.document
@@ -166,13 +175,13 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
         media = message.video
         kind, size = VIDEO, media.file_size
         attachment = _file(VIDEO, media, name=media.file_name, mime=media.mime_type)
-        attachment["duration"] = int(media.duration or 0)
+        attachment["duration"] = seconds_of(media.duration)
         description = t(language, "content_video_plain", duration=duration_text(media.duration))
     elif message.video_note:
         media = message.video_note
         kind, size = VIDEO_NOTE, media.file_size
         attachment = _file(VIDEO_NOTE, media)
-        attachment["duration"] = int(media.duration or 0)
+        attachment["duration"] = seconds_of(media.duration)
         description = t(
             language, "content_video_note_plain", duration=duration_text(media.duration)
         )
@@ -183,7 +192,7 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
         attachment = _file(
             AUDIO, media, name=media.file_name, mime=media.mime_type, title=title or None
         )
-        attachment["duration"] = int(media.duration or 0)
+        attachment["duration"] = seconds_of(media.duration)
         description = t(
             language,
             "content_audio_plain",
@@ -194,7 +203,7 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
         media = message.voice
         kind, size = VOICE, media.file_size
         attachment = _file(VOICE, media, mime=media.mime_type)
-        attachment["duration"] = int(media.duration or 0)
+        attachment["duration"] = seconds_of(media.duration)
         description = t(language, "content_voice_plain", duration=duration_text(media.duration))
     elif message.venue:
         venue = message.venue
