@@ -108,10 +108,7 @@ class Namespace:
         """
         content, clean = clean_content(content), clean_tags(tags)
         group = clean_category(category)
-        extras = {
-            "attachment": clean_extra(attachment, "attachment"),
-            "origin": clean_extra(origin, "origin"),
-        }
+        kept, came_from = clean_extra(attachment, "attachment"), clean_extra(origin, "origin")
         if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
             raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
         with self._locked(write=True):
@@ -122,7 +119,9 @@ class Namespace:
             memory_id = max(now_ms, self._high_id + 1)
             if memory_id >= MAX_ID:  # only after importing ids from the far future
                 raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
-            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source, **extras)
+            memory = Memory(
+                memory_id, content, clean, group, at, at, 0, None, source, kept, came_from
+            )
             self._commit([{"op": "put", "m": memory.to_dict()}])
             self._put(memory)
             return memory

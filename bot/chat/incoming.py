@@ -160,51 +160,49 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
         attachment = _file(PHOTO, biggest, width=biggest.width, height=biggest.height)
         description = t(language, "content_photo_plain")
     elif message.animation:
-        media = message.animation
-        kind, size = ANIMATION, media.file_size
-        attachment = _file(ANIMATION, media, name=media.file_name, mime=media.mime_type)
-        attachment["duration"] = seconds_of(media.duration)
+        gif = message.animation
+        kind, size = ANIMATION, gif.file_size
+        attachment = _file(ANIMATION, gif, name=gif.file_name, mime=gif.mime_type)
+        attachment["duration"] = seconds_of(gif.duration)
         description = t(language, "content_animation_plain")
     elif message.document:
-        media = message.document
-        kind, size = DOCUMENT, media.file_size
-        name = media.file_name or "file"
-        attachment = _file(DOCUMENT, media, name=name, mime=media.mime_type)
+        document = message.document
+        kind, size = DOCUMENT, document.file_size
+        name = document.file_name or "file"
+        attachment = _file(DOCUMENT, document, name=name, mime=document.mime_type)
         description = t(language, "content_document_plain", name=name, size=size_text(size))
     elif message.video:
-        media = message.video
-        kind, size = VIDEO, media.file_size
-        attachment = _file(VIDEO, media, name=media.file_name, mime=media.mime_type)
-        attachment["duration"] = seconds_of(media.duration)
-        description = t(language, "content_video_plain", duration=duration_text(media.duration))
+        video = message.video
+        kind, size = VIDEO, video.file_size
+        attachment = _file(VIDEO, video, name=video.file_name, mime=video.mime_type)
+        attachment["duration"] = seconds_of(video.duration)
+        description = t(language, "content_video_plain", duration=duration_text(video.duration))
     elif message.video_note:
-        media = message.video_note
-        kind, size = VIDEO_NOTE, media.file_size
-        attachment = _file(VIDEO_NOTE, media)
-        attachment["duration"] = seconds_of(media.duration)
-        description = t(
-            language, "content_video_note_plain", duration=duration_text(media.duration)
-        )
+        note = message.video_note
+        kind, size = VIDEO_NOTE, note.file_size
+        attachment = _file(VIDEO_NOTE, note)
+        attachment["duration"] = seconds_of(note.duration)
+        description = t(language, "content_video_note_plain", duration=duration_text(note.duration))
     elif message.audio:
-        media = message.audio
-        kind, size = AUDIO, media.file_size
-        title = " – ".join(x for x in (media.performer, media.title) if x) or media.file_name
+        audio = message.audio
+        kind, size = AUDIO, audio.file_size
+        title = " – ".join(x for x in (audio.performer, audio.title) if x) or audio.file_name
         attachment = _file(
-            AUDIO, media, name=media.file_name, mime=media.mime_type, title=title or None
+            AUDIO, audio, name=audio.file_name, mime=audio.mime_type, title=title or None
         )
-        attachment["duration"] = seconds_of(media.duration)
+        attachment["duration"] = seconds_of(audio.duration)
         description = t(
             language,
             "content_audio_plain",
             title=title or t(language, "content_audio_untitled_plain"),
-            duration=duration_text(media.duration),
+            duration=duration_text(audio.duration),
         )
     elif message.voice:
-        media = message.voice
-        kind, size = VOICE, media.file_size
-        attachment = _file(VOICE, media, mime=media.mime_type)
-        attachment["duration"] = seconds_of(media.duration)
-        description = t(language, "content_voice_plain", duration=duration_text(media.duration))
+        voice = message.voice
+        kind, size = VOICE, voice.file_size
+        attachment = _file(VOICE, voice, mime=voice.mime_type)
+        attachment["duration"] = seconds_of(voice.duration)
+        description = t(language, "content_voice_plain", duration=duration_text(voice.duration))
     elif message.venue:
         venue = message.venue
         kind = LOCATION

@@ -241,7 +241,8 @@ async def test_a_big_file_is_remembered_by_reference_without_downloading_it(bot:
                       "is_animated": False, "is_video": False, "type": "regular"}}, "stickers"),
         ({"poll": {"id": "p", "question": "Lunch?", "options": [], "total_voter_count": 0,
                    "is_closed": False, "is_anonymous": True, "type": "regular",
-                   "allows_multiple_answers": False, "allows_revoting": False, "members_only": False}}, "polls"),
+                   "allows_multiple_answers": False, "allows_revoting": False,
+                   "members_only": False}}, "polls"),
         ({"dice": {"emoji": "🎲", "value": 4}}, "dice rolls"),
     ],
 )  # fmt: skip
@@ -375,7 +376,7 @@ async def test_an_import_is_previewed_then_applied_once(bot: Bot) -> None:
     assert "• 2 new\n• 1 already here\n• 2 refused" in preview.text
     assert "content is empty" in preview.text and "not a JSON object" in preview.text
     assert bot.memories("users/42")[1:] == []  # nothing changed yet
-    [(_, apply), (_, cancel)] = preview.buttons
+    [(_, apply), _] = preview.buttons
     done = await press(bot, preview, apply, ALICE)
     assert "Imported 2 memories (1 were already here, 2 refused)" in done
     memories = bot.memories("users/42")
