@@ -18,7 +18,7 @@ from telegram import Update
 from telegram.ext import ContextTypes
 
 from bot.chat.access import caller_of, message_source, run_changing, without_mention
-from bot.chat.media import addressed
+from bot.chat.incoming import addressed
 from bot.chat.services import services
 from bot.core import operations
 from bot.core.entry import parse_entry, split_command

@@ -19,6 +19,7 @@ sender may press Import. Buttons::
 from __future__ import annotations
 
 import logging
+import re
 import secrets
 import time
 from collections import Counter
@@ -44,6 +45,7 @@ log = logging.getLogger(__name__)
 
 APPLY_PATTERN = r"^ia:[0-9a-f]{16}$"
 CANCEL_PATTERN = r"^ic:[0-9a-f]{16}$"
+_TOKEN = re.compile(r"[0-9a-f]{16}")
 PENDING = "imports"  # document key prefix of the imports awaiting a press
 MAX_PENDING = 10  # per namespace; older ones are dropped
 REASONS_SHOWN = 5
@@ -183,6 +185,9 @@ async def _claim(
     query = update.callback_query
     assert query is not None
     language = language_of(update.effective_user)
+    if not _TOKEN.fullmatch(token):  # a press without data reaches every button handler
+        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+        return None
     found = services(context)
     documents = found.store.documents(caller.namespace)
     key = f"{PENDING}/{token}"

@@ -29,7 +29,10 @@ from telegram import (
     MessageOriginHiddenUser,
     MessageOriginUser,
 )
+from telegram.constants import ChatType
+from telegram.ext import ContextTypes
 
+from bot.chat.access import addressed_to_bot
 from bot.view.i18n import t
 from memory.model import MAX_EXTRA_CHARS, format_time
 
@@ -251,3 +254,16 @@ def read_incoming(message: Message, language: str) -> Incoming | None:
         caption = f"{caption}\n{description}".strip()
     content = caption or description  # over the store's limit: refused, as typed text is
     return Incoming(kind, content, not caption, attachment, origin, size, description or content)
+
+
+def addressed(message: Message, context: ContextTypes.DEFAULT_TYPE) -> bool:
+    """Whether ``message`` is for the bot: always in private; in a group an @mention of the
+    bot in its caption (or text), a command for it, or a reply to one of its messages."""
+    if message.chat.type == ChatType.PRIVATE or addressed_to_bot(message, context.bot):
+        return True
+    username = (context.bot.username or "").lower()
+    return any(
+        text[1:].lower() == username
+        for entity, text in message.parse_caption_entities().items()
+        if entity.type == "mention"
+    )

@@ -28,14 +28,20 @@ import dataclasses
 import logging
 
 from telegram import Message, Update
-from telegram.constants import ChatType
 from telegram.ext import ContextTypes, MessageHandler, TypeHandler, filters
 
 from bot.chat import imports
-from bot.chat.access import addressed_to_bot, caller_of, message_source, without_mention
+from bot.chat.access import caller_of, message_source, without_mention
 from bot.chat.attachments import DownloadFailed, FileTooBig, download
 from bot.chat.bursts import KEY, Bursts, Item, bursts_of
-from bot.chat.incoming import PHOTO, VOICE, Incoming, read_incoming, unsupported_kind
+from bot.chat.incoming import (
+    PHOTO,
+    VOICE,
+    Incoming,
+    addressed,
+    read_incoming,
+    unsupported_kind,
+)
 from bot.chat.services import services
 from bot.core import operations
 from bot.core.entry import keywords, parse_entry
@@ -71,19 +77,6 @@ UNSUPPORTED = (
     | filters.PAID_MEDIA
 )
 REMEMBERED = filters.UpdateType.MESSAGE & (filters.FORWARDED | MEDIA) & ~UNSUPPORTED
-
-
-def addressed(message: Message, context: ContextTypes.DEFAULT_TYPE) -> bool:
-    """Whether ``message`` is for the bot: always in private; in a group an @mention of the
-    bot in its caption (or text), a command for it, or a reply to one of its messages."""
-    if message.chat.type == ChatType.PRIVATE or addressed_to_bot(message, context.bot):
-        return True
-    username = (context.bot.username or "").lower()
-    return any(
-        text[1:].lower() == username
-        for entity, text in message.parse_caption_entities().items()
-        if entity.type == "mention"
-    )
 
 
 def is_burstable(message: Message | None) -> bool:

@@ -3,7 +3,7 @@
 The file is the article's format: a JSON array of memory records (what /export gives, or the
 article's own ``data/memory.json``). ``read_records`` refuses, with a reason and before anything
 changes, a file over ``MAX_IMPORT_BYTES``, one that is not JSON (bad UTF-8, bad syntax, nesting
-deeper than the parser allows: ``memory.files.parse_json``) and one of the wrong shape (not an
+deeper than the parser allows) and one of the wrong shape (not an
 array, more than ``MAX_IMPORT_RECORDS`` entries): ``ImportRefused`` with a stable ``code``.
 
 ``plan`` sorts the records against the namespace: new, already present (the same content, once
@@ -18,13 +18,13 @@ an id already present: importing the same file twice adds nothing the second tim
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
 from bot.core.operations import BOT_FIELDS
 from memory.errors import MemoryInvalid
-from memory.files import parse_json
 from memory.interface import MemoryNamespace
 from memory.model import Memory
 from memory.text import fold
@@ -73,8 +73,10 @@ def read_records(data: bytes) -> list[Any]:
     if len(data) > MAX_IMPORT_BYTES:
         raise ImportRefused(TOO_BIG, size=len(data))
     try:
-        value = parse_json(data)
-    except ValueError as e:
+        value = json.loads(data)
+    except RecursionError:  # [[[[... deeper than the parser goes: not a memory file either
+        raise ImportRefused(NOT_JSON, "nested too deeply") from None
+    except ValueError as e:  # bad UTF-8 (UnicodeDecodeError is one) or bad syntax
         raise ImportRefused(NOT_JSON, str(e).split(":")[0][:80]) from e
     if not isinstance(value, list):
         raise ImportRefused(WRONG_SHAPE, "not_list", found=_kind(value))
