@@ -85,6 +85,15 @@ class TelegramConfig:
     admin_user_ids: tuple[int, ...] = ()
     group_scope: str = field(default="chat", metadata=_choices("chat", "user"))
     flood_control: bool = True
+    base_file_url: str = ""  # where files are downloaded; "": base_url's last /bot -> /file/bot
+
+    @property
+    def file_url(self) -> str:
+        """``base_file_url``, or the one Telegram's own layout derives from ``base_url``."""
+        if self.base_file_url:
+            return self.base_file_url
+        head, found, tail = self.base_url.rpartition("/bot")
+        return f"{head}/file/bot{tail}" if found else self.base_url
 
 
 @dataclass(frozen=True)
@@ -101,11 +110,27 @@ class LLMConfig:
     history_messages: int = field(default=20, metadata=_between(0, 200))
     memory_tokens: int = field(default=1500, metadata=_between(0, 20000))
     max_changes_per_turn: int = field(default=3, metadata=_between(0, 24))
+    vision: bool = False  # the model reads images: a photo without a caption is described
 
     @property
     def enabled(self) -> bool:
         """Whether free text goes to the model (a key is configured)."""
         return bool(self.api_key)
+
+
+@dataclass(frozen=True)
+class TranscriptionConfig:
+    """``[transcription]``: an OpenAI-compatible ``/v1/audio/transcriptions`` (optional)."""
+
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    model: str = "whisper-1"
+    timeout: float = 60.0
+
+    @property
+    def enabled(self) -> bool:
+        """Whether voice notes are transcribed (an endpoint is configured)."""
+        return bool(self.base_url)
 
 
 @dataclass(frozen=True)
@@ -170,6 +195,7 @@ class Config:
     reminders: ReminderConfig = field(default_factory=ReminderConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
+    transcription: TranscriptionConfig = field(default_factory=TranscriptionConfig)
 
     def secrets(self) -> list[str]:
         """The values of every secret key (``is_secret``): they must never reach a log line."""
@@ -354,6 +380,7 @@ __all__ = [
     "LLMConfig",
     "ReminderConfig",
     "TelegramConfig",
+    "TranscriptionConfig",
     "is_secret",
     "load_config",
     "parse_config",

@@ -254,8 +254,11 @@ class MemoryNamespace(MeaningSearch, Protocol):
         *,
         source: str | None = None,
         date: str | None = None,
+        attachment: Mapping[str, Any] | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> Memory:
-        """Store a new memory (durable on return); a ``source`` already present adds nothing."""
+        """Store a new memory (durable on return); a ``source`` already present adds nothing.
+        ``attachment`` and ``origin`` are the client's, kept as given (``clean_extra``)."""
         ...
 
     def add_unique(

@@ -8,6 +8,12 @@ came from, such as ``telegram:42:1001``, which makes a redelivered message add n
 saved on 2026-12-01 is ``2026-12-08 15:00``; resolved when stored, searched as a date) are ours
 and optional, so a
 plain article-format file loads unchanged. Identity and persistence belong to the store.
+
+``attachment`` and ``origin`` are the client's too, optional and opaque to the library: small
+flat JSON objects (``clean_extra``: text, numbers, true/false), such as the reference to a file
+the memory was made from and who first wrote a forwarded message. The library keeps them with
+the memory and never searches them; a hand-edited one that is not such an object is dropped on
+load rather than making the memory unreadable.
 """
 
 from __future__ import annotations
@@ -28,6 +34,8 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 64
 MAX_CATEGORY_CHARS = 64
 MAX_LIMIT = 1000
+MAX_EXTRA_KEYS = 12  # keys of an ``attachment`` or ``origin``
+MAX_EXTRA_CHARS = 512  # characters of one of their text values
 MAX_ID = 2**63  # ids stay below it: a signed 64-bit integer, as other stores keep them
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half a UTF-16 pair: no UTF-8 file can hold it
 
@@ -219,6 +227,48 @@ def clean_category(category: object) -> str:
     return _clean_label(category, "category", MAX_CATEGORY_CHARS) or DEFAULT_CATEGORY
 
 
+_EXTRA_KEY = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def clean_extra(value: object, what: str) -> dict[str, str | int | float | bool] | None:
+    """An ``attachment`` or ``origin`` as stored: None, or a flat object of at most
+    ``MAX_EXTRA_KEYS`` lower-case keys whose values are text (``MAX_EXTRA_CHARS`` at most),
+    whole numbers, numbers or true/false (``MemoryInvalid`` otherwise; null values dropped)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or len(value) > MAX_EXTRA_KEYS:
+        raise MemoryInvalid(
+            f"{what} must be an object of at most {MAX_EXTRA_KEYS} keys", field=what
+        )
+    clean: dict[str, str | int | float | bool] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not _EXTRA_KEY.fullmatch(key):
+            raise MemoryInvalid(f"{what}: invalid key {key!r}", field=what)
+        if item is None:
+            continue
+        if isinstance(item, str):
+            if len(item) > MAX_EXTRA_CHARS or "\x00" in item or _SURROGATE.search(item):
+                raise MemoryInvalid(f"{what}.{key}: text too long or not valid", field=what)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not -MAX_ID < item < MAX_ID:
+                raise MemoryInvalid(f"{what}.{key}: number out of range", field=what)
+        elif not isinstance(item, bool | float) or item != item or item in (_INF, -_INF):
+            raise MemoryInvalid(f"{what}.{key} must be text, a number or true/false", field=what)
+        clean[key] = item
+    return clean or None
+
+
+def _loaded_extra(value: object) -> dict[str, str | int | float | bool] | None:
+    """``clean_extra`` for a record read back: a damaged one is dropped, not fatal."""
+    try:
+        return clean_extra(value, "extra")
+    except MemoryInvalid:
+        return None
+
+
+_INF = float("inf")
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     """One remembered thing, with the article's fields."""
@@ -233,10 +283,14 @@ class Memory:
     updated_at: str | None = None
     source: str | None = None
     date: str | None = None
+    # The client's file reference and forward origin (``clean_extra``); not part of the hash:
+    # they are dicts, and a memory's identity is its id anyway.
+    attachment: Mapping[str, str | int | float | bool] | None = field(default=None, hash=False)
+    origin: Mapping[str, str | int | float | bool] | None = field(default=None, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source``, ``date``
-        when set."""
+        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source``, ``date``,
+        ``attachment`` and ``origin`` when set."""
         record: dict[str, Any] = {
             "id": self.id,
             "content": self.content,
@@ -252,6 +306,10 @@ class Memory:
             record["source"] = self.source
         if self.date is not None:
             record["date"] = self.date
+        if self.attachment is not None:
+            record["attachment"] = dict(self.attachment)
+        if self.origin is not None:
+            record["origin"] = dict(self.origin)
         return record
 
     @classmethod
@@ -290,6 +348,8 @@ class Memory:
             updated_at=normalize_time(updated) if isinstance(updated, str) else None,
             source=source if isinstance(source, str) and source else None,
             date=clean_date(record.get("date")),
+            attachment=_loaded_extra(record.get("attachment")),
+            origin=_loaded_extra(record.get("origin")),
         )
 
     @classmethod
@@ -312,6 +372,8 @@ class Memory:
                 record.get("updatedAt"),
                 record.get("source"),
                 record.get("date"),
+                record.get("attachment"),
+                record.get("origin"),
             )
         except (KeyError, TypeError):
             return cls.from_dict(record)

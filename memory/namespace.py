@@ -58,6 +58,7 @@ from memory.model import (
     clean_category,
     clean_content,
     clean_date,
+    clean_extra,
     clean_tags,
     format_time_ms,
     most_used,
@@ -85,6 +86,17 @@ BACKOFF_MAX = 300.0
 def _new_rankers(folder: Path) -> dict[str, Ranker]:
     # The search index's analysed memories are kept beside the snapshot (memory.termindex).
     return {"default": Bm25Ranker(folder / INDEX_FILE), "seed": SeedRanker()}
+
+
+def _same_file(stored: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    """Whether two attachments are the same file (or both absent): Telegram's
+    ``file_unique_id`` when both have one, else the whole reference."""
+    if stored is None or new is None:
+        return stored is new
+    key = "file_unique_id"
+    if key in stored and key in new:
+        return bool(stored[key] == new[key])
+    return dict(stored) == dict(new)
 
 
 class Namespace:
@@ -140,9 +152,13 @@ class Namespace:
         *,
         source: str | None = None,
         date: str | None = None,
+        attachment: Mapping[str, Any] | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> Memory:
         """Store a new memory; it is on disk when this returns (``add_unique`` says more)."""
-        return self.add_unique(content, tags, category, source=source, date=date).memory
+        return self.add_unique(
+            content, tags, category, source=source, date=date, attachment=attachment, origin=origin
+        ).memory
 
     def add_unique(
         self,
@@ -152,6 +168,8 @@ class Namespace:
         *,
         source: str | None = None,
         date: str | None = None,
+        attachment: Mapping[str, Any] | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> Added:
         """Store a new memory unless its content is already stored; on disk when this returns.
 
@@ -161,9 +179,13 @@ class Namespace:
         adding again with a source already present returns that memory (not as a duplicate: it
         is the same message) and writes nothing, so a message delivered twice is remembered once.
         ``date`` is the local day (and time) the content names (``memory.model.Memory``).
+        ``attachment`` and ``origin`` are kept with it as given (``clean_extra``); a memory made
+        from a file is a duplicate only of one made from the same file (two photos both
+        captioned "📷 photo" are two memories).
         """
         content, clean, day = clean_content(content), clean_tags(tags), clean_date(date)
         group = clean_category(category)
+        kept, came_from = clean_extra(attachment, "attachment"), clean_extra(origin, "origin")
         if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
             raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
         with self._locked(write=True):
@@ -171,6 +193,8 @@ class Namespace:
                 return Added(self._memories[self._sources[source]])
             key = content_key(content)
             same = self._content_keys().get(key) if key else None
+            if same is not None and not _same_file(self._memories[same].attachment, kept):
+                same = None
             if same is not None:
                 return Added(self._memories[same], duplicate=True)
             now_ms = time.time_ns() // 1_000_000
@@ -178,7 +202,19 @@ class Namespace:
             memory_id = max(now_ms, self._high_id + 1)
             if memory_id >= MAX_ID:  # only after importing ids from the far future
                 raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
-            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source, date=day)
+            memory = Memory(
+                memory_id,
+                content,
+                clean,
+                group,
+                at,
+                at,
+                0,
+                source=source,
+                date=day,
+                attachment=kept,
+                origin=came_from,
+            )
             record = new_record("add", memory.id, None, memory)
             self._commit([{"op": "put", "m": memory.to_dict()}], records=[record])
             self._put(memory)

@@ -158,6 +158,9 @@ class FakeOpenAI:
         self._closing = asyncio.Event()
         self._calls = 0
         self.port = 0
+        # /v1/audio/transcriptions: what it hears next (text, or a Status/Slow to fail)
+        self.transcripts: deque[str | Status | Slow] = deque()
+        self.audio: list[tuple[str, bytes, str]] = []  # (file name, bytes, model) received
 
     @property
     def base_url(self) -> str:
@@ -178,6 +181,7 @@ class FakeOpenAI:
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
         app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/v1/audio/transcriptions", self._transcriptions)
         self._runner = web.AppRunner(app, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -272,6 +276,26 @@ class FakeOpenAI:
         return web.json_response(
             {"object": "list", "data": data, "model": body["model"], "usage": usage}
         )
+
+    async def _transcriptions(self, request: web.Request) -> web.StreamResponse:
+        """OpenAI's speech to text: a multipart ``file`` and ``model``; ``{"text": ...}``."""
+        form = await request.post()
+        upload, model = form.get("file"), str(form.get("model", ""))
+        if not isinstance(upload, web.FileField) or not model:
+            return _error(400, "file and model are required", None)
+        self.audio.append((upload.filename, upload.file.read(), model))
+        if request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return _error(401, "Incorrect API key provided.", "invalid_api_key")
+        if not self.transcripts:
+            return _error(500, "fake OpenAI: no scripted transcript for this request", None)
+        reply = self.transcripts.popleft()
+        if isinstance(reply, Slow):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), reply.seconds)
+            reply = reply.then.text
+        if isinstance(reply, Status):
+            return _error(reply.status, reply.message, reply.code, reply.headers)
+        return web.json_response({"text": reply})
 
     def _completion(self, reply: Answer | ToolCalls, model: str) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}

@@ -156,6 +156,8 @@ def without_mention(text: str, bot: Bot) -> str:
 async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Stop updates from actors outside the allow list (with a refusal when spoken to)."""
     config = services(context).config
+    if update.inline_query is not None:  # no chat: bot.chat.inline checks the allow list
+        return
     actor, chat, query = actor_of(update), update.effective_chat, update.callback_query
     language = language_of(update.effective_user)
     if actor is None or chat is None or namespace_for(actor, chat, config) is None:

@@ -58,7 +58,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, choices, commands, confirmations, history, messages, reminding
+from bot.chat import buttons, choices, commands, confirmations, history, media, messages, reminding
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
@@ -88,7 +88,12 @@ BotApplication = Application[
     JobQueue[ContextTypes.DEFAULT_TYPE],
 ]
 
-ALLOWED_UPDATES = (Update.MESSAGE, Update.CALLBACK_QUERY)
+ALLOWED_UPDATES = (
+    Update.MESSAGE,
+    Update.EDITED_MESSAGE,
+    Update.CALLBACK_QUERY,
+    Update.INLINE_QUERY,
+)
 RETRIES_ON_429 = 3
 FIRST_RETRY_DELAY = 1.0  # seconds; doubled after each failed attempt to reach the Bot API
 MAX_RETRY_DELAY = 30.0
@@ -136,6 +141,7 @@ def build_application(
         ApplicationBuilder()
         .token(telegram.token)
         .base_url(telegram.base_url)
+        .base_file_url(telegram.file_url)
         .defaults(
             Defaults(
                 allow_sending_without_reply=True,
@@ -170,8 +176,13 @@ def build_application(
         from bot.chat.conversation import make_conversation  # loads openai: only when configured
 
         conversation = make_conversation(config.llm, llm, store, reminders)
+    transcriber = None
+    if config.transcription.enabled:
+        from bot.assistant.senses import Transcriber  # loads openai: only when configured
+
+        transcriber = Transcriber(config.transcription)
     application.bot_data[KEY] = Services(
-        config, store, Operations(store), llm, digest, conversation, reminders
+        config, store, Operations(store), llm, digest, conversation, reminders, transcriber
     )
     register_handlers(application)
     if jobs:
@@ -184,6 +195,7 @@ def register_handlers(application: BotApplication) -> None:
     """Add every handler and the error handler."""
     new_messages = filters.UpdateType.MESSAGE  # an edited "/remember" must not store twice
     application.add_handler(TypeHandler(Update, gatekeeper), group=-1)
+    media.register(application)  # before the commands: a forwarded "/start" is remembered
     for name, callback in HANDLERS.items():
         application.add_handler(CommandHandler(name, callback, filters=new_messages))
     for pattern, callback in (
@@ -253,6 +265,8 @@ async def post_shutdown(application: BotApplication) -> None:
         application.update_queue.inbox.close()
     if found.llm is not None:
         await found.llm.close()
+    if found.transcriber is not None:
+        await found.transcriber.close()
 
 
 def _where(bot: ExtBot[Any]) -> str:

@@ -29,6 +29,7 @@ from bot.chat.access import (
     message_source,
     run_changing,
 )
+from bot.chat.attachments import send_all_back
 from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view
 from bot.chat.choices import choice_prompt
 from bot.chat.reminding import offer_for
@@ -184,6 +185,7 @@ async def show_matches(
         return
     text, keyboard = recall_view(found, language, footer=footer)
     await reply_html(message, text, keyboard)
+    await send_all_back(message, list(found.memories))  # the photos and files themselves
 
 
 MAX_FORGET_IDS = 10  # ids one /forget asks about (a confirmation each)

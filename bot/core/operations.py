@@ -46,7 +46,7 @@ import contextvars
 import functools
 import hashlib
 import logging
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -72,6 +72,7 @@ RECALL_QUERIES = "recall-queries"  # the namespace's document of paged /recall q
 KEPT_QUERIES = 20
 QUERY_TOKEN_CHARS = 10
 RELATED_LIMIT = 5
+BOT_FIELDS = ("source", "attachment", "origin")  # the bot's own keys of a memory's record
 WORKERS = 4  # threads for store calls: enough for a few slow ones beside quick ones
 
 log = logging.getLogger(__name__)
@@ -100,9 +101,27 @@ def remember(
     category: str | None = None,
     *,
     source: str | None = None,
+    attachment: Mapping[str, Any] | None = None,
+    origin: Mapping[str, Any] | None = None,
 ) -> Memory:
-    """Store a new memory (a ``source`` already stored returns that memory instead)."""
-    return namespace.add(content, tags, category, source=source)
+    """Store a new memory (a ``source`` already stored returns that memory instead), with the
+    file it was made from (``attachment``) and a forward's ``origin`` when given."""
+    return namespace.add(
+        content, tags, category, source=source, attachment=attachment, origin=origin
+    )
+
+
+def from_source(namespace: MemoryNamespace, source: str) -> Memory | None:
+    """The memory stored from the message ``source`` names (``remember``'s), if any."""
+    return next((m for m in namespace.memories() if m.source == source), None)
+
+
+def browse(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT) -> list[Memory]:
+    """Like ``recall``, without counting as an access (inline queries run on every keystroke)."""
+    count = parse_limit(limit)
+    if query.strip():
+        return [hit.memory for hit in namespace.search(query, count, touch=False)]
+    return namespace.memories()[-count:][::-1]
 
 
 @dataclass(frozen=True)
@@ -277,9 +296,11 @@ def search_status(namespace: MemoryNamespace) -> SearchStatus:
 
 def public_record(memory: Memory) -> dict[str, Any]:
     """A memory as the outside sees it: the article's record, without the bot's ``source``
-    (where it came from: chat, message and author ids, which are bookkeeping)."""
+    (where it came from: chat, message and author ids, which are bookkeeping), ``attachment``
+    (a Telegram file reference, valid for this bot only) and ``origin``."""
     record = memory.to_dict()
-    record.pop("source", None)
+    for key in BOT_FIELDS:
+        record.pop(key, None)
     return record
 
 

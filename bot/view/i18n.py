@@ -14,6 +14,7 @@ import html
 from telegram import User
 
 from bot.view import reminder_strings
+from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
 
@@ -528,6 +529,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "weekdays_plain": "周一 周二 周三 周四 周五 周六 周日",
     },
 }
+
+for _language, _strings in MEDIA_STRINGS.items():  # non-text messages, imports, inline mode
+    STRINGS[_language].update(_strings)
 
 
 STRINGS["en"].update(reminder_strings.EN)

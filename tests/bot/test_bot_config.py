@@ -143,3 +143,22 @@ def test_the_secrets_are_every_secret_key(tmp_path: Path) -> None:
     assert config.telegram.token == "2:env"  # the environment's value, stripped
     assert sorted(config.secrets()) == ["2:env", "sk-env"]
     assert "2:env" not in repr(config) and "sk-env" not in repr(config)
+
+
+def test_media_keys_and_the_file_url() -> None:
+    config = parse_config({}, base_dir=Path.cwd())
+    assert config.telegram.file_url == "https://api.telegram.org/file/bot"
+    assert not config.transcription.enabled and config.llm.vision is False
+    local = parse_config(
+        {
+            "telegram": {"base_url": "http://127.0.0.1:8081/bot"},
+            "llm": {"vision": True},
+            "transcription": {"base_url": "http://127.0.0.1:8000/v1", "api_key": "sk-secret"},
+        },
+        base_dir=Path.cwd(),
+    )
+    assert local.telegram.file_url == "http://127.0.0.1:8081/file/bot"
+    assert local.transcription.enabled and local.llm.vision
+    assert "sk-secret" in local.secrets()
+    with pytest.raises(ConfigError, match=r"transcription\.modle"):
+        parse_config({"transcription": {"modle": "x"}}, base_dir=Path.cwd())
