@@ -311,8 +311,18 @@ class MemoryNamespace(MeaningSearch, Protocol):
         """Totals by category, the most used tags and the most accessed memories."""
         ...
 
-    def related(self, memory_id: int | str, limit: int = 5) -> list[Hit]:
-        """Other memories sharing its tags or its category, best first."""
+    def related(
+        self,
+        memory_id: int | str,
+        limit: int = 5,
+        *,
+        tag: float = 1.0,
+        category: float = 2.0,
+        default_category: bool = True,
+    ) -> list[Hit]:
+        """Other memories sharing its tags (``tag`` each) or its category (``category``), best
+        first (the article's weights by default); without ``default_category`` sharing the
+        default category scores nothing."""
         ...
 
     def import_memories(

@@ -400,14 +400,16 @@ class Hit:
         return {**self.memory.to_dict(), "score": round(self.score, 4)}
 
 
-def most_used(memories: Iterable[Memory], limit: int) -> list[Memory]:
-    """The ``limit`` memories used most often, never one unused (``accessCount`` 0).
+def most_used(memories: Iterable[Memory], limit: int, *, used_only: bool = True) -> list[Memory]:
+    """The ``limit`` memories used most often; with ``used_only``, never one unused.
 
     The one order of "most used", for ``stats`` and the bot's digest alike: the higher
     ``accessCount`` first, ties to the one used last (``accessedAt``; stored times are all in
-    the article's fixed-width UTC form, so they compare as text), then to the newer id.
+    the article's fixed-width UTC form, so they compare as text), then to the newer id. The
+    article's ``mostAccessed`` is the top 5 by ``accessCount`` whatever it is (``used_only``
+    false); the bot never calls an unused memory "most used".
     """
-    used = (m for m in memories if m.access_count > 0)
+    used = (m for m in memories if m.access_count > 0 or not used_only)
     return heapq.nlargest(limit, used, key=lambda m: (m.access_count, m.accessed_at, m.id))
 
 

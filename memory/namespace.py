@@ -77,8 +77,6 @@ NEAR_CANDIDATES = 20  # the best search hits for a new text that are measured as
 INDEX_FILE = "memory.index"
 TOP_TAGS = 10
 MOST_ACCESSED = 5
-RELATED_TAG = 2  # related: each shared tag
-RELATED_CATEGORY = 1  # related: the same category, unless it is the default one
 BACKOFF = 2.5  # seconds before compaction is tried again after a failure, doubling
 BACKOFF_MAX = 300.0
 
@@ -336,24 +334,34 @@ class Namespace:
     def stats(self) -> Stats:
         """Totals by category, the most used tags and the most accessed memories.
 
-        Unlike the article, ``most_accessed`` never lists a memory nobody used (``accessCount``
-        0), and orders ties as the digest does (``memory.model.most_used``).
+        ``most_accessed`` is the article's top 5 by ``accessCount``, ties ordered as the digest
+        orders them (``memory.model.most_used``).
         """
         with self._locked(write=False):
             memories = list(self._memories.values())
         by_category = Counter(m.category for m in memories)
         tags = Counter(tag for m in memories for tag in m.tags)
-        most = most_used(memories, MOST_ACCESSED)  # never an unused memory
+        most = most_used(memories, MOST_ACCESSED, used_only=False)
         return Stats(
             len(memories), dict(by_category.most_common()), tags.most_common(TOP_TAGS), most
         )
 
-    def related(self, memory_id: int | str, limit: int = 5) -> list[Hit]:
-        """Other memories sharing its tags (+2 each) or its category (+1), best first.
+    def related(
+        self,
+        memory_id: int | str,
+        limit: int = 5,
+        *,
+        tag: float = 1.0,
+        category: float = 2.0,
+        default_category: bool = True,
+    ) -> list[Hit]:
+        """Other memories sharing its tags (``tag`` each) or its category (``category``), best
+        first; score 0 dropped.
 
-        Unlike the article (+1 a tag, +2 the category), a shared tag weighs more than a shared
-        category, and the default category (``general``, where everything without one goes)
-        weighs nothing: sharing it alone does not make two memories related.
+        The defaults are the article's (+1 a shared tag, +2 the same category). Without
+        ``default_category``, sharing the default category (``general``, where everything
+        without one goes) scores nothing: the bot's ``/related`` weighs tags over categories
+        that way (``bot.core.operations.related``).
         """
         key = parse_id(memory_id)
         limit = parse_limit(limit)
@@ -364,9 +372,11 @@ class Namespace:
             for memory in self._memories.values():
                 if memory.id == key:
                     continue
-                score = RELATED_TAG * len(tags.intersection(memory.tags))
-                if memory.category == target.category != DEFAULT_CATEGORY:
-                    score += RELATED_CATEGORY
+                score = tag * len(tags.intersection(memory.tags))
+                if memory.category == target.category and (
+                    default_category or memory.category != DEFAULT_CATEGORY
+                ):
+                    score += category
                 if score:
                     scored.append(Hit(memory, float(score)))
         scored.sort(key=lambda hit: -hit.score)

@@ -43,6 +43,7 @@ from __future__ import annotations
 
 import asyncio
 import contextvars
+import dataclasses
 import functools
 import hashlib
 import logging
@@ -269,9 +270,17 @@ def edit(
 def related(
     namespace: MemoryNamespace, value: object, limit: object = RELATED_LIMIT
 ) -> tuple[Memory, list[Memory]]:
-    """The memory whose id is ``value`` and the memories related to it, best first."""
+    """The memory whose id is ``value`` and the memories related to it, best first.
+
+    Unlike the article (+1 a shared tag, +2 the same category), a shared tag weighs more than
+    a shared category, and the default category weighs nothing: that every note without a
+    category is in ``general`` does not make them related.
+    """
     memory = find(namespace, value)
-    return memory, [hit.memory for hit in namespace.related(memory.id, parse_limit(limit))]
+    hits = namespace.related(
+        memory.id, parse_limit(limit), tag=2.0, category=1.0, default_category=False
+    )
+    return memory, [hit.memory for hit in hits]
 
 
 def listing(
@@ -285,8 +294,11 @@ def listing(
 
 
 def stats(namespace: MemoryNamespace) -> Stats:
-    """Totals by category, the most used tags and the most accessed memories."""
-    return namespace.stats()
+    """Totals by category, the most used tags and the most used memories: never one unused
+    (the article's top 5 by ``accessCount`` may list memories nobody used)."""
+    found = namespace.stats()
+    used = [memory for memory in found.most_accessed if memory.access_count > 0]
+    return dataclasses.replace(found, most_accessed=used)
 
 
 def search_status(namespace: MemoryNamespace) -> SearchStatus:

@@ -118,8 +118,8 @@ def test_import_search_related_list_stats_and_export(tmp_path: Path, article_fil
     assert default[0]["score"] > 0
 
     related = ok_json(data, "related", 1)
-    # Memory 3 shares the tag 项目 (+2); memory 2 only the default category, which is nothing.
-    assert [(hit["id"], hit["score"]) for hit in related] == [(3, 2)]
+    # The article's weights: memory 2 shares the category (+2), memory 3 the tag 项目 (+1).
+    assert [(hit["id"], hit["score"]) for hit in related] == [(2, 2), (3, 1)]
     assert ok_json(data, "list") == ok_json(data, "export")
     assert [m["id"] for m in ok_json(data, "list", "--category", "WORK")] == [3]
 
@@ -127,8 +127,8 @@ def test_import_search_related_list_stats_and_export(tmp_path: Path, article_fil
     assert stats["total"] == 3
     assert stats["byCategory"] == {"general": 2, "work": 1}
     assert stats["topTags"]["项目"] == 2
-    # Never an unused memory (2 has accessCount 0) among the most accessed.
-    assert [(m["id"], m["accessCount"]) for m in stats["mostAccessed"]] == [(1, 2), (3, 1)]
+    # The article's top 5 by accessCount (the bot's /stats leaves out the unused memory 2).
+    assert [(m["id"], m["accessCount"]) for m in stats["mostAccessed"]] == [(1, 2), (3, 1), (2, 0)]
 
 
 def test_export_round_trips_through_import(tmp_path: Path, article_file: Path) -> None:

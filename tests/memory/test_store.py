@@ -444,19 +444,37 @@ def test_stats_counts_and_ranks_without_reordering_the_store(store: MemoryStore)
         store.close()
 
 
-def test_related_scores_shared_tags_over_the_category(ns: Namespace) -> None:
+def test_related_scores_shared_tags_and_category_as_the_article(ns: Namespace) -> None:
+    target = ns.add("target", ["python", "code"], "work")
+    both = ns.add("both tags, same category", ["code", "python", "x"], "work")
+    one_tag = ns.add("one tag, other category", ["python"], "home")
+    category = ns.add("no tag, same category", ["other"], "work")
+    ns.add("nothing in common", ["other"], "home")
+    hits = ns.related(target.id)
+    assert [(hit.memory.id, hit.score) for hit in hits] == [
+        (both.id, 4.0),
+        (category.id, 2.0),
+        (one_tag.id, 1.0),
+    ]
+    assert [hit.memory.id for hit in ns.related(target.id, limit=2)] == [both.id, category.id]
+
+
+def test_related_can_weigh_shared_tags_over_the_category(ns: Namespace) -> None:
     target = ns.add("target", ["python", "code"], "work")
     both = ns.add("both tags, same category", ["code", "python", "x"], "work")
     one_tag = ns.add("one tag, other category", ["python"], "home")
     category = ns.add("same category only", ["other"], "work")
     ns.add("nothing in common", ["other"], "home")
-    hits = ns.related(target.id)
+    hits = ns.related(target.id, tag=2, category=1, default_category=False)
     assert [(hit.memory.id, hit.score) for hit in hits] == [
         (both.id, 5.0),
         (one_tag.id, 2.0),
         (category.id, 1.0),
     ]
-    assert [hit.memory.id for hit in ns.related(target.id, limit=2)] == [both.id, one_tag.id]
+    assert [hit.memory.id for hit in ns.related(target.id, 2, tag=2, category=1)] == [
+        both.id,
+        one_tag.id,
+    ]
     assert all(m.access_count == 0 for m in ns.memories())
 
 
@@ -465,7 +483,8 @@ def test_the_default_category_alone_does_not_make_memories_related(ns: Namespace
     ns.add("买牛奶", ["购物"])  # general too, nothing else shared
     ns.add("周五开会", [], "general")
     tagged = ns.add("小王喜欢蓝色", ["小王"])
-    assert [(hit.memory.id, hit.score) for hit in ns.related(target.id)] == [(tagged.id, 2.0)]
+    hits = ns.related(target.id, tag=2, category=1, default_category=False)
+    assert [(hit.memory.id, hit.score) for hit in hits] == [(tagged.id, 2.0)]
 
 
 def test_related_of_a_lone_memory_is_empty(ns: Namespace) -> None:

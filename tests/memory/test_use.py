@@ -44,7 +44,7 @@ def test_search_without_touch_then_touch_counts_only_the_answer(ns: Namespace) -
     assert sorted(m.access_count for m in ns.memories()) == [0, 0, 1]
 
 
-def test_stats_never_lists_unused_memories_and_breaks_ties_by_last_use(ns: Namespace) -> None:
+def test_most_accessed_is_the_articles_top_five_with_ties_by_last_use(ns: Namespace) -> None:
     def record(n: int, used: int, at: str) -> dict[str, object]:
         return {"id": n, "content": f"m{n}", "createdAt": "2024-01-01T00:00:00.000Z",
                 "accessedAt": at, "accessCount": used}  # fmt: skip
@@ -58,9 +58,10 @@ def test_stats_never_lists_unused_memories_and_breaks_ties_by_last_use(ns: Names
             record(5, 9, "2024-01-01T00:00:00.000Z"),
         ]
     )
-    assert [m.id for m in ns.stats().most_accessed] == [5, 2, 4, 1]
+    # The article's top 5 by accessCount, the unused one last; ties by last use, then id.
+    assert [m.id for m in ns.stats().most_accessed] == [5, 2, 4, 1, 3]
     assert [m.id for m in most_used(ns.memories(), 2)] == [5, 2]
-    assert ns.stats().to_dict()["mostAccessed"][-1]["id"] == 1
+    assert [m.id for m in most_used(ns.memories(), 9)] == [5, 2, 4, 1]
 
 
 def hit(content: str, score: float, memory_id: int = 1) -> Hit:
