@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 import re
 import unicodedata
 from zoneinfo import ZoneInfo
@@ -44,8 +45,10 @@ from bot.jobs.schedule import parse_timezone
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
-from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
 from memory.model import clean_tags
+
+log = logging.getLogger(__name__)
 
 
 def _request(
@@ -63,7 +66,11 @@ async def chat_zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> ZoneInf
     """The zone dates are read in: the chat's (``/timezone``), else ``[reminders] timezone``."""
     found = services(context)
     default = parse_timezone(found.config.reminders.timezone)
-    chosen = await asyncio.to_thread(reminders.chat_zone, found.store, chat_id, default)
+    try:
+        chosen = await asyncio.to_thread(reminders.chat_zone, found.store, chat_id, default)
+    except MemoryStoreError as e:  # a setting: the default zone will do, the store says the rest
+        log.warning("could not read the time zone of chat %s (%s); using %s", chat_id, e, default)
+        return default
     return chosen.zone
 
 
