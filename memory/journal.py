@@ -66,6 +66,7 @@ from memory.files import (
     digest,
     dump_json,
     fsync_dir,
+    open_for_writing,
     parse_json,
     quarantine,
     remove_stale_temporaries,
@@ -209,9 +210,15 @@ class NamespaceFiles:
         """Queue the watched files written into since they were last read, to be merged."""
         watch = []
         for watched in self._watch:
+            # Asked first: once nobody holds it open for writing, it can change no more.
+            replaced = watched.path.name.startswith(f"{SNAPSHOT}.saved-")
+            writing = open_for_writing(watched.path) if replaced else None
             now = _signature(watched.path)
             if now is None:
                 continue  # removed (by the person): nothing left to merge
+            if replaced and writing is False and now == watched.seen:
+                self._remove(watched.path)  # the store's own copy, closed unwritten
+                continue
             watch.append(watched)
             if now != watched.seen and watched.path not in self.pending:
                 self.pending.append(watched.path)
@@ -292,8 +299,8 @@ class NamespaceFiles:
                 # snapshot older than the store's copy written back over it.
                 change.edited_at = watched.saved
             if displaced:  # merged once; removed once memory.json holds it (``done_with``)
-                if watched is None:  # a watched file stays where the person was told it is
-                    change.source = path
+                if watched is None or path.name.startswith(f"{SNAPSHOT}.saved-"):
+                    change.source = path  # a watched corrupt- file stays where it was told
                 self.pending.remove(path)
             else:
                 self._snapshot_sig, self._snapshot_digest = sig, digest(data or b"")
@@ -314,6 +321,14 @@ class NamespaceFiles:
         self._snapshot_sig = sig
         self._snapshot_digest = None if data is None else digest(data)
         self._broken = data is not None
+
+    def _remove(self, path: Path) -> None:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            log.warning("could not remove %s, a copy of %s: %s", path, SNAPSHOT, e)
 
     def done_with(self, path: Path) -> None:
         """Remove a displaced file once merged: its changes are in ``memory.json`` now."""
@@ -352,6 +367,8 @@ class NamespaceFiles:
         # them aside are merged after this load. Its list, not ours: one merged by another
         # process is not named any more, and must not be merged twice.
         self._watch = self._watched(header)
+        unchanged = {w.path for w in self._watch if _signature(w.path) == w.seen}
+        self.pending = [path for path in self.pending if path not in unchanged]
         self._take_watched()
         if self._snapshot_sig is not None:
             change.trusted = header.get("snapshot") == list(self._snapshot_sig) or (
@@ -577,7 +594,7 @@ class NamespaceFiles:
             data,
             self._snapshot_digest,
             aside,
-            keep=self._broken,
+            keep=True,  # the file replaced is looked at below, at ``aside``
             written=prepared.tmp if prepared is not None else None,
         )
         if found == self.snapshot_path:
@@ -591,7 +608,18 @@ class NamespaceFiles:
             # Its signature as read, which the swap checked (the digest) and kept (inode,
             # mtime, size): an editor's write after the swap, however soon, changes it.
             self._watch_file(aside, self._snapshot_sig)
-        elif found is not None:
+        elif self._snapshot_digest is not None and found is None:
+            # The snapshot replaced, as expected. An editor that opened it before the swap may
+            # still write into it (an in-place save): then it is watched, merged if written
+            # into, and removed once closed unchanged. Asked first: once closed, it stays.
+            writing = open_for_writing(aside)
+            if _signature(aside) != self._snapshot_sig:
+                found = aside  # written into since the swap checked it
+            elif writing:
+                self._watch_file(aside, self._snapshot_sig)
+            else:
+                self._remove(aside)
+        if found is not None:
             log.warning("%s was saved while being replaced; kept in %s, to merge", SNAPSHOT, found)
             self.pending.append(found)
         self._snapshot_sig = _signature(self.snapshot_path)

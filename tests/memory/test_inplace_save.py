@@ -152,3 +152,40 @@ def test_a_save_set_aside_by_one_store_is_merged_by_another_holding_it(tmp_path:
         assert contents(b) == ["one", "three", "two", "typed by hand"]
     with MemoryStore(tmp_path) as store:
         assert contents(store.namespace(NS)) == ["one", "three", "two", "typed by hand"]
+
+
+@pytest.mark.parametrize("writes", ["before the store closes", "after", "nothing"])
+def test_a_save_into_the_file_compaction_just_replaced_is_merged(
+    tmp_path: Path, writes: str
+) -> None:
+    """The editor opened memory.json for its in-place save just before compaction swapped a
+    new file in: its writes land in the file replaced, which is kept while it is held open,
+    merged once written (by this process or the next), and removed once closed unwritten."""
+    typed = {"id": 1000, "content": "typed by hand", "tags": ["hand"]}
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace(NS)
+        ns.add("one")
+        ns.flush()
+        opened = read(ns)
+        editor: IO[bytes] = open(ns.path / "memory.json", "r+b")  # noqa: SIM115
+        ns.add("two")
+        ns.flush()  # compaction replaces the file the editor has open
+        if writes != "after":
+            if writes != "nothing":
+                editor.truncate(0)
+                editor.write(json.dumps([*opened, typed], indent=2).encode())
+            editor.close()
+            assert contents(ns) == ["one", "two"] + (
+                ["typed by hand"] if writes != "nothing" else []
+            )
+    if writes == "after":  # the store has gone; its last compaction watched the file
+        editor.truncate(0)
+        editor.write(json.dumps([*opened, typed], indent=2).encode())
+        editor.close()
+    expected = ["one", "two"] + (["typed by hand"] if writes != "nothing" else [])
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace(NS)
+        assert contents(ns) == expected
+    folder = tmp_path / NS
+    assert list(folder.glob("memory.json.saved-*")) == []  # merged or unwritten: removed
+    assert list(folder.glob("memory.json.conflict-*")) == []
