@@ -28,7 +28,10 @@ keeps its inode, an editor still writing into it (an in-place save) writes into 
 aside, and once it parses it is merged like any other save, as saved when its first bytes
 were (before the store's copy was written back over it). The watched files are named in the
 journal's first line (``"watch"``), so that the next process to open the namespace merges one
-that was finished after the process that set it aside had gone.
+that was finished after the process that set it aside had gone. Likewise the snapshot that
+compaction replaces, if a process holds it open for writing (an editor that opened
+``memory.json`` before the swap): kept as ``memory.json.saved-<time>`` and watched, merged once
+written into, removed once closed unwritten.
 Compaction never replaces a ``memory.json`` it has not read (``replace_checked``): a file saved
 over it meanwhile is kept and merged. Compaction also keeps a copy of what it wrote,
 ``memory.journal.base``, the snapshot the journal follows, so that a process that did not hold
