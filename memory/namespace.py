@@ -575,16 +575,18 @@ class Namespace:
 
     def _sync(self, *, compact: bool) -> None:
         """Catch up with disk; with ``compact`` (the lock held), write back what must be."""
-        for _ in range(4):  # a person's files saved one after another: each merged in turn
-            if not self._catch_up() or not self._files.pending:
+        # A person's files saved one after another, or found on opening: each merged in turn.
+        for _ in range(4):
+            self._catch_up()
+            if not self._files.pending:
                 break
         if self._rewrite:
             self._dirty_since = 0.0
             if compact:
                 self._compact(force=True)
 
-    def _catch_up(self) -> bool:
-        """Apply what changed on disk; whether it held a person's edit."""
+    def _catch_up(self) -> None:
+        """Apply what changed on disk."""
         change = self._files.poll()
         if change.reload:
             self._reload(change)
@@ -610,7 +612,6 @@ class Namespace:
             self._rewrite = True
         if change.quarantined and self._quarantined is None:
             self._quarantined = change.quarantined[0]
-        return change.edited is not None
 
     def _merge(self, change: Change) -> None:
         """Take a person's edit of memory.json into what is held (``memory.handedit``)."""
