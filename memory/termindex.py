@@ -416,32 +416,61 @@ class TermIndex:
 
     def dump(self) -> bytes | None:
         """The index file's bytes for the live memories, or None if it cannot be made."""
+        return self.copy().dump()
+
+    def copy(self) -> Dumpable:
+        """What the index file is made of, copied (fast: whole arrays), so that the file's
+        bytes can be made by ``Dumpable.dump`` while the index changes."""
+        live = np.flatnonzero(self.alive[: self.slots])
+        take = ranges(self.starts[live], self.counts[live])
+        return Dumpable(
+            self.terms,  # not copied: only ever appended to, or replaced whole by ``build``
+            self.ids[live],
+            self.prints[live],
+            self.lengths[live],
+            self.counts[live],
+            self.fwd_tids[take],
+            self.fwd_tfs[take],
+        )
+
+
+@dataclass(frozen=True)
+class Dumpable:
+    """The live memories of a ``TermIndex`` at one moment, to be written to its file."""
+
+    terms: list[str]
+    ids: Ints
+    prints: npt.NDArray[np.uint64]
+    lengths: Floats
+    counts: Ints
+    tids: npt.NDArray[np.int32]
+    tfs: Floats
+
+    def dump(self) -> bytes | None:
+        """The index file's bytes, or None if it cannot be made."""
         analysis = analysis_fingerprint()
         if analysis is None:
             return None
-        live = np.flatnonzero(self.alive[: self.slots])
-        take = ranges(self.starts[live], self.counts[live])
-        used, tids = np.unique(self.fwd_tids[take], return_inverse=True)
+        used, tids = np.unique(self.tids, return_inverse=True)
         terms = [self.terms[t] for t in used.tolist()]
         if any("\0" in term for term in terms):
             return None
         vocab = "\0".join(terms).encode("utf-8", "surrogatepass")
-        tfs = self.fwd_tfs[take]
-        narrow = tfs.astype(np.float32)
-        tf_bytes = (narrow if np.array_equal(narrow, tfs) else tfs).tobytes()
+        narrow = self.tfs.astype(np.float32)
+        tf_bytes = (narrow if np.array_equal(narrow, self.tfs) else self.tfs).tobytes()
         payload = b"".join(
             (
                 vocab,
-                self.ids[live].tobytes(),
-                self.prints[live].tobytes(),
-                self.lengths[live].tobytes(),
-                self.counts[live].astype(np.uint32).tobytes(),
+                self.ids.tobytes(),
+                self.prints.tobytes(),
+                self.lengths.tobytes(),
+                self.counts.astype(np.uint32).tobytes(),
                 tids.astype(np.uint32).tobytes(),
                 tf_bytes,
             )
         )
         size = len(tf_bytes) // max(1, len(tids)) if len(tids) else 4
-        header = _HEADER.pack(analysis, len(live), len(tids), len(vocab), size, len(terms))
+        header = _HEADER.pack(analysis, len(self.ids), len(tids), len(vocab), size, len(terms))
         return MAGIC + header + payload + struct.pack("<I", zlib.crc32(payload))
 
 
