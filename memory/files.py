@@ -130,6 +130,41 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
+Status = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
+SETTLED = 1.0  # seconds since its last change after which a file's status stands for its bytes
+
+
+def _status(path: Path) -> Status | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled_status(path: Path, expected: str) -> Status | None:
+    """The status of ``path`` if it holds the bytes whose ``digest`` is ``expected`` and had not
+    changed for ``SETTLED`` seconds when read; else ``None``.
+
+    Any later change to the file (a write, a truncation, even setting its times back) sets
+    its ctime to the time of the change, later than this one, so the same status found later
+    means the same bytes, without reading them (``replace_checked``).
+    """
+    try:
+        with open(path, "rb") as f:
+            before = os.fstat(f.fileno())
+            data = f.read()
+            after = os.fstat(f.fileno())
+    except OSError:
+        return None
+    status = (before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+    if status != (after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns):
+        return None  # changed while read
+    if time.time_ns() - before.st_ctime_ns < SETTLED * 1e9 or digest(data) != expected:
+        return None
+    return status
+
+
 def replace_checked(
     path: Path,
     data: bytes,
@@ -138,6 +173,7 @@ def replace_checked(
     *,
     keep: bool = False,
     written: Path | None = None,
+    settled: Status | None = None,
 ) -> Path | None:
     """Replace ``path`` with ``data`` if it still holds the bytes whose ``digest`` is ``expected``
     (``None``: if there is no file); ``MemorySaveFailed`` if the disk refuses.
@@ -154,7 +190,10 @@ def replace_checked(
     goes on writing into the file at ``aside``.
 
     ``written`` is a temporary file in the same folder already holding ``data``, fsynced
-    (``write_temporary``): then only the check and the swap are left to do.
+    (``write_temporary``): then only the check and the swap are left to do. ``settled`` is
+    what ``settled_status`` found, before: if ``path`` still has that status just before the
+    swap, and the file swapped out still has its inode, size and mtime, it is the file that
+    ``settled_status`` read, and it is not read again.
     """
     tmp = written or path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
@@ -163,6 +202,9 @@ def replace_checked(
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
+        before = None
+        if settled is not None and _status(path) == settled:
+            before = settled  # the bytes settled_status read, unchanged since
         if expected is None:
             try:
                 os.link(tmp, path)  # fails if a file appeared: never replaces one
@@ -171,7 +213,11 @@ def replace_checked(
             finally:
                 tmp.unlink()
         elif _exchange(tmp, path):
-            if digest(tmp.read_bytes()) != expected:
+            # Renaming sets a file's ctime, so the file swapped out is compared by inode, size
+            # and mtime: any write since the status just before the swap set its mtime anew.
+            after = _status(tmp)
+            same = before is not None and after is not None and after[:3] == before[:3]
+            if not same and digest(tmp.read_bytes()) != expected:
                 os.replace(tmp, aside)
                 fsync_dir(path.parent)
                 return aside
@@ -213,7 +259,7 @@ def append_bytes(fd: int, data: bytes, *, durable: bool) -> None:
 
 # The standard library's indented layout (its encoder is pure Python with an indent).
 _INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2)
-SLICE = 256  # records ``dump_records`` lays out between two calls of its ``pause``
+SLICE = 64  # records ``dump_records`` lays out between two calls of its ``pause``
 
 
 def dump_records(records: Iterable[Any], *, pause: Callable[[], None] | None = None) -> bytes:

@@ -49,6 +49,21 @@ def _full_key(memory: Memory) -> int:
     return hash((_user_key(memory), memory.accessed_at, memory.access_count, memory.updated_at))
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """A snapshot's memories against the newest generation a ``History`` recorded.
+
+    Made without a lock (a ``History`` never changes the dicts it has recorded, it replaces
+    them), so that compaction compares its 50,000 memories before it takes the namespace's
+    lock, and records under it only what changed.
+    """
+
+    previous: dict[int, Memory]  # the generation compared with
+    current: dict[int, Memory]  # the snapshot's memories by id
+    changed: list[Memory]  # those that are not the very value the previous generation held
+    removed: list[int]  # ids the previous generation held and the snapshot does not
+
+
 class History:
     """Every snapshot the store wrote or read as its own, as versions of each memory.
 
@@ -69,20 +84,33 @@ class History:
         self._written: list[float] = [0.0]  # when each generation was written (epoch seconds)
         self._current: dict[int, Memory] = {}  # the newest generation's memories
 
-    def record(self, memories: Iterable[Memory], written_at: float) -> None:
+    def compare(self, memories: Iterable[Memory]) -> Comparison:
+        """What ``record(memories, ...)`` has to change; needs no lock (see ``Comparison``)."""
+        previous = self._current
+        current = {memory.id: memory for memory in memories}
+        changed = [m for m in current.values() if previous.get(m.id) is not m]
+        return Comparison(previous, current, changed, list(previous.keys() - current.keys()))
+
+    def record(
+        self,
+        memories: Iterable[Memory],
+        written_at: float,
+        *,
+        compared: Comparison | None = None,
+    ) -> None:
         """Note a snapshot, written at ``written_at`` (its mtime), as the next generation.
 
-        ``memories`` have distinct ids (a snapshot's).
+        ``memories`` have distinct ids (a snapshot's). ``compared`` is ``compare(memories)``,
+        made earlier; it is made again if a generation was recorded since.
         """
+        if compared is None or compared.previous is not self._current:
+            compared = self.compare(memories)
         self.generation += 1
         generation = self.generation
         self._written.append(max(written_at, self._written[-1]))
-        previous, current = self._current, {}
-        for memory in memories:
-            current[memory.id] = memory
+        previous = compared.previous
+        for memory in compared.changed:
             before = previous.get(memory.id)
-            if before is memory:
-                continue  # the same value: its run and its version go on
             users = self._users.setdefault(memory.id, {})
             users.setdefault(_user_key(memory), generation)
             if len(users) > MAX_VERSIONS:
@@ -105,10 +133,10 @@ class History:
                 versions[key] = [generation, generation, _user_key(memory)]
                 if len(versions) > MAX_VERSIONS:
                     del versions[next(iter(versions))]
-        for memory_id in previous.keys() - current.keys():
+        for memory_id in compared.removed:
             self._held[memory_id][-1][1] = generation - 1
             self._close_version(memory_id, _full_key(previous[memory_id]), generation - 1)
-        self._current = current
+        self._current = compared.current
 
     def _close_version(self, memory_id: int, key: int, last: int) -> None:
         found = self._versions.get(memory_id, {}).get(key)

@@ -58,6 +58,7 @@ from typing import Any
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
 from memory.files import (
     FileLock,
+    Status,
     append_bytes,
     digest,
     dump_json,
@@ -67,6 +68,7 @@ from memory.files import (
     quarantine,
     remove_stale_temporaries,
     replace_checked,
+    settled_status,
     write_bytes_atomic,
     write_temporary,
 )
@@ -128,6 +130,7 @@ class Prepared:
     mark: Mark
     digest: str
     base: Path | None
+    settled: Status | None  # memory.json's status when read ahead (``files.settled_status``)
 
 
 def _signature(path: Path) -> _Signature | None:
@@ -455,16 +458,20 @@ class NamespaceFiles:
 
         ``compact(..., prepared)`` swaps it in later, under the lock, if it is still current.
         Everything that costs time is done here: the layout (``pause`` is called between its
-        slices, see ``files.dump_records``), the digest, the writes and their fsyncs, and the
-        copy that becomes ``memory.journal.base``; the swap is left only renames.
+        slices, see ``files.dump_records``), the digest, the writes and their fsyncs, the copy
+        that becomes ``memory.journal.base``, and reading back the ``memory.json`` it replaces
+        (``files.settled_status``); the swap is left renames and the new journal.
         """
         data = dump_records(records, pause=pause)
+        settled = None
+        if mark.snapshot_digest is not None:
+            settled = settled_status(self.snapshot_path, mark.snapshot_digest)
         tmp = write_temporary(self.snapshot_path, data, "compacting")
         try:
             base: Path | None = write_temporary(self.folder / BASE, data, "compacting")
         except MemorySaveFailed:
             base = None  # written at the swap, as without a prepared snapshot
-        return Prepared(data, tmp, mark, digest(data), base)
+        return Prepared(data, tmp, mark, digest(data), base, settled)
 
     def current(self, prepared: Prepared) -> bool:
         """Whether ``prepared`` can still be swapped in (under the lock, after ``poll``).
@@ -535,6 +542,7 @@ class NamespaceFiles:
                 aside,
                 keep=self._broken,
                 written=prepared.tmp if prepared is not None else None,
+                settled=prepared.settled if prepared is not None else None,
             )
         except MemorySaveFailed:
             if prepared is not None:

@@ -533,6 +533,7 @@ class Namespace:
             with self._locked(write=True, use=False):
                 self._compact()  # with its back-off and its logging of failures
             return
+        compared = self._history.compare(memories)
         with self._locked(write=True, use=False):
             if not self._files.current(prepared):
                 self._files.discard(prepared)
@@ -547,7 +548,7 @@ class Namespace:
             if not written or self._files.pending or self._files.kept:
                 self._compact(force=True)  # a person saved meanwhile: merge, as ever
                 return
-            self._history.record(memories, self._files.snapshot_mtime)
+            self._history.record(memories, self._files.snapshot_mtime, compared=compared)
             if self._failures:
                 log.warning("compacted %s again after %d failures", self.name, self._failures)
             self._failures, self._retry_at = 0, 0.0

@@ -95,6 +95,11 @@ def _exact(array: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:
     return array if len(array) == size else array[:size].copy()
 
 
+def _taken(array: npt.NDArray[Any], index: Ints | slice) -> npt.NDArray[Any]:
+    """A copy of ``array[index]`` (a slice is a view, to be copied; fancy indexing copies)."""
+    return array[index].copy() if isinstance(index, slice) else array[index]
+
+
 def ranges(starts: Ints, counts: Ints) -> Ints:
     """The positions ``starts[i] .. starts[i] + counts[i]`` for every i, concatenated."""
     total = int(counts.sum())
@@ -421,16 +426,23 @@ class TermIndex:
     def copy(self) -> Dumpable:
         """What the index file is made of, copied (fast: whole arrays), so that the file's
         bytes can be made by ``Dumpable.dump`` while the index changes."""
-        live = np.flatnonzero(self.alive[: self.slots])
-        take = ranges(self.starts[live], self.counts[live])
+        # Fancy indexing copies; with no dead slot every posting is live and in order, and
+        # slices (views, then copied) are several times faster than the gather.
+        rows: Ints | slice
+        postings: Ints | slice
+        if self.alive[: self.slots].all():
+            rows, postings = slice(0, self.slots), slice(0, self.forward)
+        else:
+            rows = np.flatnonzero(self.alive[: self.slots])
+            postings = ranges(self.starts[rows], self.counts[rows])
         return Dumpable(
             self.terms,  # not copied: only ever appended to, or replaced whole by ``build``
-            self.ids[live],
-            self.prints[live],
-            self.lengths[live],
-            self.counts[live],
-            self.fwd_tids[take],
-            self.fwd_tfs[take],
+            _taken(self.ids, rows),
+            _taken(self.prints, rows),
+            _taken(self.lengths, rows),
+            _taken(self.counts, rows),
+            _taken(self.fwd_tids, postings),
+            _taken(self.fwd_tfs, postings),
         )
 
 
