@@ -79,8 +79,9 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
         raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
 
 
-def write_temporary(path: Path, data: bytes, kind: str) -> Path:
-    """A new temporary file beside ``path`` holding ``data``, fsynced, for ``replace_checked``.
+def write_temporary(path: Path, data: bytes, kind: str, *, durable: bool = True) -> Path:
+    """A new temporary file beside ``path`` holding ``data``, fsynced, for ``replace_checked``
+    (not fsynced without ``durable``: a copy that may be lost, to rename later).
 
     Named ``.{name}.{kind}.{pid}.{hex}.tmp``: a temporary of its own kind, which
     ``remove_stale_temporaries`` removes only once its writer is gone.
@@ -89,8 +90,9 @@ def write_temporary(path: Path, data: bytes, kind: str) -> Path:
     try:
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
     except OSError as e:
         with contextlib.suppress(OSError):  # the temporary file may not exist; nothing to lose
             tmp.unlink()

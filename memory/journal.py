@@ -468,7 +468,10 @@ class NamespaceFiles:
             settled = settled_status(self.snapshot_path, mark.snapshot_digest)
         tmp = write_temporary(self.snapshot_path, data, "compacting")
         try:
-            base: Path | None = write_temporary(self.folder / BASE, data, "compacting")
+            # Not fsynced, as ever (a convenience): flushing the whole copy holds up adds.
+            base: Path | None = write_temporary(
+                self.folder / BASE, data, "compacting", durable=False
+            )
         except MemorySaveFailed:
             base = None  # written at the swap, as without a prepared snapshot
         return Prepared(data, tmp, mark, digest(data), base, settled)
