@@ -180,11 +180,15 @@ class Bm25Ranker:
             self._flush()
             if self._saved:
                 return
-            data = self._index.dump()
-            if data is None:
-                return
-            self._saved = True  # as of these bytes: a change meanwhile sets it back
-        try:  # without the lock: searches go on while the file is written
+            copied = self._index.copy()
+            self._saved = True  # as of this copy: a change meanwhile sets it back
+        # Without the lock from here: searches go on while the file is made and written.
+        data = copied.dump()
+        if data is None:
+            with self._lock:
+                self._saved = False
+            return
+        try:
             write_bytes_atomic(self._path, data, durable=False)
         except MemorySaveFailed as e:
             # Only a cache (its entries are checked against the memories when it is loaded):

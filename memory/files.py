@@ -30,7 +30,7 @@ import os
 import re
 import secrets
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
@@ -79,8 +79,9 @@ def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None
         raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
 
 
-def write_temporary(path: Path, data: bytes, kind: str) -> Path:
-    """A new temporary file beside ``path`` holding ``data``, fsynced, for ``replace_checked``.
+def write_temporary(path: Path, data: bytes, kind: str, *, durable: bool = True) -> Path:
+    """A new temporary file beside ``path`` holding ``data``, fsynced, for ``replace_checked``
+    (not fsynced without ``durable``: a copy that may be lost, to rename later).
 
     Named ``.{name}.{kind}.{pid}.{hex}.tmp``: a temporary of its own kind, which
     ``remove_stale_temporaries`` removes only once its writer is gone.
@@ -89,8 +90,9 @@ def write_temporary(path: Path, data: bytes, kind: str) -> Path:
     try:
         with open(tmp, "wb") as f:
             f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
+            if durable:
+                f.flush()
+                os.fsync(f.fileno())
     except OSError as e:
         with contextlib.suppress(OSError):  # the temporary file may not exist; nothing to lose
             tmp.unlink()
@@ -130,6 +132,41 @@ def _exchange(a: Path, b: Path) -> bool:
     raise OSError(code, os.strerror(code), str(b))
 
 
+Status = tuple[int, int, int, int]  # inode, size, mtime_ns, ctime_ns
+SETTLED = 1.0  # seconds since its last change after which a file's status stands for its bytes
+
+
+def _status(path: Path) -> Status | None:
+    try:
+        st = os.stat(path)
+    except OSError:
+        return None
+    return (st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
+
+
+def settled_status(path: Path, expected: str) -> Status | None:
+    """The status of ``path`` if it holds the bytes whose ``digest`` is ``expected`` and had not
+    changed for ``SETTLED`` seconds when read; else ``None``.
+
+    Any later change to the file (a write, a truncation, even setting its times back) sets
+    its ctime to the time of the change, later than this one, so the same status found later
+    means the same bytes, without reading them (``replace_checked``).
+    """
+    try:
+        with open(path, "rb") as f:
+            before = os.fstat(f.fileno())
+            data = f.read()
+            after = os.fstat(f.fileno())
+    except OSError:
+        return None
+    status = (before.st_ino, before.st_size, before.st_mtime_ns, before.st_ctime_ns)
+    if status != (after.st_ino, after.st_size, after.st_mtime_ns, after.st_ctime_ns):
+        return None  # changed while read
+    if time.time_ns() - before.st_ctime_ns < SETTLED * 1e9 or digest(data) != expected:
+        return None
+    return status
+
+
 def replace_checked(
     path: Path,
     data: bytes,
@@ -138,6 +175,7 @@ def replace_checked(
     *,
     keep: bool = False,
     written: Path | None = None,
+    settled: Status | None = None,
 ) -> Path | None:
     """Replace ``path`` with ``data`` if it still holds the bytes whose ``digest`` is ``expected``
     (``None``: if there is no file); ``MemorySaveFailed`` if the disk refuses.
@@ -154,7 +192,10 @@ def replace_checked(
     goes on writing into the file at ``aside``.
 
     ``written`` is a temporary file in the same folder already holding ``data``, fsynced
-    (``write_temporary``): then only the check and the swap are left to do.
+    (``write_temporary``): then only the check and the swap are left to do. ``settled`` is
+    what ``settled_status`` found, before: if ``path`` still has that status just before the
+    swap, and the file swapped out still has its inode, size and mtime, it is the file that
+    ``settled_status`` read, and it is not read again.
     """
     tmp = written or path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
     try:
@@ -163,6 +204,9 @@ def replace_checked(
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
+        before = None
+        if settled is not None and _status(path) == settled:
+            before = settled  # the bytes settled_status read, unchanged since
         if expected is None:
             try:
                 os.link(tmp, path)  # fails if a file appeared: never replaces one
@@ -171,7 +215,11 @@ def replace_checked(
             finally:
                 tmp.unlink()
         elif _exchange(tmp, path):
-            if digest(tmp.read_bytes()) != expected:
+            # Renaming sets a file's ctime, so the file swapped out is compared by inode, size
+            # and mtime: any write since the status just before the swap set its mtime anew.
+            after = _status(tmp)
+            same = before is not None and after is not None and after[:3] == before[:3]
+            if not same and digest(tmp.read_bytes()) != expected:
                 os.replace(tmp, aside)
                 fsync_dir(path.parent)
                 return aside
@@ -239,8 +287,50 @@ def append_bytes(fd: int, data: bytes, *, durable: bool) -> None:
         os.fdatasync(fd)
 
 
+# The standard library's indented layout (its encoder is pure Python with an indent).
+_INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2)
+SLICE = 64  # records ``dump_records`` lays out between two calls of its ``pause``
+
+
+def dump_records(records: Iterable[Any], *, pause: Callable[[], None] | None = None) -> bytes:
+    """``dump_json(list(records))``, byte for byte, with ``pause()`` between slices of records.
+
+    ``records`` may be a generator: it is consumed slice by slice (``SLICE`` records), so its
+    own work is sliced too. A background writer passes a ``pause`` that sleeps briefly: this
+    is pure-Python work that holds the interpreter (the GIL), and without a pause another
+    thread waits for it in turns of the interpreter's switch interval (5 ms) every time it
+    lets go of the interpreter, for a system call or a numpy loop.
+    """
+    chunks: list[bytes] = []
+    batch: list[Any] = []
+    for record in records:
+        batch.append(record)
+        if len(batch) == SLICE:
+            chunks.append(_items(batch))
+            batch = []
+            if pause is not None:
+                pause()
+    if batch:
+        chunks.append(_items(batch))
+    if not chunks:
+        return b"[]\n"
+    return b"[\n" + b",\n".join(chunks) + b"\n]\n"
+
+
+def _items(batch: list[Any]) -> bytes:
+    """The items of a non-empty array laid out as in any array of the same depth: its lines
+    between ``[`` and ``]``, which is how they appear in the whole array too."""
+    return _INDENTED.encode(batch)[2:-2].encode("utf-8")
+
+
 def dump_json(value: Any) -> bytes:
-    """JSON as a person would like to read it: indented, UTF-8, non-ASCII kept as is."""
+    """JSON as a person would like to read it: indented, UTF-8, non-ASCII kept as is.
+
+    Exactly ``json.dumps(value, ensure_ascii=False, indent=2)`` and a newline; an array is laid
+    out by ``dump_records`` (the same bytes).
+    """
+    if type(value) is list:
+        return dump_records(value)
     return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 

@@ -49,8 +49,30 @@ def _full_key(memory: Memory) -> int:
     return hash((_user_key(memory), memory.accessed_at, memory.access_count, memory.updated_at))
 
 
+@dataclass(frozen=True)
+class Comparison:
+    """A snapshot's memories against the newest generation a ``History`` recorded.
+
+    Made without a lock (a ``History`` never changes the dicts it has recorded, it replaces
+    them), so that compaction compares its 50,000 memories before it takes the namespace's
+    lock, and records under it only what changed.
+    """
+
+    previous: dict[int, Memory]  # the generation compared with
+    current: dict[int, Memory]  # the snapshot's memories by id
+    changed: list[Memory]  # those that are not the very value the previous generation held
+    removed: list[int]  # ids the previous generation held and the snapshot does not
+
+
 class History:
-    """Every snapshot the store wrote or read as its own, as versions of each memory."""
+    """Every snapshot the store wrote or read as its own, as versions of each memory.
+
+    Recording a snapshot costs in proportion to what changed since the previous one, not to
+    its size (compaction records under the namespace's lock): the memories of the newest
+    generation are kept (``_current``), one that is the very same value as then is skipped,
+    and its run of generations and its version are open, ending at the newest generation
+    whatever ``last`` they store; ``last`` is written when it leaves or changes.
+    """
 
     def __init__(self) -> None:
         self.generation = 0
@@ -60,36 +82,77 @@ class History:
         self._users: dict[int, dict[int, int]] = {}  # id -> {person's fields: first gen}
         self._held: dict[int, list[list[int]]] = {}  # id -> runs [first, last] of generations
         self._written: list[float] = [0.0]  # when each generation was written (epoch seconds)
+        self._current: dict[int, Memory] = {}  # the newest generation's memories
 
-    def record(self, memories: Iterable[Memory], written_at: float) -> None:
-        """Note a snapshot, written at ``written_at`` (its mtime), as the next generation."""
+    def compare(self, memories: Iterable[Memory]) -> Comparison:
+        """What ``record(memories, ...)`` has to change; needs no lock (see ``Comparison``)."""
+        previous = self._current
+        current = {memory.id: memory for memory in memories}
+        changed = [m for m in current.values() if previous.get(m.id) is not m]
+        return Comparison(previous, current, changed, list(previous.keys() - current.keys()))
+
+    def record(
+        self,
+        memories: Iterable[Memory],
+        written_at: float,
+        *,
+        compared: Comparison | None = None,
+    ) -> None:
+        """Note a snapshot, written at ``written_at`` (its mtime), as the next generation.
+
+        ``memories`` have distinct ids (a snapshot's). ``compared`` is ``compare(memories)``,
+        made earlier; it is made again if a generation was recorded since.
+        """
+        if compared is None or compared.previous is not self._current:
+            compared = self.compare(memories)
         self.generation += 1
+        generation = self.generation
         self._written.append(max(written_at, self._written[-1]))
-        for memory in memories:
+        previous = compared.previous
+        for memory in compared.changed:
+            before = previous.get(memory.id)
             users = self._users.setdefault(memory.id, {})
-            users.setdefault(_user_key(memory), self.generation)
+            users.setdefault(_user_key(memory), generation)
             if len(users) > MAX_VERSIONS:
                 del users[next(iter(users))]
-            runs = self._held.setdefault(memory.id, [])
-            if runs and runs[-1][1] == self.generation - 1:
-                runs[-1][1] = self.generation
-            else:
-                runs.append([self.generation, self.generation])
+            if before is None:  # not in the previous generation: a new run
+                runs = self._held.setdefault(memory.id, [])
+                runs.append([generation, generation])
                 if len(runs) > MAX_VERSIONS:
                     del runs[0]
-            versions = self._versions.setdefault(memory.id, {})
             key = _full_key(memory)
+            if before is not None:
+                old = _full_key(before)
+                if old == key:
+                    continue
+                self._close_version(memory.id, old, generation - 1)
+            versions = self._versions.setdefault(memory.id, {})
             if key in versions:
-                versions[key][1] = self.generation
+                versions[key][1] = generation
             else:
-                versions[key] = [self.generation, self.generation, _user_key(memory)]
+                versions[key] = [generation, generation, _user_key(memory)]
                 if len(versions) > MAX_VERSIONS:
                     del versions[next(iter(versions))]
+        for memory_id in compared.removed:
+            self._held[memory_id][-1][1] = generation - 1
+            self._close_version(memory_id, _full_key(previous[memory_id]), generation - 1)
+        self._current = compared.current
+
+    def _close_version(self, memory_id: int, key: int, last: int) -> None:
+        found = self._versions.get(memory_id, {}).get(key)
+        if found is not None:
+            found[1] = last
 
     def held(self, memory: Memory) -> tuple[int, int] | None:
         """The first and the last generation that held exactly this version, if any did."""
-        found = self._versions.get(memory.id, {}).get(_full_key(memory))
-        return (found[0], found[1]) if found else None
+        key = _full_key(memory)
+        found = self._versions.get(memory.id, {}).get(key)
+        if found is None:
+            return None
+        now = self._current.get(memory.id)
+        if now is not None and (now is memory or _full_key(now) == key):
+            return found[0], self.generation
+        return found[0], found[1]
 
     def before(self, moment: float) -> int:
         """The newest generation written by ``moment`` (0: none)."""
@@ -101,7 +164,9 @@ class History:
 
     def held_in(self, memory_id: int, first: int, last: int) -> tuple[bool, bool]:
         """Whether every, and whether any, of the generations ``first..last`` held it."""
-        runs = self._held.get(memory_id, [])
+        runs = [(a, b) for a, b in self._held.get(memory_id, [])]
+        if memory_id in self._current:
+            runs[-1] = (runs[-1][0], self.generation)  # the open run
         every = any(a <= first and last <= b for a, b in runs)
         return every, every or any(a <= last and first <= b for a, b in runs)
 

@@ -52,11 +52,13 @@ writer is gone. Lines appended between ``mark`` and the swap stay in the new jou
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
 import shutil
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -65,15 +67,18 @@ from typing import Any
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
 from memory.files import (
     FileLock,
+    Status,
     append_bytes,
     digest,
     dump_json,
+    dump_records,
     fsync_dir,
     open_for_writing,
     parse_json,
     quarantine,
     remove_stale_temporaries,
     replace_checked,
+    settled_status,
     write_bytes_atomic,
     write_temporary,
 )
@@ -137,11 +142,18 @@ class Mark:
 
 @dataclass(frozen=True)
 class Prepared:
-    """A snapshot written ahead to a temporary file, outside the lock, to swap in later."""
+    """A snapshot written ahead to a temporary file, outside the lock, to swap in later.
+
+    ``base`` is a second temporary holding the same bytes, to become ``memory.journal.base``
+    (``None`` if it could not be written: then it is written at the swap).
+    """
 
     data: bytes
     tmp: Path
     mark: Mark
+    digest: str
+    base: Path | None
+    settled: Status | None  # memory.json's status when read ahead (``files.settled_status``)
 
 
 def _signature(path: Path) -> _Signature | None:
@@ -527,13 +539,34 @@ class NamespaceFiles:
         """Where the journal and the snapshot stand now (under the lock): see ``prepare``."""
         return Mark(self._journal_ino, self._journal_offset, self._snapshot_digest)
 
-    def prepare(self, records: list[dict[str, Any]], mark: Mark) -> Prepared:
+    def prepare(
+        self,
+        records: Iterable[dict[str, Any]],
+        mark: Mark,
+        *,
+        pause: Callable[[], None] | None = None,
+    ) -> Prepared:
         """Write ``records``, the memories held at ``mark``, to a temporary file: no lock needed.
 
         ``compact(..., prepared)`` swaps it in later, under the lock, if it is still current.
+        Everything that costs time is done here: the layout (``pause`` is called between its
+        slices, see ``files.dump_records``), the digest, the writes and their fsyncs, the copy
+        that becomes ``memory.journal.base``, and reading back the ``memory.json`` it replaces
+        (``files.settled_status``); the swap is left renames and the new journal.
         """
-        data = dump_json(records)
-        return Prepared(data, write_temporary(self.snapshot_path, data, "compacting"), mark)
+        data = dump_records(records, pause=pause)
+        settled = None
+        if mark.snapshot_digest is not None:
+            settled = settled_status(self.snapshot_path, mark.snapshot_digest)
+        tmp = write_temporary(self.snapshot_path, data, "compacting")
+        try:
+            # Not fsynced, as ever (a convenience): flushing the whole copy holds up adds.
+            base: Path | None = write_temporary(
+                self.folder / BASE, data, "compacting", durable=False
+            )
+        except MemorySaveFailed:
+            base = None  # written at the swap, as without a prepared snapshot
+        return Prepared(data, tmp, mark, digest(data), base, settled)
 
     def current(self, prepared: Prepared) -> bool:
         """Whether ``prepared`` can still be swapped in (under the lock, after ``poll``).
@@ -550,13 +583,16 @@ class NamespaceFiles:
         )
 
     def discard(self, prepared: Prepared) -> None:
-        """Remove the temporary file of a ``prepared`` snapshot that will not be used."""
-        try:
-            prepared.tmp.unlink()
-        except FileNotFoundError:
-            return
-        except OSError as e:
-            log.warning("could not remove the temporary file %s: %s", prepared.tmp, e)
+        """Remove the temporary files of a ``prepared`` snapshot that will not be used."""
+        for path in (prepared.tmp, prepared.base):
+            if path is None:
+                continue
+            try:
+                path.unlink()
+            except FileNotFoundError:
+                continue
+            except OSError as e:
+                log.warning("could not remove the temporary file %s: %s", path, e)
 
     def compact(
         self, records: list[dict[str, Any]], high_id: int, prepared: Prepared | None = None
@@ -575,7 +611,7 @@ class NamespaceFiles:
         """
         tail = b""
         if prepared is not None:
-            data = prepared.data
+            data, new_digest = prepared.data, prepared.digest
             try:
                 with open(self.journal_path, "rb") as f:
                     f.seek(prepared.mark.offset)
@@ -589,18 +625,27 @@ class NamespaceFiles:
                 ) from e
         else:
             data = dump_json(records)
+            new_digest = digest(data)
         stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
         kind = "corrupt" if self._broken else "saved"
         aside = self.snapshot_path.with_name(f"{SNAPSHOT}.{kind}-{stamp}")
-        found = replace_checked(
-            self.snapshot_path,
-            data,
-            self._snapshot_digest,
-            aside,
-            keep=True,  # the file replaced is looked at below, at ``aside``
-            written=prepared.tmp if prepared is not None else None,
-        )
+        try:
+            found = replace_checked(
+                self.snapshot_path,
+                data,
+                self._snapshot_digest,
+                aside,
+                keep=True,  # the file replaced is looked at below, at ``aside``
+                written=prepared.tmp if prepared is not None else None,
+                settled=prepared.settled if prepared is not None else None,
+            )
+        except MemorySaveFailed:
+            if prepared is not None:
+                self.discard(prepared)  # its snapshot's temporary is gone already
+            raise
         if found == self.snapshot_path:
+            if prepared is not None:
+                self.discard(prepared)
             return False
         broken, self._broken = self._broken, False
         if broken and found is None:
@@ -626,11 +671,8 @@ class NamespaceFiles:
             log.warning("%s was saved while being replaced; kept in %s, to merge", SNAPSHOT, found)
             self.pending.append(found)
         self._snapshot_sig = _signature(self.snapshot_path)
-        self._snapshot_digest = digest(data)
-        try:
-            write_bytes_atomic(self.folder / BASE, data, durable=False)
-        except MemorySaveFailed as e:  # a convenience: merging a later hand edit is less exact
-            log.warning("could not keep a copy of %s: %s", SNAPSHOT, e.message)
+        self._snapshot_digest = new_digest
+        self._keep_base(data, prepared.base if prepared is not None else None)
         self._close_fd()
         header_entry = {
             "op": "high",
@@ -648,6 +690,25 @@ class NamespaceFiles:
         self._journal_offset = len(header) + len(tail)
         self.journal_lines = tail.count(b"\n")
         return True
+
+    def _keep_base(self, data: bytes, written: Path | None) -> None:
+        """Make ``data``, the snapshot just swapped in, ``memory.journal.base``; ``written``, a
+        temporary already holding it, is renamed. Only a convenience: merging a later hand
+        edit is less exact without it, so a failure is logged."""
+        path = self.folder / BASE
+        if written is not None:
+            try:
+                os.replace(written, path)
+                return
+            except OSError as e:
+                log.warning("could not keep a copy of %s: %s", SNAPSHOT, e)
+                with contextlib.suppress(OSError):  # the copy may be gone; nothing of anyone's
+                    written.unlink()
+                return
+        try:
+            write_bytes_atomic(path, data, durable=False)
+        except MemorySaveFailed as e:
+            log.warning("could not keep a copy of %s: %s", SNAPSHOT, e.message)
 
     def idle(self) -> None:
         """Close the journal's append descriptor between operations (reopened by ``append``)."""

@@ -79,6 +79,14 @@ TOP_TAGS = 10
 MOST_ACCESSED = 5
 BACKOFF = 2.5  # seconds before compaction is tried again after a failure, doubling
 BACKOFF_MAX = 300.0
+WRITER_PAUSE = 0.0005  # seconds: longer than a waiting thread takes to wake and take the GIL
+
+
+def _let_others_run() -> None:
+    """A pause in long background work, so that an operation waiting for the interpreter (the
+    GIL) gets it now, not after the switch interval each time it lets go (see
+    ``files.dump_records``)."""
+    time.sleep(WRITER_PAUSE)
 
 
 def _new_rankers(folder: Path) -> dict[str, Ranker]:
@@ -826,12 +834,14 @@ class Namespace:
             memories = list(self._memories.values())
             mark, changes = self._files.mark(), self._changes
         try:
-            prepared = self._files.prepare([m.to_dict() for m in memories], mark)
+            records = (m.to_dict() for m in memories)
+            prepared = self._files.prepare(records, mark, pause=_let_others_run)
         except MemoryStoreError as e:
             log.warning("could not write ahead a snapshot of %s: %s", self.name, e.message)
             with self._locked(write=True, use=False):
                 self._compact()  # with its back-off and its logging of failures
             return
+        compared = self._history.compare(memories)
         with self._locked(write=True, use=False):
             if not self._files.current(prepared):
                 self._files.discard(prepared)
@@ -846,7 +856,7 @@ class Namespace:
             if not written or self._files.pending or self._files.kept:
                 self._compact(force=True)  # a person saved meanwhile: merge, as ever
                 return
-            self._history.record(memories, self._files.snapshot_mtime)
+            self._history.record(memories, self._files.snapshot_mtime, compared=compared)
             if self._failures:
                 log.warning("compacted %s again after %d failures", self.name, self._failures)
             self._failures, self._retry_at = 0, 0.0

@@ -97,6 +97,11 @@ def _exact(array: npt.NDArray[Any], size: int) -> npt.NDArray[Any]:
     return array if len(array) == size else array[:size].copy()
 
 
+def _taken(array: npt.NDArray[Any], index: Ints | slice) -> npt.NDArray[Any]:
+    """A copy of ``array[index]`` (a slice is a view, to be copied; fancy indexing copies)."""
+    return array[index].copy() if isinstance(index, slice) else array[index]
+
+
 def ranges(starts: Ints, counts: Ints) -> Ints:
     """The positions ``starts[i] .. starts[i] + counts[i]`` for every i, concatenated."""
     total = int(counts.sum())
@@ -418,32 +423,68 @@ class TermIndex:
 
     def dump(self) -> bytes | None:
         """The index file's bytes for the live memories, or None if it cannot be made."""
+        return self.copy().dump()
+
+    def copy(self) -> Dumpable:
+        """What the index file is made of, copied (fast: whole arrays), so that the file's
+        bytes can be made by ``Dumpable.dump`` while the index changes."""
+        # Fancy indexing copies; with no dead slot every posting is live and in order, and
+        # slices (views, then copied) are several times faster than the gather.
+        rows: Ints | slice
+        postings: Ints | slice
+        if self.alive[: self.slots].all():
+            rows, postings = slice(0, self.slots), slice(0, self.forward)
+        else:
+            rows = np.flatnonzero(self.alive[: self.slots])
+            postings = ranges(self.starts[rows], self.counts[rows])
+        return Dumpable(
+            self.terms,  # not copied: only ever appended to, or replaced whole by ``build``
+            _taken(self.ids, rows),
+            _taken(self.prints, rows),
+            _taken(self.lengths, rows),
+            _taken(self.counts, rows),
+            _taken(self.fwd_tids, postings),
+            _taken(self.fwd_tfs, postings),
+        )
+
+
+@dataclass(frozen=True)
+class Dumpable:
+    """The live memories of a ``TermIndex`` at one moment, to be written to its file."""
+
+    terms: list[str]
+    ids: Ints
+    prints: npt.NDArray[np.uint64]
+    lengths: Floats
+    counts: Ints
+    tids: npt.NDArray[np.int32]
+    tfs: Floats
+
+    def dump(self) -> bytes | None:
+        """The index file's bytes, or None if it cannot be made."""
         analysis = analysis_fingerprint()
         if analysis is None:
             return None
-        live = np.flatnonzero(self.alive[: self.slots])
-        take = ranges(self.starts[live], self.counts[live])
-        used, tids = np.unique(self.fwd_tids[take], return_inverse=True)
+        used, tids = np.unique(self.tids, return_inverse=True)
         terms = [self.terms[t] for t in used.tolist()]
         if any("\0" in term for term in terms):
             return None
         vocab = "\0".join(terms).encode("utf-8", "surrogatepass")
-        tfs = self.fwd_tfs[take]
-        narrow = tfs.astype(np.float32)
-        tf_bytes = (narrow if np.array_equal(narrow, tfs) else tfs).tobytes()
+        narrow = self.tfs.astype(np.float32)
+        tf_bytes = (narrow if np.array_equal(narrow, self.tfs) else self.tfs).tobytes()
         payload = b"".join(
             (
                 vocab,
-                self.ids[live].tobytes(),
-                self.prints[live].tobytes(),
-                self.lengths[live].tobytes(),
-                self.counts[live].astype(np.uint32).tobytes(),
+                self.ids.tobytes(),
+                self.prints.tobytes(),
+                self.lengths.tobytes(),
+                self.counts.astype(np.uint32).tobytes(),
                 tids.astype(np.uint32).tobytes(),
                 tf_bytes,
             )
         )
         size = len(tf_bytes) // max(1, len(tids)) if len(tids) else 4
-        header = _HEADER.pack(analysis, len(live), len(tids), len(vocab), size, len(terms))
+        header = _HEADER.pack(analysis, len(self.ids), len(tids), len(vocab), size, len(terms))
         return MAGIC + header + payload + struct.pack("<I", zlib.crc32(payload))
 
 
