@@ -271,11 +271,14 @@ class NamespaceFiles:
         """When the snapshot last read or written was written (epoch seconds; 0: none)."""
         return self._snapshot_sig[1] / 1e9 if self._snapshot_sig else 0.0
 
-    def _read_settled(self, path: Path) -> tuple[bytes | None, _Signature | None, Any]:
+    def _read_settled(
+        self, path: Path, *, expected: bool = True
+    ) -> tuple[bytes | None, _Signature | None, Any]:
         """The bytes of ``path``, its signature and its records (``None`` if not a JSON array).
 
         A file that does not parse, or is missing, is read again after a pause while it keeps
-        changing: an editor may be half-way through an in-place save.
+        changing: an editor may be half-way through an in-place save. A missing file that is
+        not ``expected`` (a namespace that has never been written) is taken as missing at once.
         """
         stable, last = 0, None
         for _ in range(PAUSES + 1):
@@ -285,6 +288,8 @@ class NamespaceFiles:
                     sig: _Signature | None = (st.st_ino, st.st_mtime_ns, st.st_size)
                     data: bytes | None = f.read()
             except FileNotFoundError:
+                if not expected:
+                    return None, None, None
                 sig, data = None, None
             except OSError as e:
                 raise MemoryLoadFailed(f"could not read {path}: {e}", path=path) from e
@@ -361,7 +366,11 @@ class NamespaceFiles:
         # process or another stopped first): merged after this load, oldest first.
         found = sorted(self.folder.glob(f"{SNAPSHOT}.saved-*"))
         self.pending = [*dict.fromkeys([*self.pending, *found])]
-        data, self._snapshot_sig, records = self._read_settled(self.snapshot_path)
+        # A namespace never written has neither file: nobody is half-way through saving it.
+        ever_written = self.journal_path.exists() or any(self.folder.glob(f"{SNAPSHOT}*"))
+        data, self._snapshot_sig, records = self._read_settled(
+            self.snapshot_path, expected=ever_written
+        )
         self._snapshot_digest = None if data is None else digest(data)
         if data is not None and records is None:
             # The article resets to [] here and overwrites the file on the next save.

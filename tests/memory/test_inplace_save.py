@@ -189,3 +189,20 @@ def test_a_save_into_the_file_compaction_just_replaced_is_merged(
     folder = tmp_path / NS
     assert list(folder.glob("memory.json.saved-*")) == []  # merged or unwritten: removed
     assert list(folder.glob("memory.json.conflict-*")) == []
+
+
+def test_a_namespace_never_written_is_opened_without_waiting_for_a_save(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import memory.journal
+
+    pauses: list[float] = []
+    monkeypatch.setattr(memory.journal.time, "sleep", pauses.append)
+    with MemoryStore(tmp_path) as store:
+        store.namespace("users/1").add("the first memory of a new user")
+        assert pauses == []  # no file to wait for: nobody is saving one
+    # memory.json gone from a namespace that has one: a rename-style save may be under way.
+    (tmp_path / "users/1/memory.json").unlink()
+    with MemoryStore(tmp_path) as store:
+        store.namespace("users/1").memories()
+    assert pauses and all(p == memory.journal.PAUSE for p in pauses)
