@@ -17,7 +17,6 @@ import logging
 import threading
 from collections import OrderedDict
 
-from memory.errors import MemoryStoreError
 from memory.pg.database import Database, redact
 from memory.pg.documents import PgDocuments, PgRecordLog
 from memory.pg.namespace import PgNamespace
@@ -54,13 +53,9 @@ class PgStore:
         self._db = Database(url, max_size=pool_size, timeout=timeout)
         self._namespaces: OrderedDict[str, PgNamespace] = OrderedDict()
         self._lock = threading.Lock()
+        with self._db.opening() as connection:
+            applied = migrate(connection)
         self._db.open()
-        try:
-            with self._db.transaction(write=True) as connection:
-                applied = migrate(connection)
-        except MemoryStoreError:
-            self._db.close()
-            raise
         if applied:
             log.info("migrated the schema of %s: %s", self.location, applied)
 

@@ -6,7 +6,8 @@ breaks (a killed connection, a stopped server, an error of ours midway). Any psy
 error becomes ``MemorySaveFailed`` (a write) or ``MemoryLoadFailed`` (a read), naming the
 database without its password. A connection the server dropped is discarded by the pool, and
 each connection is checked as it is lent (``ConnectionPool.check_connection``), so the store
-recovers by itself once the server is back: the next operation gets a fresh connection.
+recovers by itself once the server is back: the next operation gets a fresh connection. An
+operation waits at most ``timeout`` for a connection (the server down: it fails then).
 """
 
 from __future__ import annotations
@@ -52,6 +53,7 @@ class Database:
                 path=Path("postgresql"),
             ) from e
         self.location = redact(url)
+        self._url, self._timeout, self._connect = url, timeout, psycopg.connect
         self._errors: tuple[type[Exception], ...] = (psycopg.Error, PoolTimeout)
         self._pool = ConnectionPool(
             url,
@@ -60,6 +62,10 @@ class Database:
             timeout=timeout,
             open=False,
             check=ConnectionPool.check_connection,
+            # The pool's own reconnection backs off up to this long, then gives up and lets
+            # the next request start afresh: so the store is back within about ``timeout``
+            # of the server, not after a back-off grown over a long outage.
+            reconnect_timeout=timeout,
             name="memory",
         )
 
@@ -70,6 +76,20 @@ class Database:
     def close(self) -> None:
         """Close every connection."""
         self._pool.close()
+
+    @contextlib.contextmanager
+    def opening(self) -> Iterator[Any]:
+        """One connection of its own, in a transaction (start-up: its error says why).
+
+        The pool only says it got no connection in time; a connection made here says what the
+        server answered (no such database, authentication failed, nobody listening).
+        """
+        try:
+            with self._connect(self._url, connect_timeout=max(1, round(self._timeout))) as conn:
+                yield conn
+        except self._errors as e:
+            message = f"could not open the database {self.location}: {_reason(e)}"
+            raise MemoryLoadFailed(message, path=Path(self.location)) from e
 
     @contextlib.contextmanager
     def transaction(self, *, write: bool, durable: bool = True) -> Iterator[Any]:
