@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.chat.app import BotApplication
+    from memory import Store
 
 log = logging.getLogger("bot")
 
@@ -108,20 +109,34 @@ async def poll(application: BotApplication) -> None:
             raise
 
 
+def open_configured_store(config: Config) -> Store | None:
+    """The configured store, or None after telling why it cannot be opened (stderr)."""
+    from memory import MemoryStoreError, open_store
+
+    try:
+        return open_store(config.store_location)
+    except MemoryStoreError as e:
+        reason = SecretFilter(config.secrets()).redact(e.message)
+        print(f"Cannot open the memory store: {reason}", file=sys.stderr)
+        return None
+
+
 def run_telegram(config: Config) -> int:
     """Poll Telegram until interrupted (Ctrl-C, SIGTERM)."""
     from telegram.error import InvalidToken, TelegramError
 
     from bot.chat.app import build_application
-    from memory import open_store
 
     if not config.telegram.allowed_user_ids:
         log.warning(
             "telegram.allowed_user_ids is empty: anyone who finds the bot can use it. "
             "Set it to your Telegram user id (the bot shows it to users it refuses)."
         )
-    application = build_application(config, open_store(config.data_dir), make_llm(config))
-    log.info("starting; memories in %s", config.data_dir)
+    store = open_configured_store(config)
+    if store is None:
+        return 1
+    application = build_application(config, store, make_llm(config))
+    log.info("starting; memories in %s", config.store_name)
     try:
         asyncio.run(poll(application))
     except InvalidToken:
@@ -147,7 +162,6 @@ def run_telegram(config: Config) -> int:
 def run_console(config: Config, user_id: int | None, language: str | None) -> int:
     """Talk to the bot on stdin/stdout until end of input."""
     from bot.chat import console
-    from memory import open_store
 
     telegram = config.telegram
     user_id = user_id or next(iter(telegram.admin_user_ids + telegram.allowed_user_ids), 1)
@@ -159,9 +173,12 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
         "Type /help to start; end with Ctrl-D.",
         file=sys.stderr,
     )
+    store = open_configured_store(config)
+    if store is None:
+        return 1
     session = console.Console(
         config,
-        open_store(config.data_dir),
+        store,
         make_llm(config),
         user_id=user_id,
         language=language,
