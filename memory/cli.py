@@ -7,8 +7,9 @@ there is that backend) ``postgresql://...``. The command line knows only the sto
 (``memory.interface``), so it works alike on every backend.
 
 Commands: ``add``, ``search``, ``list``, ``get``, ``update``, ``delete``, ``stats``, ``related``,
-``import``, ``export``, ``repair``. With ``--json`` every command prints JSON (memories with the
-article's keys; search and related hits with an added ``score``), otherwise a readable table.
+``import``, ``export``, ``repair``; and ``python -m memory migrate --from SOURCE --to TARGET``
+copies a whole store into another (``memory.migrate``). With ``--json`` every command prints
+JSON (memories with the article's keys; search and related hits with an added ``score``), otherwise a readable table.
 Errors go to stderr as ``error [CODE]: message`` with exit status 1 (2 for a malformed command
 line).
 
@@ -213,6 +214,11 @@ def _row(item: Memory | Hit) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["migrate"]:  # a command between two stores, not on one namespace
+        from memory.migrate import main as migrate
+
+        return migrate(arguments[1:])
     args = build_parser().parse_args(argv)
     try:
         with open_store(args.store or args.data_dir) as store:
