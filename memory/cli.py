@@ -9,7 +9,8 @@ there is that backend) ``postgresql://...``. The command line knows only the sto
 Commands: ``add``, ``search``, ``list``, ``get``, ``update``, ``delete``, ``stats``, ``related``,
 ``import``, ``export``, ``repair``; and ``python -m memory migrate --from SOURCE --to TARGET``
 copies a whole store into another (``memory.migrate``). With ``--json`` every command prints
-JSON (memories with the article's keys; search and related hits with an added ``score``), otherwise a readable table.
+JSON (memories with the article's keys; search and related hits with an added ``score``),
+otherwise a readable table.
 Errors go to stderr as ``error [CODE]: message`` with exit status 1 (2 for a malformed command
 line).
 
