@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import gzip
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -38,7 +39,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from memory.store import MemoryStore
+from memory import open_store
 
 RANKERS = ("seed", "default")
 KS = (5, 10)
@@ -142,21 +143,30 @@ def load_set(data_dir: Path, name: str) -> BenchSet:
     return BenchSet(name, users, questions)
 
 
-def evaluate(bench_set: BenchSet, rankers: Sequence[str] = RANKERS) -> dict[str, Any]:
-    """Run every question of a set through each ranker; the JSON shape of the CLI's report."""
+def evaluate(
+    bench_set: BenchSet, rankers: Sequence[str] = RANKERS, store: str | None = None
+) -> dict[str, Any]:
+    """Run every question of a set through each ranker; the JSON shape of the CLI's report.
+
+    ``store`` (a data directory or a ``postgresql://`` URL) runs it on that store, in
+    namespaces ``bench/<set>/<n>`` of their own (imported again, ids kept: a second run adds
+    nothing); by default a temporary data directory. The figures are the same on every
+    backend (the ranking is the same code over the same memories); only latencies differ.
+    """
     tallies = {r: Tally() for r in rankers}
     by_category: dict[str, dict[str, Tally]] = {r: {} for r in rankers}
     latencies: dict[str, list[float]] = {r: [] for r in rankers}
     by_user: dict[str, list[Question]] = {}
     for question in bench_set.questions:
         by_user.setdefault(question.user, []).append(question)
+    label = re.sub(r"[^A-Za-z0-9_-]", "-", bench_set.name)[:64] or "set"
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:
-        store = MemoryStore(tmp)
+        opened = open_store(store or tmp)
         try:
             for number, (user, questions) in enumerate(by_user.items(), start=1):
                 records = bench_set.users[user]
                 names = [str(record["id"]) for record in records]
-                namespace = store.namespace(f"users/{number}")
+                namespace = opened.namespace(f"bench/{label}/{number}")
                 namespace.import_memories(
                     {"id": i, "content": r["content"], "createdAt": r.get("created_at")}
                     for i, r in enumerate(records, start=1)
@@ -172,7 +182,7 @@ def evaluate(bench_set: BenchSet, rankers: Sequence[str] = RANKERS) -> dict[str,
                         tallies[ranker].add(scores)
                         by_category[ranker].setdefault(question.category, Tally()).add(scores)
         finally:
-            store.close()
+            opened.close()
     return {
         ranker: {
             "all": tallies[ranker].summary(),
@@ -205,6 +215,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--data", type=Path, required=True, help="folder of the JSONL sets")
     parser.add_argument("--sets", help="comma-separated set names (default: all in --data)")
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    parser.add_argument(
+        "--store", help="run on this store (data directory or postgresql:// URL); default: temp"
+    )
     args = parser.parse_args(argv)
     if not args.data.is_dir():
         parser.error(f"--data {args.data}: not a folder")
@@ -216,7 +229,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     results: dict[str, Any] = {}
     started = time.perf_counter()
     for name in names:
-        results[name] = evaluate(load_set(args.data, name))
+        results[name] = evaluate(load_set(args.data, name), store=args.store)
         print(format_report(name, results[name]), flush=True)
     print(f"{len(names)} sets in {time.perf_counter() - started:.1f} s")
     if args.json:
