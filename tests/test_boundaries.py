@@ -59,7 +59,8 @@ def test_bot_imports_no_file_backend_module_and_opens_the_store_in_one_place() -
             assert "memory.open_store" not in imports, f"{name} opens a store"
             if name != "bot/config.py":  # which reads data_dir from the config file
                 assert not {"path", "data_dir"} & imports, f"{name} reads a path"
-    assert "open_store(config.data_dir)" in (root / "bot/__main__.py").read_text("utf-8")
+    # One place, from the config: storage (a postgresql:// URL) or data_dir (bot.config).
+    assert "open_store(config.store_location)" in (root / "bot/__main__.py").read_text("utf-8")
 
 
 # -- the parts of bot/ and what each may import (README, "How the code is laid out") --------
