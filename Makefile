@@ -12,10 +12,10 @@ $(STAMP): pyproject.toml
 	$(VENV)/bin/python -m pip install --quiet -e '.[dev]'
 	touch $(STAMP)
 
-# The bot: polls Telegram when there is a config.toml or a TELEGRAM_BOT_TOKEN, otherwise the
-# local console (python -m bot explains how to get a token if the config has none).
+# The bot: polls Telegram when config.toml or TELEGRAM_BOT_TOKEN gives a token, otherwise the
+# local console, with a one-line hint (python -m bot alone explains how to get a token).
 run: $(STAMP)
-	$(VENV)/bin/python -m bot $(if $(or $(wildcard config.toml),$(TELEGRAM_BOT_TOKEN)),,console)
+	$(VENV)/bin/python -m bot --or-console
 
 test: $(STAMP)
 	$(VENV)/bin/python -m ruff check .

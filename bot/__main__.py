@@ -1,12 +1,14 @@
 """``python -m bot``: run the bot on Telegram (long polling), or ``python -m bot console``.
 
     python -m bot [--config PATH]                      # Telegram: needs a bot token
-    python -m bot [--config PATH] console [--user-id N] [--lang en|zh]
+    python -m bot [--config PATH] console [--user-id N] [--lang en|zh] [--config PATH]
+    python -m bot --or-console                         # Telegram, or the console if no token
 
 The configuration is ``config.toml`` (see ``config.example.toml``) or ``--config PATH``, with
 ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and ``OPENAI_BASE_URL`` from the environment on top.
 Without a token the bot explains how to get one and how to try the console, and exits with
-status 2; a configuration error exits with status 2 and names the key. Without a network it
+status 2 (with ``--or-console``, what ``make run`` uses, it opens the console instead, after a
+one-line hint); a configuration error exits with status 2 and names the key. Without a network it
 keeps trying to reach the Bot API (one log line per attempt, ``bot.chat.app.until_reachable``) until
 it can, or until Ctrl-C or SIGTERM, which stop it cleanly at any point.
 """
@@ -30,7 +32,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
     from bot.chat.app import BotApplication
-    from memory import Store
+    from memory.interface import Store
 
 log = logging.getLogger("bot")
 
@@ -51,12 +53,26 @@ To try the bot right now, without Telegram, in this terminal:
 """
 
 
+NO_TOKEN_CONSOLE = (
+    "No Telegram bot token in {config} or TELEGRAM_BOT_TOKEN yet, so this is the local console; "
+    "python -m bot explains how to get one."
+)
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The command line."""
     parser = argparse.ArgumentParser(prog="python -m bot", description=__doc__.split("\n")[0])
     parser.add_argument("--config", help="the TOML config (default: config.toml, if present)")
+    parser.add_argument(
+        "--or-console",
+        action="store_true",
+        help="without a Telegram token, open the console instead of exiting (make run)",
+    )
     modes = parser.add_subparsers(dest="mode")
     console = modes.add_parser("console", help="talk to the bot in this terminal, no Telegram")
+    # Also after the mode (python -m bot console --config PATH); SUPPRESS keeps a --config given
+    # before it when none comes after.
+    console.add_argument("--config", default=argparse.SUPPRESS, help="the TOML config")
     console.add_argument(
         "--user-id",
         type=int,
@@ -110,11 +126,17 @@ async def poll(application: BotApplication) -> None:
 
 
 def open_configured_store(config: Config) -> Store | None:
-    """The configured store, or None after telling why it cannot be opened (stderr)."""
+    """The configured store (searching by meaning as ``[embedding]`` says), or None after
+    telling why it cannot be opened (stderr)."""
+    from bot.assistant.embeddings import make_embedder
     from memory import MemoryStoreError, open_store
 
     try:
-        return open_store(config.store_location)
+        return open_store(
+            config.store_location,
+            embedder=make_embedder(config.embedding),
+            **config.memory.store_options(),
+        )
     except MemoryStoreError as e:
         reason = SecretFilter(config.secrets()).redact(e.message)
         print(f"Cannot open the memory store: {reason}", file=sys.stderr)
@@ -170,7 +192,8 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
         language = "zh" if locale.lower().startswith("zh") else "en"
     print(
         f"Cogito console: you are user {user_id} (memories in {config.data_dir}/users/{user_id}).\n"
-        "Type /help to start; end with Ctrl-D.",
+        'Type /help to start; a note of several lines goes between """ and """; end with '
+        "Ctrl-D.",
         file=sys.stderr,
     )
     store = open_configured_store(config)
@@ -185,7 +208,8 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
         out=sys.stdout,
     )
     try:
-        asyncio.run(console.run_console(session, sys.stdin, prompt=sys.stdin.isatty()))
+        terminal = sys.stdin.isatty()
+        asyncio.run(console.run_console(session, sys.stdin, prompt=terminal, editing=terminal))
     except KeyboardInterrupt:
         print(file=sys.stderr)
     return 0
@@ -205,6 +229,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.mode == "console":
         configure_logging("warning", config.secrets())
         return run_console(config, args.user_id, args.lang)
+    if not config.telegram.token and args.or_console:
+        print(NO_TOKEN_CONSOLE.format(config=args.config or "config.toml"), file=sys.stderr)
+        configure_logging("warning", config.secrets())
+        return run_console(config, None, None)
     configure_logging(config.log_level, config.secrets())
     if not config.telegram.token:
         print(NO_TOKEN, file=sys.stderr, end="")

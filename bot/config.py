@@ -43,6 +43,7 @@ ENVIRONMENT = {
     "TELEGRAM_BOT_TOKEN": ("telegram", "token"),
     "OPENAI_API_KEY": ("llm", "api_key"),
     "OPENAI_BASE_URL": ("llm", "base_url"),
+    "EMBEDDING_API_KEY": ("embedding", "api_key"),
 }
 
 
@@ -92,6 +93,15 @@ class TelegramConfig:
     admin_user_ids: tuple[int, ...] = ()
     group_scope: str = field(default="chat", metadata=_choices("chat", "user"))
     flood_control: bool = True
+    base_file_url: str = ""  # where files are downloaded; "": base_url's last /bot -> /file/bot
+
+    @property
+    def file_url(self) -> str:
+        """``base_file_url``, or the one Telegram's own layout derives from ``base_url``."""
+        if self.base_file_url:
+            return self.base_file_url
+        head, found, tail = self.base_url.rpartition("/bot")
+        return f"{head}/file/bot{tail}" if found else self.base_url
 
 
 @dataclass(frozen=True)
@@ -108,11 +118,27 @@ class LLMConfig:
     history_messages: int = field(default=20, metadata=_between(0, 200))
     memory_tokens: int = field(default=1500, metadata=_between(0, 20000))
     max_changes_per_turn: int = field(default=3, metadata=_between(0, 24))
+    vision: bool = False  # the model reads images: a photo without a caption is described
 
     @property
     def enabled(self) -> bool:
         """Whether free text goes to the model (a key is configured)."""
         return bool(self.api_key)
+
+
+@dataclass(frozen=True)
+class TranscriptionConfig:
+    """``[transcription]``: an OpenAI-compatible ``/v1/audio/transcriptions`` (optional)."""
+
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    model: str = "whisper-1"
+    timeout: float = 60.0
+
+    @property
+    def enabled(self) -> bool:
+        """Whether voice notes are transcribed (an endpoint is configured)."""
+        return bool(self.base_url)
 
 
 @dataclass(frozen=True)
@@ -138,6 +164,34 @@ class ReminderConfig:
 
 
 @dataclass(frozen=True)
+class EmbeddingConfig:
+    """``[embedding]``: search by meaning (``memory.hybrid``): offline model, endpoint or off."""
+
+    provider: str = field(default="offline", metadata=_choices("offline", "endpoint", "off"))
+    base_url: str = ""
+    api_key: str = field(default="", repr=False)
+    model: str = ""
+    dimensions: int = field(default=0, metadata=_between(0, 65536))
+    send_dimensions: bool = True
+    batch_size: int = field(default=32, metadata=_between(1, 2048))
+    timeout: float = 10.0
+    query_prefix: str = ""
+    threads: int = field(default=1, metadata=_between(1, 64))
+
+
+@dataclass(frozen=True)
+class MemoryConfig:
+    """``[memory]``: what the store keeps beside the memories (``memory.history``)."""
+
+    history_days: int = field(default=90, metadata=_between(1, 36500))
+    history_max: int = field(default=1000, metadata=_between(1, 1_000_000))
+
+    def store_options(self) -> dict[str, int]:
+        """The options of ``memory.open_store`` these keys set."""
+        return {"history_days": self.history_days, "history_max": self.history_max}
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration."""
 
@@ -150,6 +204,9 @@ class Config:
     llm: LLMConfig = field(default_factory=LLMConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
     reminders: ReminderConfig = field(default_factory=ReminderConfig)
+    embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
+    memory: MemoryConfig = field(default_factory=MemoryConfig)
+    transcription: TranscriptionConfig = field(default_factory=TranscriptionConfig)
 
     @property
     def store_location(self) -> str | Path:
@@ -227,7 +284,24 @@ def parse_config(
         config = dataclasses.replace(config, storage=checked)
     if not config.data_dir.is_absolute():
         config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
+    _check_embedding(config.embedding, source)
     return config
+
+
+def _check_embedding(embedding: EmbeddingConfig, source: str) -> None:
+    """An endpoint needs its address, model and size (the size tags the stored vectors)."""
+    if embedding.provider != "endpoint":
+        return
+    for key, missing in (
+        ("base_url", not embedding.base_url),
+        ("model", not embedding.model),
+        ("dimensions", embedding.dimensions <= 0),
+    ):
+        if missing:
+            name = f"embedding.{key}"
+            raise ConfigError(
+                f'{name} must be set when embedding.provider is "endpoint"', key=name, source=source
+            )
 
 
 _T = typing.TypeVar("_T")
@@ -328,9 +402,11 @@ def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, sou
 __all__ = [
     "Config",
     "DigestConfig",
+    "EmbeddingConfig",
     "LLMConfig",
     "ReminderConfig",
     "TelegramConfig",
+    "TranscriptionConfig",
     "is_secret",
     "load_config",
     "parse_config",

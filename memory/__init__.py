@@ -25,9 +25,10 @@ from memory.interface import (
     open_store,
     update_document,
 )
-from memory.model import Hit, Memory, Stats
+from memory.model import Added, Hit, Memory, Stats
 
 __all__ = [
+    "Added",
     "Document",
     "DocumentConflict",
     "Documents",

@@ -115,6 +115,8 @@ def memory_terms(memory: Memory) -> dict[str, float]:
         add(terms(tag), TAG_WEIGHT)
     add(terms(memory.category), CATEGORY_WEIGHT)
     add(created_terms(memory.created_at), DATE_WEIGHT)
+    if memory.date:  # the day the content speaks of ("next Tuesday"), resolved when stored
+        add(created_terms(memory.date), DATE_WEIGHT)
     return bag
 
 

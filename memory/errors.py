@@ -10,7 +10,8 @@ parsing text, and data as attributes::
     ├── MemoryNotFound              MEMORY_NOT_FOUND     memory_id: int
     ├── MemorySaveFailed            MEMORY_SAVE_FAILED   path: Path
     ├── MemoryLoadFailed            MEMORY_LOAD_FAILED   path: Path
-    └── DocumentConflict            DOCUMENT_CONFLICT    key: str, expected: str, actual: str
+    ├── DocumentConflict            DOCUMENT_CONFLICT    key: str, expected: str, actual: str
+    └── EmbeddingFailed             EMBEDDING_FAILED     (search then uses keywords alone)
 
 The library raises only these; foreign errors (``OSError``, ``json.JSONDecodeError``) are
 wrapped at the boundary with ``raise ... from e``.
@@ -91,3 +92,9 @@ class DocumentConflict(MemoryStoreError):
         self.key = key
         self.expected = expected
         self.actual = actual
+
+
+class EmbeddingFailed(MemoryStoreError):
+    """Texts could not be embedded (model missing, endpoint down or answering garbage)."""
+
+    code = "EMBEDDING_FAILED"

@@ -202,6 +202,34 @@ def replace_checked(
     return None
 
 
+def open_for_writing(path: Path) -> bool | None:
+    """Whether some process holds ``path`` open for writing; ``None`` where the system cannot
+    tell (``False`` if there is no file).
+
+    On Linux a read lease (``F_SETLEASE``) is refused while any descriptor of the file is open
+    for writing: an editor that opened it before it was replaced (an in-place save) may still
+    write into it. The lease is let go at once.
+    """
+    setlease = getattr(fcntl, "F_SETLEASE", None)
+    if setlease is None:
+        return None
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except FileNotFoundError:
+        return False
+    except OSError:
+        return None
+    try:
+        fcntl.fcntl(fd, setlease, fcntl.F_RDLCK)
+    except OSError as e:
+        return True if e.errno in (errno.EAGAIN, errno.EBUSY) else None
+    else:
+        fcntl.fcntl(fd, setlease, fcntl.F_UNLCK)
+        return False
+    finally:
+        os.close(fd)
+
+
 def append_bytes(fd: int, data: bytes, *, durable: bool) -> None:
     """Write all of ``data`` to ``fd`` (opened with ``O_APPEND``); fdatasync with ``durable``."""
     written = 0

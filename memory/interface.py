@@ -10,7 +10,9 @@ correct.
 Per namespace the store offers:
 
 - ``MemoryNamespace``: the article's eight operations (add, search, memories, get, update,
-  delete, stats, related) plus bulk import and export, on ``Memory`` values;
+  delete, stats, related) plus bulk import and export, on ``Memory`` values; an add never
+  stores content already stored (``add_unique`` says when it was), and ``similar`` finds the
+  near-duplicates of a text before it is added (``memory.duplicates``);
 - ``Documents``: a small key-value store of JSON documents for everything else the bot keeps
   there (conversation history, token usage, digest settings, later reminders and change
   history). ``put`` is a compare-and-set on the document's ``version``, an opaque string the
@@ -43,8 +45,13 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Protocol
 
+import numpy as np
+import numpy.typing as npt
+
+from memory.duplicates import Near
 from memory.errors import DocumentConflict, MemoryInvalid
-from memory.model import Hit, Memory, Stats
+from memory.history import History
+from memory.model import Added, Hit, Memory, Stats
 
 ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
 UPDATE_TRIES = 20  # compare-and-set rounds before ``update_document`` gives up
@@ -171,7 +178,71 @@ class RecordLog(Protocol):
         ...
 
 
-class MemoryNamespace(Protocol):
+# -- search by meaning: embedding vectors (issue 14) -----------------------------------------
+# Kept in a block of its own: the rest of the store interface does not depend on it.
+
+
+@dataclass(frozen=True)
+class VectorSet:
+    """A namespace's stored embeddings of one model: one row per key.
+
+    A key is a hash of the embedded text (``memory.vectors.text_key``), so a memory whose text
+    has not changed keeps its vector, and a vector is never shown to a memory it is not of.
+    """
+
+    model: str
+    dimensions: int
+    keys: tuple[bytes, ...]
+    vectors: npt.NDArray[np.float32]  # (len(keys), dimensions), unit rows
+
+
+class VectorStore(Protocol):
+    """Where a namespace keeps its embeddings (beside ``memory.json``, whose format stays).
+
+    Only derived data: whatever cannot be read is rebuilt by embedding again, so ``load``
+    never raises for a missing, stale (another model or size) or corrupt copy; it says None.
+    """
+
+    def load(self, model: str, dimensions: int) -> VectorSet | None:
+        """The stored vectors of ``model`` at ``dimensions``, or None if there are none usable."""
+        ...
+
+    def save(self, vectors: VectorSet) -> None:
+        """Replace the stored vectors (atomically: a reader sees the old set or the new)."""
+        ...
+
+
+@dataclass(frozen=True)
+class SearchStatus:
+    """How a namespace searches now: ``hybrid`` (keywords and meaning) or ``keywords``."""
+
+    mode: str
+    model: str | None = None
+    embedded: int = 0  # memories with a vector of ``model``
+    total: int = 0
+    failing: bool = False  # the embedder is failing: searches use keywords alone meanwhile
+
+
+class MeaningSearch(Protocol):
+    """What a namespace adds for search by meaning (``search(..., ranker="hybrid")``)."""
+
+    def search_status(self) -> SearchStatus:
+        """Whether searches use meaning, with which model, and how much is embedded so far."""
+        ...
+
+    def vectors(self) -> VectorStore:
+        """Where this namespace's embeddings are kept."""
+        ...
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Wait until every memory has a vector (tools, benchmarks); False after ``timeout``."""
+        ...
+
+
+# -- end of search by meaning --------------------------------------------------------------
+
+
+class MemoryNamespace(MeaningSearch, Protocol):
     """One namespace's memories: the article's operations, and bulk import and export."""
 
     name: str
@@ -183,14 +254,35 @@ class MemoryNamespace(Protocol):
         category: str | None = None,
         *,
         source: str | None = None,
+        date: str | None = None,
+        attachment: Mapping[str, Any] | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> Memory:
-        """Store a new memory (durable on return); a ``source`` already present adds nothing."""
+        """Store a new memory (durable on return); a ``source`` already present adds nothing.
+        ``attachment`` and ``origin`` are the client's, kept as given (``clean_extra``)."""
+        ...
+
+    def add_unique(
+        self,
+        content: str,
+        tags: Iterable[str] | str = (),
+        category: str | None = None,
+        *,
+        source: str | None = None,
+        date: str | None = None,
+    ) -> Added:
+        """Like ``add``, unless the same content (after folding) is stored: then that memory,
+        as a ``duplicate``, and nothing is written (``memory.duplicates``)."""
+        ...
+
+    def similar(self, content: str) -> list[Near]:
+        """The stored memories that may say what ``content`` says (``memory.duplicates``)."""
         ...
 
     def search(
         self, query: str, limit: int = 10, *, ranker: str = "default", touch: bool = True
     ) -> list[Hit]:
-        """The best memories for ``query``, best first."""
+        """The best memories for ``query``, best first (``ranker``: default, hybrid, seed)."""
         ...
 
     def memories(self, category: str | None = None) -> list[Memory]:
@@ -220,16 +312,47 @@ class MemoryNamespace(Protocol):
         """Totals by category, the most used tags and the most accessed memories."""
         ...
 
-    def related(self, memory_id: int | str, limit: int = 5) -> list[Hit]:
-        """Other memories sharing its tags or its category, best first."""
+    def related(
+        self,
+        memory_id: int | str,
+        limit: int = 5,
+        *,
+        tag: float = 1.0,
+        category: float = 2.0,
+        default_category: bool = True,
+    ) -> list[Hit]:
+        """Other memories sharing its tags (``tag`` each) or its category (``category``), best
+        first (the article's weights by default); without ``default_category`` sharing the
+        default category scores nothing."""
         ...
 
-    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
-        """Add article-format records with their ids; how many were new."""
+    def import_memories(
+        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+    ) -> int:
+        """Add article-format records with their ids; how many were new. Content already
+        stored (after folding) is skipped too, unless not ``skip_duplicates``."""
         ...
 
     def export(self) -> list[dict[str, Any]]:
         """Every memory as an article-format record."""
+        ...
+
+    # -- history and undo (``memory.history``) ------------------------------------------------
+    # The store records every add, update, delete, import and restore itself, written ahead of
+    # the change (no change stands without its record), by the author ``memory.history.acting``
+    # set, within the store's retention. ``memory.history.undo`` is built on these three.
+
+    def history(self, memory_id: int | str | None = None) -> History:
+        """The changes kept, oldest first; with ``memory_id``, that memory's (deleted or not)."""
+        ...
+
+    def restore(self, memory: Memory) -> Memory:
+        """Put ``memory`` back: re-inserted with its id, times and counts if it is gone, else
+        its content, tags and category set back to ``memory``'s (durable on return)."""
+        ...
+
+    def keep(self, memory_id: int | str) -> None:
+        """Record that the change in progress (an undo) leaves this memory as it is."""
         ...
 
     def documents(self) -> Documents:
@@ -242,6 +365,18 @@ class MemoryNamespace(Protocol):
 
     def quarantined(self) -> Sequence[PurePath]:
         """Every unreadable copy of the memories set aside so far, oldest first (for repair)."""
+        ...
+
+    # -- use: what counts as a use of a memory (issue 15) -----------------------------------
+
+    def touch(self, memory_ids: Iterable[int | str]) -> list[Memory]:
+        """Count these memories as used: ``accessCount`` + 1 and ``accessedAt`` now, each once.
+
+        The article counts every search hit as used (``search(..., touch=True)``, kept for the
+        CLI and library callers); the bot searches with ``touch=False`` and touches only what
+        was the answer (``bot.core.operations``). Bookkeeping, not the user's data: not
+        durable on return, and an id not found is skipped. Returns the memories touched.
+        """
         ...
 
 

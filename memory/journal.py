@@ -23,6 +23,15 @@ compaction wrote (the journal's header names the one it did) is such an edit: ``
 records over to be merged (``memory.handedit``), never taken wholesale. A file that does not
 parse, or is missing, may be a save in progress: it is read again after short pauses, and only
 then copied aside; whoever holds the namespace keeps serving what it holds and writes it back.
+No wait is long enough for every editor, so a file copied aside that way is watched: the swap
+keeps its inode, an editor still writing into it (an in-place save) writes into the file set
+aside, and once it parses it is merged like any other save, as saved when its first bytes
+were (before the store's copy was written back over it). The watched files are named in the
+journal's first line (``"watch"``), so that the next process to open the namespace merges one
+that was finished after the process that set it aside had gone. Likewise the snapshot that
+compaction replaces, if a process holds it open for writing (an editor that opened
+``memory.json`` before the swap): kept as ``memory.json.saved-<time>`` and watched, merged once
+written into, removed once closed unwritten.
 Compaction never replaces a ``memory.json`` it has not read (``replace_checked``): a file saved
 over it meanwhile is kept and merged. Compaction also keeps a copy of what it wrote,
 ``memory.journal.base``, the snapshot the journal follows, so that a process that did not hold
@@ -60,6 +69,7 @@ from memory.files import (
     digest,
     dump_json,
     fsync_dir,
+    open_for_writing,
     parse_json,
     quarantine,
     remove_stale_temporaries,
@@ -77,8 +87,21 @@ BASE = "memory.journal.base"
 PAUSE = 0.1  # seconds between reads of a file that does not parse (a save in progress?)
 PAUSES = 20  # at most this many pauses, while the file keeps changing
 STABLE = 2  # pauses with the file unchanged after which it is taken as it is
+WATCHED = 16  # at most this many unreadable files set aside are watched, the newest
 
 _Signature = tuple[int, int, int]  # inode, mtime_ns, size
+
+
+@dataclass(frozen=True)
+class _Watched:
+    """An unreadable file set aside, that an editor may still be writing into."""
+
+    path: Path
+    seen: _Signature | None  # as last read: any write since changes it
+    saved: float  # when its save began (epoch seconds): its mtime when set aside
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.path.name, "seen": list(self.seen or ()), "saved": self.saved}
 
 
 @dataclass
@@ -143,9 +166,9 @@ class NamespaceFiles:
         self.pending: list[Path] = []  # files a person saved that compaction displaced
         self.kept: list[Path] = []  # unreadable files set aside by compaction, to be told
         self._broken = False  # memory.json does not parse: compaction sets it aside
-        # Unreadable files set aside, with their signature then: an editor may still be
-        # writing into one (an in-place save); it is merged once it parses.
-        self._watch: list[tuple[Path, _Signature | None]] = []
+        # Unreadable files set aside, oldest first: an editor may still be writing into one
+        # (an in-place save); it is merged once it parses. Named in the journal's first line.
+        self._watch: list[_Watched] = []
         self._journal_ino: int | None = None
         self._journal_offset = 0
         self._fd: int | None = None
@@ -173,23 +196,63 @@ class NamespaceFiles:
         change = Change()
         if size > self._journal_offset:
             change.entries = self._read_journal(self._journal_offset, change)
+        self._take_watched()
         if self.pending:  # saved before memory.json last changed: merged first
             self._read_edit(self.pending[0], change)
         elif sig != self._snapshot_sig:
             self._read_edit(self.snapshot_path, change)
-        else:
-            for number, (path, seen) in enumerate(self._watch):
-                if _signature(path) != seen:  # written into after it was set aside
-                    _, sig, records = self._read_settled(path)
-                    if records is None:
-                        self._watch[number] = (path, sig)
-                        continue
-                    del self._watch[number]
-                    change.edited, change.edited_at = records, sig[1] / 1e9 if sig else 0.0
-                    if path.name.startswith(f"{SNAPSHOT}.saved-"):
-                        change.source = path
-                    break
         return change
+
+    def _watch_file(self, path: Path, seen: _Signature | None, saved: float | None = None) -> None:
+        """Watch ``path``, an unreadable file set aside, as read (``seen``)."""
+        if saved is None:
+            saved = seen[1] / 1e9 if seen else time.time()
+        self._watch = [*self._watch[1 - WATCHED :], _Watched(path, seen, saved)]
+
+    def _take_watched(self) -> None:
+        """Queue the watched files written into since they were last read, to be merged."""
+        watch = []
+        for watched in self._watch:
+            # Asked first: once nobody holds it open for writing, it can change no more.
+            replaced = watched.path.name.startswith(f"{SNAPSHOT}.saved-")
+            writing = open_for_writing(watched.path) if replaced else None
+            now = _signature(watched.path)
+            if now is None:
+                continue  # removed (by the person): nothing left to merge
+            if replaced and writing is False and now == watched.seen:
+                self._remove(watched.path)  # the store's own copy, closed unwritten
+                continue
+            watch.append(watched)
+            if now != watched.seen and watched.path not in self.pending:
+                self.pending.append(watched.path)
+        self._watch = watch
+
+    def _unwatch(self, path: Path) -> _Watched | None:
+        """Stop watching ``path``; how it was watched, if it was."""
+        found = next((watched for watched in self._watch if watched.path == path), None)
+        self._watch = [watched for watched in self._watch if watched.path != path]
+        return found
+
+    def _watched(self, header: dict[str, Any]) -> list[_Watched]:
+        """The watched files the journal's first line names: files beside memory.json only."""
+        entries = header.get("watch")
+        watch = []
+        for entry in entries[-WATCHED:] if isinstance(entries, list) else []:
+            name = entry.get("name") if isinstance(entry, dict) else None
+            if not isinstance(name, str) or Path(name).name != name:
+                continue  # not a file this store set aside: never read from elsewhere
+            if not name.startswith(f"{SNAPSHOT}."):
+                continue
+            seen, saved = entry.get("seen"), entry.get("saved")
+            ok = isinstance(seen, list) and len(seen) == 3 and all(type(v) is int for v in seen)
+            watch.append(
+                _Watched(
+                    self.folder / name,
+                    (seen[0], seen[1], seen[2]) if ok else None,
+                    float(saved) if type(saved) in (int, float) else 0.0,
+                )
+            )
+        return watch
 
     @property
     def snapshot_mtime(self) -> float:
@@ -231,25 +294,44 @@ class NamespaceFiles:
         """Read a file a person saved (``memory.json``, or one compaction displaced)."""
         data, sig, records = self._read_settled(path)
         displaced = path != self.snapshot_path
+        watched = self._unwatch(path)  # set aside unreadable, written into since
         if records is not None:
             change.edited, change.edited_at = records, sig[1] / 1e9 if sig else time.time()
+            if watched is not None:
+                # Saved as its first bytes were, before it was set aside: the person read a
+                # snapshot older than the store's copy written back over it.
+                change.edited_at = watched.saved
             if displaced:  # merged once; removed once memory.json holds it (``done_with``)
-                change.source = path
+                if watched is None or path.name.startswith(f"{SNAPSHOT}.saved-"):
+                    change.source = path  # a watched corrupt- file stays where it was told
                 self.pending.remove(path)
             else:
                 self._snapshot_sig, self._snapshot_digest = sig, digest(data or b"")
                 self._broken = False  # repaired before it was set aside
             return
+        if watched is not None:  # still unreadable: watched on, and told already
+            self.pending.remove(path)
+            if data is not None:
+                self._watch_file(path, sig, watched.saved)
+            return
         change.broken = True
         if displaced:
             self.pending.remove(path)  # kept where it is, watched, and told
             if data is not None:
-                self._watch = [*self._watch[-15:], (path, sig)]
+                self._watch_file(path, sig)
                 change.quarantined.append(path)
             return
         self._snapshot_sig = sig
         self._snapshot_digest = None if data is None else digest(data)
         self._broken = data is not None
+
+    def _remove(self, path: Path) -> None:
+        try:
+            path.unlink()
+        except FileNotFoundError:
+            return
+        except OSError as e:
+            log.warning("could not remove %s, a copy of %s: %s", path, SNAPSHOT, e)
 
     def done_with(self, path: Path) -> None:
         """Remove a displaced file once merged: its changes are in ``memory.json`` now."""
@@ -284,6 +366,13 @@ class NamespaceFiles:
         header = change.entries[0] if change.entries else {}
         if header.get("op") != "high":
             header = {}
+        # What the last compaction (by any process) watched; those written into since it set
+        # them aside are merged after this load. Its list, not ours: one merged by another
+        # process is not named any more, and must not be merged twice.
+        self._watch = self._watched(header)
+        unchanged = {w.path for w in self._watch if _signature(w.path) == w.seen}
+        self.pending = [path for path in self.pending if path not in unchanged]
+        self._take_watched()
         if self._snapshot_sig is not None:
             change.trusted = header.get("snapshot") == list(self._snapshot_sig) or (
                 "digest" in header and header["digest"] == self._snapshot_digest
@@ -299,9 +388,12 @@ class NamespaceFiles:
             if change.base:
                 self._broken = True
             else:
-                change.quarantined.append(quarantine(self.snapshot_path))
+                kept = quarantine(self.snapshot_path)  # a rename: an editor writes on into it
+                change.quarantined.append(kept)
+                self._watch_file(kept, self._snapshot_sig)
                 self._snapshot_sig = self._snapshot_digest = None
-                change.broken = False  # nothing to write back: what is held came from nothing
+                # What is held came from the journal alone; written back all the same, so that
+                # the journal's first line names the file watched (for the next process).
         self._loaded = True
         return change
 
@@ -505,7 +597,7 @@ class NamespaceFiles:
             data,
             self._snapshot_digest,
             aside,
-            keep=self._broken,
+            keep=True,  # the file replaced is looked at below, at ``aside``
             written=prepared.tmp if prepared is not None else None,
         )
         if found == self.snapshot_path:
@@ -516,8 +608,21 @@ class NamespaceFiles:
             # still writing into it (an in-place save): the rest is merged when it parses.
             log.warning("%s does not parse; it was kept as %s", SNAPSHOT, aside)
             self.kept.append(aside)
-            self._watch = [*self._watch[-15:], (aside, _signature(aside))]
-        elif found is not None:
+            # Its signature as read, which the swap checked (the digest) and kept (inode,
+            # mtime, size): an editor's write after the swap, however soon, changes it.
+            self._watch_file(aside, self._snapshot_sig)
+        elif self._snapshot_digest is not None and found is None:
+            # The snapshot replaced, as expected. An editor that opened it before the swap may
+            # still write into it (an in-place save): then it is watched, merged if written
+            # into, and removed once closed unchanged. Asked first: once closed, it stays.
+            writing = open_for_writing(aside)
+            if _signature(aside) != self._snapshot_sig:
+                found = aside  # written into since the swap checked it
+            elif writing:
+                self._watch_file(aside, self._snapshot_sig)
+            else:
+                self._remove(aside)
+        if found is not None:
             log.warning("%s was saved while being replaced; kept in %s, to merge", SNAPSHOT, found)
             self.pending.append(found)
         self._snapshot_sig = _signature(self.snapshot_path)
@@ -533,6 +638,9 @@ class NamespaceFiles:
             "snapshot": list(self._snapshot_sig or ()),
             "digest": self._snapshot_digest,
         }
+        self._watch = [watched for watched in self._watch if watched.path.exists()]
+        if self._watch:
+            header_entry["watch"] = [watched.to_json() for watched in self._watch]
         header = json.dumps(header_entry).encode() + b"\n"
         write_bytes_atomic(self.journal_path, header + tail)
         st = os.stat(self.journal_path)

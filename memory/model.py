@@ -3,13 +3,22 @@
 A memory is the article's record ``{id, content, tags, category, createdAt, accessedAt,
 accessCount}``; on disk it keeps those camelCase keys (``to_dict``/``from_dict``), in Python
 it is a frozen dataclass with snake_case fields. ``updatedAt`` and ``source`` (where the memory
-came from, such as ``telegram:42:1001``, which makes a redelivered message add nothing) are ours
+came from, such as ``telegram:42:1001``, which makes a redelivered message add nothing) and
+``date`` (the local day, and time if one was named, that the content speaks of: "下周二下午三点"
+saved on 2026-12-01 is ``2026-12-08 15:00``; resolved when stored, searched as a date) are ours
 and optional, so a
 plain article-format file loads unchanged. Identity and persistence belong to the store.
+
+``attachment`` and ``origin`` are the client's too, optional and opaque to the library: small
+flat JSON objects (``clean_extra``: text, numbers, true/false), such as the reference to a file
+the memory was made from and who first wrote a forwarded message. The library keeps them with
+the memory and never searches them; a hand-edited one that is not such an object is dropped on
+load rather than making the memory unreadable.
 """
 
 from __future__ import annotations
 
+import heapq
 import re
 import unicodedata
 from collections.abc import Iterable, Mapping
@@ -25,6 +34,8 @@ MAX_TAGS = 20
 MAX_TAG_CHARS = 64
 MAX_CATEGORY_CHARS = 64
 MAX_LIMIT = 1000
+MAX_EXTRA_KEYS = 12  # keys of an ``attachment`` or ``origin``
+MAX_EXTRA_CHARS = 512  # characters of one of their text values
 MAX_ID = 2**63  # ids stay below it: a signed 64-bit integer, as other stores keep them
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half a UTF-16 pair: no UTF-8 file can hold it
 
@@ -68,14 +79,27 @@ def parse_time(text: str) -> datetime:
         raise MemoryInvalid(f"not an ISO-8601 time: {text!r}", field="time") from e
 
 
+# Full-width digits (Chinese and Japanese keyboards) as ASCII; zero-width characters (pasted
+# along with a number) as nothing. Other digits (superscripts, Arabic-Indic) stay refused.
+_PHONE_DIGITS: dict[int, int | None] = {0xFF10 + n: ord("0") + n for n in range(10)}
+_PHONE_DIGITS.update(dict.fromkeys(map(ord, "\u200b\u200c\u200d\u2060\ufeff"), None))
+
+
+def _digits(value: str) -> str:
+    """``value`` as typed on a phone, read as plain text: full-width ``１２３`` is ``123``."""
+    return value.translate(_PHONE_DIGITS).strip()
+
+
 def parse_id(value: object) -> int:
-    """A memory id from an int or a string of digits; anything else is ``MemoryInvalid``."""
+    """A memory id from an int or a string of digits (full-width ones too); anything else is
+    ``MemoryInvalid``."""
     if isinstance(value, bool):
         raise MemoryInvalid(f"not a memory id: {value!r}", field="id")
+    text = _digits(value) if isinstance(value, str) else ""
     if isinstance(value, int):
         memory_id = value
-    elif isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-        digits = value.strip().lstrip("0") or "0"
+    elif text.isascii() and text.isdigit():
+        digits = text.lstrip("0") or "0"
         memory_id = int(digits) if len(digits) < 20 else MAX_ID  # int() refuses 4300+ digits
     else:
         raise MemoryInvalid(f"not a memory id: {value!r} (ids are whole numbers)", field="id")
@@ -87,8 +111,9 @@ def parse_id(value: object) -> int:
 def parse_limit(value: object, *, maximum: int = MAX_LIMIT) -> int:
     """A result limit: a positive whole number no larger than ``maximum``."""
     if isinstance(value, bool) or not isinstance(value, int):
-        if isinstance(value, str) and value.strip().isascii() and value.strip().isdigit():
-            digits = value.strip().lstrip("0") or "0"
+        text = _digits(value) if isinstance(value, str) else ""
+        if text.isascii() and text.isdigit():
+            digits = text.lstrip("0") or "0"
             value = int(digits) if len(digits) < 20 else 10**20  # int() refuses 4300+ digits
         else:
             raise MemoryInvalid(f"limit must be a whole number, not {value!r}", field="limit")
@@ -114,6 +139,18 @@ def clean_content(content: object) -> str:
             field="content",
         )
     return content
+
+
+_DATE = re.compile(r"\d{4}-\d\d-\d\d(?: \d\d:\d\d)?")
+
+
+def clean_date(date: object) -> str | None:
+    """A memory's ``date``: ``YYYY-MM-DD`` or ``YYYY-MM-DD HH:MM`` (local), or None."""
+    if date is None:
+        return None
+    if not isinstance(date, str) or not _DATE.fullmatch(date):
+        raise MemoryInvalid(f"a date is YYYY-MM-DD or YYYY-MM-DD HH:MM, not {date!r}", field="date")
+    return date
 
 
 def _time_of_id(memory_id: object) -> str:
@@ -190,6 +227,48 @@ def clean_category(category: object) -> str:
     return _clean_label(category, "category", MAX_CATEGORY_CHARS) or DEFAULT_CATEGORY
 
 
+_EXTRA_KEY = re.compile(r"[a-z][a-z0-9_]{0,31}")
+
+
+def clean_extra(value: object, what: str) -> dict[str, str | int | float | bool] | None:
+    """An ``attachment`` or ``origin`` as stored: None, or a flat object of at most
+    ``MAX_EXTRA_KEYS`` lower-case keys whose values are text (``MAX_EXTRA_CHARS`` at most),
+    whole numbers, numbers or true/false (``MemoryInvalid`` otherwise; null values dropped)."""
+    if value is None:
+        return None
+    if not isinstance(value, Mapping) or len(value) > MAX_EXTRA_KEYS:
+        raise MemoryInvalid(
+            f"{what} must be an object of at most {MAX_EXTRA_KEYS} keys", field=what
+        )
+    clean: dict[str, str | int | float | bool] = {}
+    for key, item in value.items():
+        if not isinstance(key, str) or not _EXTRA_KEY.fullmatch(key):
+            raise MemoryInvalid(f"{what}: invalid key {key!r}", field=what)
+        if item is None:
+            continue
+        if isinstance(item, str):
+            if len(item) > MAX_EXTRA_CHARS or "\x00" in item or _SURROGATE.search(item):
+                raise MemoryInvalid(f"{what}.{key}: text too long or not valid", field=what)
+        elif isinstance(item, int) and not isinstance(item, bool):
+            if not -MAX_ID < item < MAX_ID:
+                raise MemoryInvalid(f"{what}.{key}: number out of range", field=what)
+        elif not isinstance(item, bool | float) or item != item or item in (_INF, -_INF):
+            raise MemoryInvalid(f"{what}.{key} must be text, a number or true/false", field=what)
+        clean[key] = item
+    return clean or None
+
+
+def _loaded_extra(value: object) -> dict[str, str | int | float | bool] | None:
+    """``clean_extra`` for a record read back: a damaged one is dropped, not fatal."""
+    try:
+        return clean_extra(value, "extra")
+    except MemoryInvalid:
+        return None
+
+
+_INF = float("inf")
+
+
 @dataclass(frozen=True, slots=True)
 class Memory:
     """One remembered thing, with the article's fields."""
@@ -203,9 +282,15 @@ class Memory:
     access_count: int = 0
     updated_at: str | None = None
     source: str | None = None
+    date: str | None = None
+    # The client's file reference and forward origin (``clean_extra``); not part of the hash:
+    # they are dicts, and a memory's identity is its id anyway.
+    attachment: Mapping[str, str | int | float | bool] | None = field(default=None, hash=False)
+    origin: Mapping[str, str | int | float | bool] | None = field(default=None, hash=False)
 
     def to_dict(self) -> dict[str, Any]:
-        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source`` when set."""
+        """The article's on-disk record (camelCase keys); ``updatedAt``, ``source``, ``date``,
+        ``attachment`` and ``origin`` when set."""
         record: dict[str, Any] = {
             "id": self.id,
             "content": self.content,
@@ -219,6 +304,12 @@ class Memory:
             record["updatedAt"] = self.updated_at
         if self.source is not None:
             record["source"] = self.source
+        if self.date is not None:
+            record["date"] = self.date
+        if self.attachment is not None:
+            record["attachment"] = dict(self.attachment)
+        if self.origin is not None:
+            record["origin"] = dict(self.origin)
         return record
 
     @classmethod
@@ -256,6 +347,9 @@ class Memory:
             access_count=count,
             updated_at=normalize_time(updated) if isinstance(updated, str) else None,
             source=source if isinstance(source, str) and source else None,
+            date=clean_date(record.get("date")),
+            attachment=_loaded_extra(record.get("attachment")),
+            origin=_loaded_extra(record.get("origin")),
         )
 
     @classmethod
@@ -277,9 +371,21 @@ class Memory:
                 record["accessCount"],
                 record.get("updatedAt"),
                 record.get("source"),
+                record.get("date"),
+                record.get("attachment"),
+                record.get("origin"),
             )
         except (KeyError, TypeError):
             return cls.from_dict(record)
+
+
+@dataclass(frozen=True, slots=True)
+class Added:
+    """What an add did: the memory stored, or the one already stored with the same content
+    (``duplicate``: nothing was written)."""
+
+    memory: Memory
+    duplicate: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -292,6 +398,19 @@ class Hit:
     def to_dict(self) -> dict[str, Any]:
         """The memory's article record with an added ``score``."""
         return {**self.memory.to_dict(), "score": round(self.score, 4)}
+
+
+def most_used(memories: Iterable[Memory], limit: int, *, used_only: bool = True) -> list[Memory]:
+    """The ``limit`` memories used most often; with ``used_only``, never one unused.
+
+    The one order of "most used", for ``stats`` and the bot's digest alike: the higher
+    ``accessCount`` first, ties to the one used last (``accessedAt``; stored times are all in
+    the article's fixed-width UTC form, so they compare as text), then to the newer id. The
+    article's ``mostAccessed`` is the top 5 by ``accessCount`` whatever it is (``used_only``
+    false); the bot never calls an unused memory "most used".
+    """
+    used = (m for m in memories if m.access_count > 0 or not used_only)
+    return heapq.nlargest(limit, used, key=lambda m: (m.access_count, m.accessed_at, m.id))
 
 
 @dataclass(frozen=True, slots=True)

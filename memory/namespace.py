@@ -8,7 +8,10 @@ answer, without the lock; writes there raise ``MemorySaveFailed``.
 Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
 also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock.
 Rankers are fed on every put and delete (``memory.ranking``); access bookkeeping (a search's
-touch) changes counts without re-indexing.
+touch) changes counts without re-indexing. With an embedder, every put also notes the memory's
+text for the background embedding (``memory.meaning``), and ``search(..., ranker="hybrid")``
+fuses the keyword ranking with the meaning (``memory.hybrid``); without one, or while the
+embedder fails, "hybrid" is exactly the keyword ranking.
 
 A ``memory.json`` edited by hand while the namespace is held is merged into it, never taken
 wholesale (``memory.handedit``); one that cannot be read leaves what is held in place, and is
@@ -19,38 +22,58 @@ once per change of state.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import logging
 import threading
 import time
 from collections import Counter
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import numpy as np
+import numpy.typing as npt
+
 from memory.bm25 import Bm25Ranker
+from memory.changelog import ChangeLog
 from memory.documents import FileDocuments
+from memory.duplicates import Near, near_duplicates
+from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
+from memory.history import ChangeRecord, Retention, new_record
+from memory.history import History as ChangeHistory
+from memory.hybrid import DEPTH, dense_query, fuse
+from memory.interface import SearchStatus
 from memory.journal import SNAPSHOT, Change, NamespaceFiles
+from memory.meaning import Meaning
 from memory.model import (
+    DEFAULT_CATEGORY,
     MAX_ID,
+    Added,
     Hit,
     Memory,
     Stats,
     clean_category,
     clean_content,
+    clean_date,
+    clean_extra,
     clean_tags,
     format_time_ms,
+    most_used,
     now_iso,
     parse_id,
     parse_limit,
 )
 from memory.ranking import Ranker, SeedRanker
+from memory.text import content_key
+from memory.vectors import FileVectors
 
 log = logging.getLogger(__name__)
 
-RANKERS = ("default", "seed")
+RANKERS = ("default", "hybrid", "seed")
+NEAR_CANDIDATES = 20  # the best search hits for a new text that are measured as near-duplicates
 INDEX_FILE = "memory.index"
 TOP_TAGS = 10
 MOST_ACCESSED = 5
@@ -63,16 +86,47 @@ def _new_rankers(folder: Path) -> dict[str, Ranker]:
     return {"default": Bm25Ranker(folder / INDEX_FILE), "seed": SeedRanker()}
 
 
+def _same_file(stored: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:
+    """Whether two attachments are the same file (or both absent): Telegram's
+    ``file_unique_id`` when both have one, else the whole reference."""
+    if stored is None or new is None:
+        return stored is new
+    key = "file_unique_id"
+    if key in stored and key in new:
+        return bool(stored[key] == new[key])
+    return dict(stored) == dict(new)
+
+
 class Namespace:
     """One namespace's memories, with the article's operations. Thread-safe."""
 
-    def __init__(self, folder: Path, name: str) -> None:
+    def __init__(
+        self,
+        folder: Path,
+        name: str,
+        retention: Retention | None = None,
+        *,
+        embedder: Embedder | None = None,
+        wake: Callable[[Namespace], None] | None = None,
+        wait: Callable[[float | None], bool] | None = None,
+    ) -> None:
         self.name = name
         self.path = folder
         self._files = NamespaceFiles(folder)
+        self._changelog = ChangeLog(folder, retention or Retention())  # memory.history
         self._mutex = threading.RLock()
+        # Search by meaning (``memory.meaning``): None without an embedder.
+        self._meaning: Meaning | None = None
+        self._wait = wait
+        if embedder is not None:
+            wake_me = (lambda: wake(self)) if wake is not None else (lambda: None)
+            self._meaning = Meaning(name, FileVectors(folder), embedder, self._mutex, wake_me)
         self._memories: dict[int, Memory] = {}
         self._sources: dict[str, int] = {}  # source -> id of the memory that came from it
+        # content_key -> id of a memory with that content; built on the first add (None: not
+        # yet), so that opening a namespace does not fold every memory.
+        self._keys: dict[str, int] | None = None
+        self._shadowed = False  # two held memories share a content key (edits, old files)
         self._rankers: dict[str, Ranker] = _new_rankers(self.path)
         self._high_id = 0  # the highest id this namespace has seen, deleted ones included
         self._quarantined: Path | None = None
@@ -95,29 +149,85 @@ class Namespace:
         category: str | None = None,
         *,
         source: str | None = None,
+        date: str | None = None,
+        attachment: Mapping[str, Any] | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> Memory:
-        """Store a new memory; it is on disk when this returns.
+        """Store a new memory; it is on disk when this returns (``add_unique`` says more)."""
+        return self.add_unique(
+            content, tags, category, source=source, date=date, attachment=attachment, origin=origin
+        ).memory
 
-        ``source`` names what the memory came from (``telegram:<chat>:<message>``); adding again
-        with a source already present returns that memory and writes nothing, so a message
-        delivered twice (a crash before its update was confirmed) is remembered once.
+    def add_unique(
+        self,
+        content: str,
+        tags: Iterable[str] | str = (),
+        category: str | None = None,
+        *,
+        source: str | None = None,
+        date: str | None = None,
+        attachment: Mapping[str, Any] | None = None,
+        origin: Mapping[str, Any] | None = None,
+    ) -> Added:
+        """Store a new memory unless its content is already stored; on disk when this returns.
+
+        Content equal to a stored memory's after folding (``memory.text.content_key``: case,
+        width, spacing, punctuation) is not stored again: that memory comes back, as a
+        ``duplicate``. ``source`` names what the memory came from (``telegram:<chat>:<message>``);
+        adding again with a source already present returns that memory (not as a duplicate: it
+        is the same message) and writes nothing, so a message delivered twice is remembered once.
+        ``date`` is the local day (and time) the content names (``memory.model.Memory``).
+        ``attachment`` and ``origin`` are kept with it as given (``clean_extra``); a memory made
+        from a file is a duplicate only of one made from the same file (two photos both
+        captioned "📷 photo" are two memories).
         """
-        content, clean = clean_content(content), clean_tags(tags)
+        content, clean, day = clean_content(content), clean_tags(tags), clean_date(date)
         group = clean_category(category)
+        kept, came_from = clean_extra(attachment, "attachment"), clean_extra(origin, "origin")
         if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
             raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
         with self._locked(write=True):
             if source is not None and source in self._sources:
-                return self._memories[self._sources[source]]
+                return Added(self._memories[self._sources[source]])
+            key = content_key(content)
+            same = self._content_keys().get(key) if key else None
+            if same is not None and not _same_file(self._memories[same].attachment, kept):
+                same = None
+            if same is not None:
+                return Added(self._memories[same], duplicate=True)
             now_ms = time.time_ns() // 1_000_000
             at = format_time_ms(now_ms)
             memory_id = max(now_ms, self._high_id + 1)
             if memory_id >= MAX_ID:  # only after importing ids from the far future
                 raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
-            memory = Memory(memory_id, content, clean, group, at, at, 0, source=source)
-            self._commit([{"op": "put", "m": memory.to_dict()}])
+            memory = Memory(
+                memory_id,
+                content,
+                clean,
+                group,
+                at,
+                at,
+                0,
+                source=source,
+                date=day,
+                attachment=kept,
+                origin=came_from,
+            )
+            record = new_record("add", memory.id, None, memory)
+            self._commit([{"op": "put", "m": memory.to_dict()}], records=[record])
             self._put(memory)
-            return memory
+            return Added(memory)
+
+    def similar(self, content: str) -> list[Near]:
+        """The stored memories that may say what ``content`` says (``memory.duplicates``).
+
+        Candidates are the best search hits for the content (nothing is counted as used).
+        """
+        content = clean_content(content)
+        with self._locked(write=False):
+            ranked = self._rankers["default"].rank(content, self._memories, NEAR_CANDIDATES)
+            candidates = [self._memories[mid] for mid, _ in ranked]
+        return near_duplicates(content, candidates)
 
     def search(
         self, query: str, limit: int = 10, *, ranker: str = "default", touch: bool = True
@@ -132,12 +242,41 @@ class Namespace:
         limit = parse_limit(limit)
         if ranker not in RANKERS:
             raise MemoryInvalid(f"unknown ranker {ranker!r}; use one of {RANKERS}", field="ranker")
+        meaning = self._meaning if ranker == "hybrid" else None
+        # Embedded before taking the namespace: other operations go on meanwhile.
+        vector = meaning.query_vector(dense_query(query)) if meaning is not None else None
         with self._locked(write=False) as writable:
-            ranked = self._rankers[ranker].rank(query, self._memories, limit)
+            if ranker == "hybrid":
+                ranked = self._hybrid(query, vector, limit)
+            else:
+                ranked = self._rankers[ranker].rank(query, self._memories, limit)
             found = [self._memories[mid] for mid, _ in ranked]
             if touch and found:
                 found = self._touch(found, persist=writable)
             return [Hit(memory, score) for memory, (_, score) in zip(found, ranked, strict=True)]
+
+    def search_status(self) -> SearchStatus:
+        """Whether "hybrid" searches use meaning, and how much is embedded so far."""
+        if self._meaning is None:
+            return SearchStatus("keywords")
+        with self._locked(write=False, use=False):
+            return self._meaning.status()
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Embed every memory lacking a vector before returning (False: ``timeout`` passed)."""
+        self.search_status()  # loads the memories, which notes what lacks a vector
+        return self._wait(timeout) if self._wait is not None else True
+
+    def vectors(self) -> FileVectors:
+        """Where this namespace's embeddings are kept (``memory.vectors``)."""
+        return FileVectors(self.path)
+
+    def embed_step(self) -> int:
+        """Embed a batch of memories that lack a vector; how many (0: none left). For the
+        store's background worker (``memory.meaning``), and benchmarks that wait for it."""
+        if self._meaning is None:
+            return 0
+        return self._meaning.embed_step()
 
     def memories(self, category: str | None = None) -> list[Memory]:
         """All memories in stored order, or those of one category."""
@@ -173,8 +312,10 @@ class Namespace:
         if category is not None:
             changes["category"] = clean_category(category)
         with self._locked(write=True):
-            memory = replace(self._find(key), **changes, updated_at=now_iso())
-            self._commit([{"op": "put", "m": memory.to_dict()}])
+            before = self._find(key)
+            memory = replace(before, **changes, updated_at=now_iso())
+            record = new_record("update", key, before, memory)
+            self._commit([{"op": "put", "m": memory.to_dict()}], records=[record])
             self._put(memory)
             return memory
 
@@ -183,25 +324,45 @@ class Namespace:
         key = parse_id(memory_id)
         with self._locked(write=True):
             memory = self._find(key)
-            self._commit([{"op": "del", "id": key}])
+            self._commit(
+                [{"op": "del", "id": key}], records=[new_record("delete", key, memory, None)]
+            )
             self._drop(key)
             self._deleted_at[key] = time.time()
             return memory
 
     def stats(self) -> Stats:
-        """Totals by category, the most used tags and the most accessed memories."""
+        """Totals by category, the most used tags and the most accessed memories.
+
+        ``most_accessed`` is the article's top 5 by ``accessCount``, ties ordered as the digest
+        orders them (``memory.model.most_used``).
+        """
         with self._locked(write=False):
             memories = list(self._memories.values())
         by_category = Counter(m.category for m in memories)
         tags = Counter(tag for m in memories for tag in m.tags)
-        # sorted() is stable and works on a copy: unlike the article, the store keeps its order.
-        most = sorted(memories, key=lambda m: -m.access_count)[:MOST_ACCESSED]
+        most = most_used(memories, MOST_ACCESSED, used_only=False)
         return Stats(
             len(memories), dict(by_category.most_common()), tags.most_common(TOP_TAGS), most
         )
 
-    def related(self, memory_id: int | str, limit: int = 5) -> list[Hit]:
-        """Other memories sharing its tags (+1 each) or its category (+2), best first."""
+    def related(
+        self,
+        memory_id: int | str,
+        limit: int = 5,
+        *,
+        tag: float = 1.0,
+        category: float = 2.0,
+        default_category: bool = True,
+    ) -> list[Hit]:
+        """Other memories sharing its tags (``tag`` each) or its category (``category``), best
+        first; score 0 dropped.
+
+        The defaults are the article's (+1 a shared tag, +2 the same category). Without
+        ``default_category``, sharing the default category (``general``, where everything
+        without one goes) scores nothing: the bot's ``/related`` weighs tags over categories
+        that way (``bot.core.operations.related``).
+        """
         key = parse_id(memory_id)
         limit = parse_limit(limit)
         with self._locked(write=False):
@@ -211,15 +372,22 @@ class Namespace:
             for memory in self._memories.values():
                 if memory.id == key:
                     continue
-                score = len(tags.intersection(memory.tags))
-                score += 2 if memory.category == target.category else 0
+                score = tag * len(tags.intersection(memory.tags))
+                if memory.category == target.category and (
+                    default_category or memory.category != DEFAULT_CATEGORY
+                ):
+                    score += category
                 if score:
                     scored.append(Hit(memory, float(score)))
         scored.sort(key=lambda hit: -hit.score)
         return scored[:limit]
 
-    def import_memories(self, records: Iterable[Mapping[str, Any]]) -> int:
-        """Add article-format records, ids kept; ids already present are skipped.
+    def import_memories(
+        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+    ) -> int:
+        """Add article-format records, ids kept; ids or contents already present are skipped.
+
+        Without ``skip_duplicates`` only ids are: a benchmark's data set is taken as it is.
 
         All or nothing: one invalid record rejects the whole import. Returns how many were added.
         """
@@ -231,9 +399,18 @@ class Namespace:
                 raise MemoryInvalid(f"record {number}: {e.message}", field=e.field) from e
             incoming.setdefault(memory.id, memory)
         with self._locked(write=True):
-            new = [m for m in incoming.values() if m.id not in self._memories]
+            keys = dict(self._content_keys())
+            new = []
+            for memory in incoming.values():
+                key = content_key(memory.content)
+                if memory.id in self._memories or (skip_duplicates and key and key in keys):
+                    continue  # already here: by id, or the same content under another id
+                if key:
+                    keys[key] = memory.id
+                new.append(memory)
             if new:
-                self._commit([{"op": "put", "m": m.to_dict()} for m in new])
+                logged = [new_record("import", m.id, None, m) for m in new]
+                self._commit([{"op": "put", "m": m.to_dict()} for m in new], records=logged)
                 for memory in new:
                     self._put(memory)
             return len(new)
@@ -241,6 +418,51 @@ class Namespace:
     def export(self) -> list[dict[str, Any]]:
         """Every memory as an article-format record, in stored order."""
         return [m.to_dict() for m in self.memories()]
+
+    # -- history and undo (memory.history) ------------------------------------------------
+
+    def history(self, memory_id: int | str | None = None) -> ChangeHistory:
+        """The changes kept (``memory.history``), oldest first; with ``memory_id``, its own."""
+        key = parse_id(memory_id) if memory_id is not None else None
+        with self._locked(write=False):
+            found = self._changelog.read()
+        if key is None:
+            return found
+        return dataclasses.replace(found, records=tuple(found.of(key)))
+
+    def restore(self, memory: Memory) -> Memory:
+        """Put ``memory`` back: re-inserted with its id, times and counts if it is gone; else
+        its content, tags and category set back to ``memory``'s. It is on disk on return.
+
+        Re-inserting an id handed out before keeps ids strictly increasing: the next new id is
+        still above every id this namespace has seen.
+        """
+        memory = Memory.from_dict(memory.to_dict())  # validated as an imported record is
+        with self._locked(write=True):
+            current = self._memories.get(memory.id)
+            if current is None:
+                taken = memory.source is not None and memory.source in self._sources
+                restored = replace(memory, source=None) if taken else memory
+            else:
+                restored = replace(
+                    current,
+                    content=memory.content,
+                    tags=memory.tags,
+                    category=memory.category,
+                    updated_at=now_iso(),
+                )
+            record = new_record("restore", memory.id, current, restored)
+            self._commit([{"op": "put", "m": restored.to_dict()}], records=[record])
+            self._put(restored)
+            self._deleted_at.pop(memory.id, None)
+            return restored
+
+    def keep(self, memory_id: int | str) -> None:
+        """Record that the change in progress (an undo) leaves this memory as it is."""
+        key = parse_id(memory_id)
+        with self._locked(write=True):
+            current = self._memories.get(key)
+            self._changelog.append([new_record("keep", key, current, current)])
 
     def documents(self) -> FileDocuments:
         """This namespace's documents, beside ``memory.json`` (``memory.documents``)."""
@@ -257,6 +479,23 @@ class Namespace:
         self.memories()  # loading moves an unreadable memory.json aside
         # The names end in their UTC time, so sorted is oldest first.
         return sorted(self.path.glob(f"{SNAPSHOT}.corrupt-*"))
+
+    # -- use: what counts as a use of a memory (issue 15) -----------------------------------
+
+    def touch(self, memory_ids: Iterable[int | str]) -> list[Memory]:
+        """Count these memories as used (``accessCount`` + 1, ``accessedAt`` now), each once.
+
+        ``search(..., touch=True)`` touches every hit, as the article does; a caller that knows
+        which hit was the answer searches with ``touch=False`` and touches that one here. Ids
+        not found (deleted meanwhile) are skipped; like a search's touch, it is bookkeeping
+        and not durable on return.
+        """
+        keys = list(dict.fromkeys(parse_id(value) for value in memory_ids))
+        if not keys:
+            return []
+        with self._locked(write=False) as writable:
+            found = [self._memories[key] for key in keys if key in self._memories]
+            return self._touch(found, persist=writable) if found else []
 
     # -- housekeeping ---------------------------------------------------------------------
 
@@ -292,8 +531,10 @@ class Namespace:
         with self._mutex:
             self.flush()
             self._files.release()
-            self._memories, self._sources = {}, {}
+            self._memories, self._sources, self._keys = {}, {}, None
             self._rankers = _new_rankers(self.path)
+            if self._meaning is not None:
+                self._meaning.release()
             self._history = History()  # memory.journal.base holds what it knew
 
     # -- internals --------------------------------------------------------------------------
@@ -334,16 +575,18 @@ class Namespace:
 
     def _sync(self, *, compact: bool) -> None:
         """Catch up with disk; with ``compact`` (the lock held), write back what must be."""
-        for _ in range(4):  # a person's files saved one after another: each merged in turn
-            if not self._catch_up() or not self._files.pending:
+        # A person's files saved one after another, or found on opening: each merged in turn.
+        for _ in range(4):
+            self._catch_up()
+            if not self._files.pending:
                 break
         if self._rewrite:
             self._dirty_since = 0.0
             if compact:
                 self._compact(force=True)
 
-    def _catch_up(self) -> bool:
-        """Apply what changed on disk; whether it held a person's edit."""
+    def _catch_up(self) -> None:
+        """Apply what changed on disk."""
         change = self._files.poll()
         if change.reload:
             self._reload(change)
@@ -369,7 +612,6 @@ class Namespace:
             self._rewrite = True
         if change.quarantined and self._quarantined is None:
             self._quarantined = change.quarantined[0]
-        return change.edited is not None
 
     def _merge(self, change: Change) -> None:
         """Take a person's edit of memory.json into what is held (``memory.handedit``)."""
@@ -379,8 +621,10 @@ class Namespace:
         )
         for memory_id in self._memories.keys() - result.memories.keys():
             self._deleted_at[memory_id] = change.edited_at
-        self._memories, self._sources = {}, {}
+        self._memories, self._sources, self._keys = {}, {}, None
         self._rankers = _new_rankers(self.path)
+        if self._meaning is not None:
+            self._meaning.forget_all()
         for memory in result.memories.values():
             self._put(memory)
         self._history.record(result.edited.values(), change.edited_at)
@@ -404,8 +648,10 @@ class Namespace:
         self._rewrite = True
 
     def _reload(self, change: Change) -> None:
-        self._memories, self._sources = {}, {}
+        self._memories, self._sources, self._keys = {}, {}, None
         self._rankers = _new_rankers(self.path)
+        if self._meaning is not None:
+            self._meaning.forget_all()
         bad = 0
         read = Memory.from_store if change.trusted else Memory.from_dict
         for record in change.snapshot:
@@ -458,20 +704,63 @@ class Namespace:
             self._dirty_since = time.monotonic()
         return True
 
+    def _content_keys(self) -> dict[str, int]:
+        """Content key -> the id of a held memory with it (every key held has one)."""
+        if self._keys is None:
+            self._keys, self._shadowed = {}, False
+            for memory in self._memories.values():
+                self._key_in(memory)
+        return self._keys
+
+    def _key_in(self, memory: Memory) -> None:
+        key = content_key(memory.content)
+        if key and self._keys is not None and self._keys.setdefault(key, memory.id) != memory.id:
+            self._shadowed = True
+
+    def _key_out(self, memory: Memory) -> None:
+        key = content_key(memory.content)
+        if self._keys is not None and self._keys.get(key) == memory.id:
+            del self._keys[key]
+            if self._shadowed:
+                self._keys = None  # another memory may have that key: built again when asked
+
     def _put(self, memory: Memory) -> None:
+        old = self._memories.get(memory.id)
+        if old is not None:
+            self._key_out(old)
         self._memories[memory.id] = memory
+        self._key_in(memory)
         if memory.source is not None:
             self._sources[memory.source] = memory.id
         self._high_id = max(self._high_id, memory.id)
         for ranker in self._rankers.values():
             ranker.index(memory)
+        if self._meaning is not None:
+            self._meaning.note(memory.id, memory.content)
 
     def _drop(self, memory_id: int) -> None:
         memory = self._memories.pop(memory_id, None)
         if memory is not None and memory.source is not None:
             self._sources.pop(memory.source, None)
+        if memory is not None:
+            self._key_out(memory)
         for ranker in self._rankers.values():
             ranker.unindex(memory_id)
+        if self._meaning is not None:
+            self._meaning.forget(memory_id)
+
+    def _hybrid(
+        self, query: str, vector: npt.NDArray[np.float32] | None, limit: int
+    ) -> list[tuple[int, float]]:
+        """The fused ranking (``memory.hybrid``); the keyword ranking alone without a vector."""
+        keywords = self._rankers["default"]
+        if vector is None or self._meaning is None:
+            return keywords.rank(query, self._memories, limit)
+        ids, cosines = self._meaning.cosines(vector)
+        if not len(ids):
+            return keywords.rank(query, self._memories, limit)
+        ranked = keywords.rank(query, self._memories, max(limit, DEPTH))
+        return fuse(query, ranked, ids, cosines, self._memories, limit)
 
     def _find(self, memory_id: int) -> Memory:
         try:
@@ -493,8 +782,27 @@ class Namespace:
             self._memories[memory.id] = memory
         return touched
 
-    def _commit(self, entries: list[dict[str, Any]], *, durable: bool = True) -> None:
-        self._files.append(entries, durable=durable)
+    def _commit(
+        self,
+        entries: list[dict[str, Any]],
+        *,
+        durable: bool = True,
+        records: list[ChangeRecord] | None = None,
+    ) -> None:
+        """Append ``entries`` to the journal; ``records`` of the change to the history first
+        (write-ahead: no change stands without its record; ``memory.changelog``)."""
+        mark = self._changelog.append(records) if records else None
+        try:
+            self._files.append(entries, durable=durable)
+        except MemoryStoreError:
+            if mark is not None:
+                self._changelog.cut(mark)
+            raise
+        if records:
+            try:
+                self._changelog.trim()
+            except MemoryStoreError as e:  # retention only: the records are all there
+                log.warning("could not trim the history of %s: %s", self.name, e.message)
         if not durable:
             return  # a touch alone is not worth a rewrite
         self._changes += 1

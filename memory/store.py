@@ -16,12 +16,19 @@ append-only journal (see ``memory.journal``), so that:
   also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock;
 - threads and asyncio tasks (a mutex) and processes (an ``flock``) can share a namespace: every
   operation takes both, then catches up with what other processes appended before acting.
+- every change is recorded in ``data_dir/users/42/memory.history`` (``memory.changelog``),
+  written ahead of the change, who made it and through which door (``memory.history``), within
+  the retention ``history_days`` / ``history_max``; undo and ``/history`` read it.
 
 A namespace unused for ``idle_seconds`` is compacted and released from RAM; its ``Namespace``
 object stays valid and reloads on next use. So that one process can serve many thousands of
 namespaces, at most ``max_open_namespaces`` are held at once, holding at most ``max_memories``
 memories between them: asking for one more releases the least recently asked for first. An idle
 namespace holds no file open (its lock file and journal are opened per operation).
+
+With an ``embedder`` (``memory.embedding``), ``search(..., ranker="hybrid")`` also searches by
+meaning: one background thread (``memory.meaning.EmbeddingWorker``) embeds what the namespaces
+are missing, and each namespace keeps its vectors in ``memory.vectors`` beside ``memory.json``.
 """
 
 from __future__ import annotations
@@ -34,8 +41,11 @@ from collections import OrderedDict
 from pathlib import Path
 
 from memory.documents import FileDocuments
+from memory.embedding import Embedder, EmbedderHealth
 from memory.errors import MemoryStoreError, NamespaceInvalid
+from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.journal import JOURNAL, SNAPSHOT
+from memory.meaning import EmbeddingWorker
 from memory.namespace import RANKERS, Namespace
 from memory.records import FileRecordLog
 
@@ -81,10 +91,14 @@ class MemoryStore:
         idle_seconds: float = 900.0,
         max_open_namespaces: int = 512,
         max_memories: int = 2_000_000,
+        embedder: Embedder | None = None,
+        history_days: int = DEFAULT_DAYS,
+        history_max: int = DEFAULT_MAX,
     ) -> None:
         if max_open_namespaces < 1 or max_memories < 1:
             raise ValueError("max_open_namespaces and max_memories must be at least 1")
         self.data_dir = Path(data_dir)
+        self.retention = Retention(history_days, history_max)  # memory.history
         self.compact_seconds = compact_seconds
         self.idle_seconds = idle_seconds
         self.max_open_namespaces = max_open_namespaces
@@ -94,6 +108,13 @@ class MemoryStore:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
+        # One health guard for every namespace: an endpoint that is down is skipped by all.
+        self.embedder: Embedder | None = None
+        if embedder is not None:
+            self.embedder = (
+                embedder if isinstance(embedder, EmbedderHealth) else EmbedderHealth(embedder)
+            )
+        self._worker = EmbeddingWorker()
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -107,7 +128,14 @@ class MemoryStore:
         with self._lock:
             namespace = self._namespaces.get(name)
             if namespace is None:
-                namespace = Namespace(self.data_dir / name, name)
+                namespace = Namespace(
+                    self.data_dir / name,
+                    name,
+                    self.retention,
+                    embedder=self.embedder,
+                    wake=self._worker.wake,
+                    wait=self._worker.wait,
+                )
                 self._namespaces[name] = namespace
             if self._janitor is None:
                 self._stop.clear()
@@ -121,6 +149,10 @@ class MemoryStore:
         for victim in victims:  # outside the store's lock: a release may wait for an operation
             self._release(victim)
         return namespace
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Wait until every memory noted so far is embedded (benchmarks, tests, tools)."""
+        return self._worker.wait(timeout)
 
     def _over_budget(self) -> list[Namespace]:
         """The least recently asked for namespaces to release so the rest fit the budget."""
@@ -186,6 +218,7 @@ class MemoryStore:
         self._stop.set()
         if janitor is not None:
             janitor.join()
+        self._worker.close()
         for namespace in namespaces:
             try:
                 namespace.release()

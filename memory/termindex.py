@@ -59,6 +59,8 @@ def fingerprint(memory: Memory) -> bytes:
     key = f"{len(content)}:{content}{len(category)}:{category}{memory.created_at[:10]}"
     if memory.tags:
         key += "".join(f"{len(tag)}:{tag}" for tag in memory.tags)
+    if memory.date:
+        key += f"@{memory.date[:10]}"
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 

@@ -11,7 +11,9 @@ Two consumers, two needs:
 
 How ``terms`` reads a text, and why (figures: rec@5 in ``python -m bench.retrieval``):
 
-1. ``fold``: Unicode NFKC (full-width ``ＡＢＣ１２３`` -> ``ABC123``, ligatures), case folding
+1. ``fold``: Unicode NFKC (full-width ``ＡＢＣ１２３`` -> ``ABC123``, ligatures), invisible
+   characters removed (zero-width spaces and joiners, soft hyphens, emoji variation selectors
+   and skin tones: pasted text carries them inside words), case folding
    (``Straße`` -> ``strasse``), then the accents of Latin, Greek and Cyrillic letters are dropped
    (``café`` -> ``cafe``): people type without them on phones. Only the combining diacritics
    block (U+0300..U+036F) is stripped, so Japanese voicing marks (``が`` is not ``か``) survive.
@@ -35,6 +37,11 @@ How ``terms`` reads a text, and why (figures: rec@5 in ``python -m bench.retriev
    0.629 / 0.707 / 0.509 / 0.927 with all three): without stemming 0.590 / 0.651 / 0.449 /
    0.903; without stop words 0.578 / 0.692 / 0.423 / 0.900; without the irregular forms
    0.617 / 0.700 / 0.512 / 0.945 (kept: the two large sets gain, the 55 questions lose one).
+4. Each emoji is a term of its own (``🍕``): people tag and search with them.
+
+``content_key`` is what "the same content" means for the store's duplicate check: the folded
+words (letters, digits, emoji) joined by single spaces, so case, width, spacing and punctuation
+make no difference (``Buy milk!`` and ``buy  milk`` are one memory).
 
 Dates: ``created_terms`` turns a memory's ``createdAt`` into a day (``@05-04``) and a month
 (``@2023-05``, ``@m05``) term, and ``date_terms`` finds the dates a question names ("on May 4th",
@@ -55,10 +62,19 @@ _CJK = r"\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff"
 # A word is letters and digits of any script but the CJK ideographs, which form runs of their own
 # (so ``Bart在圣诞节`` is ``bart`` then ``在圣诞节``).
 _WORD = rf"[^\W_{_CJK}]+"
-_RUN = re.compile(rf"[{_CJK}]+|{_WORD}(?:[.'’:\\/-]{_WORD})*")
+# Emoji: pictographs, symbols and dingbats, enclosed letters and regional indicators.
+_EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff"
+_RUN = re.compile(rf"[{_CJK}]+|{_WORD}(?:[.'’:\\/-]{_WORD})*|[{_EMOJI}]")
 _IS_CJK = re.compile(rf"[{_CJK}]")
-_TERM_RUN = re.compile(rf"[{_CJK}]+|{_WORD}(?:['’]{_WORD})?")
+_TERM_RUN = re.compile(rf"[{_CJK}]+|{_WORD}(?:['’]{_WORD})?|[{_EMOJI}]")
+_IS_EMOJI = re.compile(rf"[{_EMOJI}]")
+_KEY_WORD = re.compile(rf"[^\W_]+|[{_EMOJI}]")
 _ACCENTS = re.compile("[\u0300-\u036f]")
+# Characters that change nothing a reader sees: zero-width space, non-joiner and joiner, word
+# joiner, BOM, soft hyphen, variation selectors, emoji skin tones.
+_INVISIBLE = dict.fromkeys(
+    [*map(ord, "\u200b\u200c\u200d\u2060\ufeff\u00ad\ufe0e\ufe0f"), *range(0x1F3FB, 0x1F400)]
+)
 
 # A standard English stop list (the function words of the usual IR lists) and contractions.
 STOP_WORDS = frozenset(
@@ -152,7 +168,7 @@ def segment_cjk(run: str) -> list[str]:
 def query_words(query: str) -> list[str]:
     """The distinct words of a query, lower-cased, in order of first appearance."""
     words: dict[str, None] = {}
-    for run in _RUN.findall(query.lower()):
+    for run in _RUN.findall(query.lower().translate(_INVISIBLE)):
         if _IS_CJK.match(run):
             for word in segment_cjk(run):
                 words.setdefault(word, None)
@@ -163,7 +179,7 @@ def query_words(query: str) -> list[str]:
 
 def fold(text: str) -> str:
     """``text`` with width, case and accents folded: ``Ｃａｆé`` -> ``cafe``."""
-    text = unicodedata.normalize("NFKC", text).casefold()
+    text = unicodedata.normalize("NFKC", text).translate(_INVISIBLE).casefold()
     if text.isascii():
         return text
     decomposed = unicodedata.normalize("NFD", text)
@@ -187,18 +203,29 @@ def word_term(word: str) -> str | None:
     return stemmed
 
 
-def terms(text: str) -> list[str]:
-    """The search terms of ``text`` in order, repeats kept (they are term frequencies)."""
+def terms(text: str, *, characters: bool = True) -> list[str]:
+    """The search terms of ``text`` in order, repeats kept (they are term frequencies).
+
+    Without ``characters``, a CJK run of two or more characters gives its bigrams only.
+    """
     out: list[str] = []
     for run in _TERM_RUN.findall(fold(text)):
         if _IS_CJK.match(run):
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
-            out.extend(run)
+            if characters or len(run) == 1:
+                out.extend(run)
+        elif _IS_EMOJI.match(run):
+            out.append(run)
         else:
             term = word_term(run)
             if term is not None:
                 out.append(term)
     return out
+
+
+def content_key(text: str) -> str:
+    """What two contents must share to be the same memory: ``Buy milk!`` -> ``buy milk``."""
+    return " ".join(_KEY_WORD.findall(fold(text)))
 
 
 def _day_month(out: list[str], month: int, day: int, year: str | None) -> None:

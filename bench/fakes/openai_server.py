@@ -16,6 +16,10 @@ A scripted item may also be a function of the request (``lambda request: Answer(
 answer from what the bot sent back. Requests with ``"stream": true`` are answered as server-sent
 events (chunks, tool-call deltas, the usage chunk, ``[DONE]``), others as one JSON document.
 An empty script answers 500 with a message saying so, so a missing script item fails loudly.
+
+``POST /v1/embeddings`` reads the same script: ``Embeddings(rows)`` answers those vectors (or,
+with ``rows=None``, a vector of ``dimensions`` per input), and ``Status``, ``Slow``,
+``Garbage`` and ``Disconnect`` fail as they do for chat completions.
 """
 
 from __future__ import annotations
@@ -60,6 +64,14 @@ class ToolCalls:
 
 
 @dataclass(frozen=True)
+class Embeddings:
+    """An embeddings answer: these rows, or one row of ``dimensions`` per input."""
+
+    rows: list[list[float]] | None = None
+    dimensions: int = 4
+
+
+@dataclass(frozen=True)
 class Status:
     """An HTTP error, with the OpenAI error body and optional headers (``retry-after``)."""
 
@@ -74,7 +86,7 @@ class Slow:
     """Wait ``seconds`` (longer than the client's timeout) before answering ``then``."""
 
     seconds: float
-    then: Answer | ToolCalls = Answer("too late")
+    then: Answer | ToolCalls | Embeddings = Answer("too late")
 
 
 @dataclass(frozen=True)
@@ -97,7 +109,7 @@ class Disconnect:
     """Close the connection without answering."""
 
 
-Reply = Answer | ToolCalls | Status | Slow | Held | Garbage | Disconnect
+Reply = Answer | ToolCalls | Embeddings | Status | Slow | Held | Garbage | Disconnect
 Scripted = Reply | Callable[["Request"], Reply]
 
 
@@ -146,6 +158,9 @@ class FakeOpenAI:
         self._closing = asyncio.Event()
         self._calls = 0
         self.port = 0
+        # /v1/audio/transcriptions: what it hears next (text, or a Status/Slow to fail)
+        self.transcripts: deque[str | Status | Slow] = deque()
+        self.audio: list[tuple[str, bytes, str]] = []  # (file name, bytes, model) received
 
     @property
     def base_url(self) -> str:
@@ -165,6 +180,8 @@ class FakeOpenAI:
         """Listen on a free port of 127.0.0.1."""
         app = web.Application()
         app.router.add_post("/v1/chat/completions", self._completions)
+        app.router.add_post("/v1/embeddings", self._embeddings)
+        app.router.add_post("/v1/audio/transcriptions", self._transcriptions)
         self._runner = web.AppRunner(app, shutdown_timeout=0.5)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", 0)
@@ -225,6 +242,60 @@ class FakeOpenAI:
             usage = bool((body.get("stream_options") or {}).get("include_usage"))
             return await self._sse(request, self._chunks(reply, body["model"], usage))
         return web.json_response(self._completion(reply, body["model"]))
+
+    async def _embeddings(self, request: web.Request) -> web.StreamResponse:
+        body = await request.json()
+        received = Request(dict(request.headers), body)
+        self.requests.append(received)
+        if request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return _error(401, "Incorrect API key provided.", "invalid_api_key")
+        if not self._script:
+            return _error(500, "fake OpenAI: no scripted reply for this request", None)
+        item = self._script.popleft()
+        reply = item(received) if callable(item) else item
+        if isinstance(reply, Slow):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), reply.seconds)
+            reply = reply.then
+        if isinstance(reply, Status):
+            return _error(reply.status, reply.message, reply.code, reply.headers)
+        if isinstance(reply, Disconnect):
+            assert request.transport is not None
+            request.transport.close()
+            return web.Response(status=500)
+        if isinstance(reply, Garbage):
+            return web.Response(text=reply.body, content_type="application/json")
+        if not isinstance(reply, Embeddings):
+            return _error(500, f"fake OpenAI: {type(reply).__name__} is no embeddings answer", None)
+        inputs = body["input"] if isinstance(body["input"], list) else [body["input"]]
+        rows = reply.rows
+        if rows is None:
+            rows = [[float(i + 1)] + [0.5] * (reply.dimensions - 1) for i in range(len(inputs))]
+        data = [{"object": "embedding", "index": i, "embedding": row} for i, row in enumerate(rows)]
+        usage = {"prompt_tokens": len(inputs), "total_tokens": len(inputs)}
+        return web.json_response(
+            {"object": "list", "data": data, "model": body["model"], "usage": usage}
+        )
+
+    async def _transcriptions(self, request: web.Request) -> web.StreamResponse:
+        """OpenAI's speech to text: a multipart ``file`` and ``model``; ``{"text": ...}``."""
+        form = await request.post()
+        upload, model = form.get("file"), str(form.get("model", ""))
+        if not isinstance(upload, web.FileField) or not model:
+            return _error(400, "file and model are required", None)
+        self.audio.append((upload.filename, upload.file.read(), model))
+        if request.headers.get("Authorization") != f"Bearer {self.api_key}":
+            return _error(401, "Incorrect API key provided.", "invalid_api_key")
+        if not self.transcripts:
+            return _error(500, "fake OpenAI: no scripted transcript for this request", None)
+        reply = self.transcripts.popleft()
+        if isinstance(reply, Slow):
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(self._closing.wait(), reply.seconds)
+            reply = reply.then.text
+        if isinstance(reply, Status):
+            return _error(reply.status, reply.message, reply.code, reply.headers)
+        return web.json_response({"text": reply})
 
     def _completion(self, reply: Answer | ToolCalls, model: str) -> dict[str, Any]:
         message: dict[str, Any] = {"role": "assistant", "content": reply.text or None}

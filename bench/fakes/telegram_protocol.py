@@ -36,6 +36,18 @@ STRING_FIELDS = {
     "inline_message_id",
     "business_connection_id",
     "message_effect_id",
+    "inline_query_id",
+    "photo",
+    "document",
+    "voice",
+    "audio",
+    "video",
+    "animation",
+    "video_note",
+    "phone_number",
+    "first_name",
+    "last_name",
+    "title",
 }
 TAGS = {
     "b", "strong", "i", "em", "u", "ins", "s", "strike", "del", "span", "tg-spoiler", "a",

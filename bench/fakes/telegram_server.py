@@ -41,6 +41,7 @@ from typing import Any
 from aiohttp import web
 
 from .telegram_chats import TelegramChats
+from .telegram_media import FILE_ROUTE, TelegramMedia
 from .telegram_protocol import ApiError, Call, parse_html, read_params, utf16_len
 
 __all__ = [
@@ -83,7 +84,7 @@ class _Failure:
     when: Callable[[dict[str, Any]], bool] | None
 
 
-class FakeBotAPI(TelegramChats):
+class FakeBotAPI(TelegramMedia, TelegramChats):
     """The fake server. Use as ``async with FakeBotAPI() as telegram:`` (or start/close)."""
 
     def __init__(self, token: str = TOKEN, *, username: str = BOT_USERNAME) -> None:
@@ -99,6 +100,7 @@ class FakeBotAPI(TelegramChats):
             }
         )
         self.token = token
+        self._init_media()
         self.calls: list[Call] = []
         self.updates: list[dict[str, Any]] = []
         self.port = 0
@@ -117,12 +119,18 @@ class FakeBotAPI(TelegramChats):
         """What ``ApplicationBuilder().base_url`` takes (the token is appended)."""
         return f"http://127.0.0.1:{self.port}/bot"
 
+    @property
+    def base_file_url(self) -> str:
+        """What ``ApplicationBuilder().base_file_url`` takes (files are served there)."""
+        return f"http://127.0.0.1:{self.port}/file/bot"
+
     async def start(self) -> FakeBotAPI:
         """Listen on ``port`` (0: any free one; after ``close``, the same one again, with the
         chats and the pending updates kept: Telegram back after an outage)."""
         self._closing = False
         app = web.Application(client_max_size=64 * 1024 * 1024)
         app.router.add_route("*", "/bot{token}/{method}", self._handle)
+        app.router.add_get(FILE_ROUTE, self.download)
         self._runner = web.AppRunner(app, access_log=None)
         await self._runner.setup()
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
@@ -234,6 +242,76 @@ class FakeBotAPI(TelegramChats):
             message["reply_to_message"] = reply_to
         self.push({"message": message})
         return message
+
+    def post(
+        self,
+        *,
+        user: dict[str, Any],
+        chat: dict[str, Any] | None = None,
+        text: str | None = None,
+        **fields: Any,
+    ) -> dict[str, Any]:
+        """A user sends a message of any kind: ``fields`` are its Bot API fields as Telegram
+        sets them (``photo=[telegram.upload(...)]``, ``caption``, ``forward_origin``,
+        ``media_group_id``, ``location``, ``voice`` ...); ``text`` gets entities as in ``send``.
+        Returns the message."""
+        if text is not None:
+            message = self.send(text, user=user, chat=chat)
+            self.updates.pop()  # sent again below, with the other fields
+        else:
+            chat = chat if chat is not None else self.private_chat(user)
+            self.chats.setdefault(chat["id"], chat)
+            message = {
+                "message_id": self._next_message_id(chat["id"]),
+                "date": int(time.time()),
+                "chat": chat,
+                "from": user,
+            }
+        caption = fields.get("caption")
+        if isinstance(caption, str):
+            mentions = [
+                {
+                    "type": "mention",
+                    "offset": utf16_len(caption[: m.start()]),
+                    "length": utf16_len(m[0]),
+                }
+                for m in _MENTION.finditer(caption)
+            ]
+            if mentions:
+                fields.setdefault("caption_entities", mentions)
+        message.update(fields)
+        self.push({"message": message})
+        return message
+
+    def edit(self, message: dict[str, Any], **fields: Any) -> dict[str, Any]:
+        """The user edits ``message`` (one they sent): ``text=`` or ``caption=``; Telegram
+        sends it again as ``edited_message`` with an ``edit_date``. Returns the edited one."""
+        edited = {**message, **fields, "edit_date": int(time.time())}
+        if "text" in fields:
+            edited.pop("entities", None)
+            command = _COMMAND.match(fields["text"])
+            if command:
+                edited["entities"] = [{"type": "bot_command", "offset": 0, "length": command.end()}]
+        self.push({"edited_message": edited})
+        return edited
+
+    def inline(self, query: str, *, user: dict[str, Any], chat_type: str = "private") -> str:
+        """``user`` types ``@bot <query>`` in some chat (``chat_type``: Telegram's kind of the
+        chat the query is typed in); returns the query id to find its answer by."""
+        query_id = f"iq{next(self._update_ids)}"
+        self.open_inline_query(query_id)
+        self.push(
+            {
+                "inline_query": {
+                    "id": query_id,
+                    "from": user,
+                    "query": query,
+                    "offset": "",
+                    "chat_type": chat_type,
+                }
+            }
+        )
+        return query_id
 
     def press(self, message: dict[str, Any] | None, data: str, *, user: dict[str, Any]) -> str:
         """``user`` presses the button with callback ``data`` under ``message`` (any data: a

@@ -1,19 +1,21 @@
 """What the model changed or wants to change, kept until the user could see it and decide.
 
-Two kinds of record, beside a namespace's other documents (``history``) in its document
-``changes`` (``changes.json`` in the file store):
+Pending changes, beside a namespace's other documents (``history``) in its document
+``changes`` (``changes.json`` in the file store), and how to undo what a turn did:
 
 - **pending**: changes to existing memories the model asked for past the turn's cap
   (``bot.assistant.executor.TurnPolicy``): each holds the memory as it was when the model asked, and
   what the model wanted (new content, tags, category; or its deletion). One message with
   Apply all / Discard buttons asks the user about a turn's pending changes.
-- **undo**: what a turn (or an Apply) did to the memories, as ``Revision``s: each memory as it
-  was before and as the change left it. ↩ Undo under the "🧠 Memory updated" line restores
-  the old versions (``revert``), except where someone changed the memory since: theirs stands.
+- **revisions**: what a turn did to the memories, as ``Revision``s: each memory as it was
+  before and as the change left it, held by the turn (``bot.assistant.executor``) so that a
+  failed turn is rolled back (``revert``), except where someone changed a memory since: theirs
+  stands. What stands is in the store's history (``memory.history``), which ↩ Undo under the
+  "🧠 Memory updated" line and /undo revert.
 
 A record is named by a short random token, which is all the button carries (Telegram allows
-64 bytes of callback data); the content stays here. The newest ``MAX_PENDING`` and
-``MAX_UNDO`` records are kept, so the file stays small however long the bot runs; older buttons
+64 bytes of callback data); the content stays here. The newest ``MAX_PENDING`` records are
+kept, so the file stays small however long the bot runs; older buttons
 then answer that they are no longer valid. The document is written durably: once the
 journal is compacted it holds the only copy of the text a change replaced. One that does not
 parse is set aside by the store and a record of the wrong shape (a hand edit) is skipped, so a
@@ -40,7 +42,6 @@ log = logging.getLogger(__name__)
 CHANGES = "changes"  # the document's key
 CHANGES_FILE = "changes.json"  # its file in the file store
 MAX_PENDING = 20
-MAX_UNDO = 50
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
 
 # How to undo a change: delete what was added, restore what was updated, reinstate what was
@@ -180,32 +181,19 @@ def revert(namespace: MemoryNamespace, revisions: Iterable[Revision]) -> Reverte
 
 
 class ChangeFile:
-    """The pending changes and undo records of one namespace (its document ``changes``)."""
+    """The pending changes of one namespace (its document ``changes``)."""
 
     def __init__(self, documents: Documents) -> None:
         self.documents = documents
-
-    def keep_undo(self, revisions: Iterable[Revision]) -> str:
-        """Keep ``revisions`` for an ↩ Undo button; its token. ``MemorySaveFailed`` if not."""
-        return self._keep("undo", [r.to_dict() for r in revisions], MAX_UNDO)
 
     def keep_pending(self, proposals: Iterable[Proposal]) -> str:
         """Keep ``proposals`` for an Apply all / Discard message; its token."""
         return self._keep("pending", [p.to_dict() for p in proposals], MAX_PENDING)
 
-    def undo(self, token: str) -> list[Revision] | None:
-        """The revisions kept under ``token`` (None: unknown, dropped or damaged)."""
-        records = self._find("undo", token)
-        return _parsed(Revision.from_dict, records) if records is not None else None
-
     def pending(self, token: str) -> list[Proposal] | None:
         """The proposals kept under ``token`` (None: unknown, dropped or damaged)."""
         records = self._find("pending", token)
         return _parsed(Proposal.from_dict, records) if records is not None else None
-
-    def set_undo(self, token: str, revisions: Iterable[Revision]) -> None:
-        """Keep only ``revisions`` under ``token`` (none: forget the record)."""
-        self._set("undo", token, [r.to_dict() for r in revisions])
 
     def set_pending(self, token: str, proposals: Iterable[Proposal]) -> None:
         """Keep only ``proposals`` under ``token`` (none: forget the record)."""
@@ -249,7 +237,7 @@ def _records(value: Any) -> dict[str, list[dict[str, Any]]]:
     """The records of a ``changes`` document, without those of the wrong shape."""
     data = value if isinstance(value, dict) else {}
     loaded: dict[str, list[dict[str, Any]]] = {}
-    for kind in ("pending", "undo"):
+    for kind in ("pending",):
         records = data.get(kind)
         loaded[kind] = [
             r

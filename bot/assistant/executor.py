@@ -28,6 +28,7 @@ Undo button of the turn's "Memory updated" line.
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import logging
 import threading
@@ -38,6 +39,7 @@ from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import TOOLS_BY_NAME, parse_arguments
 from memory.errors import MemoryStoreError
+from memory.history import acting, current_author
 from memory.interface import MemoryNamespace
 
 log = logging.getLogger(__name__)
@@ -79,6 +81,14 @@ class ToolExecutor:
         # cancelled) waits for the call in progress and ends the turn: no write after it.
         self._lock = threading.Lock()
         self._ended = False
+        # The turn is one change in the history, made through the door "model" for whoever
+        # spoke (``memory.history``): one /undo or ↩ Undo reverts all of it.
+        self.author = dataclasses.replace(current_author(), door="model")
+
+    @property
+    def change(self) -> str:
+        """The id of this turn's change in the namespace's history."""
+        return self.author.change
 
     def next_source(self) -> str | None:
         """The ``source`` of the next memory this turn adds (None without a message)."""
@@ -95,7 +105,8 @@ class ToolExecutor:
             with self._lock:
                 if self._ended:
                     return error_result("TURN_ENDED", "the turn was undone; nothing was done")
-                result = tool.call(self, parse_arguments(tool, arguments))
+                with acting(self.author):
+                    result = tool.call(self, parse_arguments(tool, arguments))
         except MemoryStoreError as e:
             return error_result(e.code, e.message)
         # The model's input can reach corners of the store no test thought of; whatever happens
@@ -114,7 +125,9 @@ class ToolExecutor:
     def _undo(self) -> None:
         if self.reminders is not None:
             self.reminders.undo()
-        revert(self.namespace, self.undo)
+        # Recorded as undoing the turn's change, which /undo then skips.
+        with acting(dataclasses.replace(self.author, undoes=self.author.change)):
+            revert(self.namespace, self.undo)
         self.undo.clear()
         self.changes = Changes()
         self.policy.changed.clear()

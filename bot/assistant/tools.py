@@ -18,7 +18,7 @@ from typing import Any, Protocol
 from bot.assistant.changes import Proposal, Revision
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
-from bot.core import operations
+from bot.core import adding, operations
 from memory import parse_json
 from memory.errors import MemoryInvalid
 from memory.interface import MemoryNamespace
@@ -67,6 +67,8 @@ def _memory(memory: Memory) -> dict[str, Any]:
     }
     if memory.updated_at:
         record["updatedAt"] = memory.updated_at
+    if memory.date:
+        record["date"] = memory.date  # the day the content speaks of, resolved when stored
     return record
 
 
@@ -104,13 +106,33 @@ def _object(properties: dict[str, Any], required: tuple[str, ...] = ()) -> dict[
 
 
 def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    memory = operations.remember(
+    done = adding.remember(
         run.namespace,
         args["content"],
         args.get("tags", ()),
         args.get("category"),
         source=run.next_source(),
+        keep_both=bool(args.get("keepBoth")),
     )
+    if done.near:
+        return {
+            "ok": False,
+            "stored": False,
+            "nearDuplicates": [{**_memory(n.memory), "why": n.reason} for n in done.near],
+            "message": "Not stored: these memories already say much the same. If the user "
+            "gives a new value for one of them, change it with updateMemory (its id) instead; "
+            "if the user said it is a different thing, call addMemory again with "
+            "keepBoth=true; if unsure, ask the user.",
+        }
+    memory = done.memory
+    assert memory is not None
+    if done.duplicate:
+        return {
+            "ok": True,
+            "duplicate": True,
+            "memory": _memory(memory),
+            "message": f"Already remembered (id {memory.id}): nothing was stored twice.",
+        }
     run.changes.added.append(memory.id)
     run.undo.append(Revision("delete", memory, memory))
     return {"ok": True, "memory": _memory(memory)}
@@ -212,12 +234,19 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "addMemory",
         "Store a new long-term memory: a fact the user stated, or something you came across "
-        "that the user will want later. Write the content as one self-contained sentence.",
+        "that the user will want later. Write the content as one self-contained sentence. "
+        "Content already stored is not stored twice; when similar memories exist, nothing is "
+        "stored and they are returned (nearDuplicates): update one of them instead.",
         _object(
             {
                 "content": {"type": "string", "description": "What to remember, self-contained."},
                 "tags": _TAGS,
                 "category": _CATEGORY,
+                "keepBoth": {
+                    "type": "boolean",
+                    "description": "Store it even beside near-duplicates; only when the user "
+                    "said it is a different thing from them.",
+                },
             },
             ("content",),
         ),
@@ -346,6 +375,8 @@ def _check(name: str, spec: Mapping[str, Any], value: object) -> Any:
         return value
     if kind == "array" and isinstance(value, str):
         return value  # "a, b, c": the store splits a string of tags on commas
+    if kind == "boolean" and isinstance(value, bool):
+        return value
     expected = {"array": "a list of strings"}.get(kind, f"a {kind}")
     raise MemoryInvalid(f"{name} must be {expected}, not {json.dumps(value)}", field=name)
 

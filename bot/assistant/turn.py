@@ -2,7 +2,8 @@
 
 One turn, for one namespace (the chat's), one at a time per namespace:
 
-1. the best memories for the message (default ranking, ``touch=False``) within
+1. the best memories for the message (default ranking, ``touch=False``; none sharing only stop
+   words or characters with it, ``memory.relevance.matches``) within
    ``memory_tokens`` (1,500 by default), and the last ``history_messages`` messages of the
    conversation (20 by default, within ``history_tokens``) are read, off the event loop;
 2. the model gets the system prompt (``bot.assistant.prompt``), that history, the message and the
@@ -13,17 +14,21 @@ One turn, for one namespace (the chat's), one at a time per namespace:
    ``MAX_TOOL_CALLS`` calls per turn are executed;
 3. the answer, the ids the turn added, changed and deleted (for the "Memory updated" line) and
    the changes past the turn's cap that wait for the user's confirmation
-   (``bot.assistant.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed (its
-   undo) and what waits are kept durably in the namespace's ``changes.json``
-   (``bot.assistant.changes``) under the tokens of the ↩ Undo and Apply all / Discard buttons; the
-   message and the answer join the history; the tokens are added to the namespace's totals.
+   (``bot.assistant.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed is
+   one change in the namespace's history of memories (``memory.history``, written by the store
+   ahead of each write), whose id the ↩ Undo button carries; what waits is kept durably in
+   ``changes.json`` (``bot.assistant.changes``) under the token of Apply all / Discard; the
+   message and the answer join the history; the tokens are added to the namespace's totals;
+   the memories of the prompt that the answer quotes count as used
+   (``bot.core.operations.used_in_answer``: being in the prompt alone is not a use).
 
 A turn is all or nothing for the memories: if it fails (the endpoint times out or errs after
 some tool calls ran, or the model is stopped at the limit), its writes are undone
 (``ToolExecutor.rollback``) and the history is left as it was, so nothing is half-stored and
 the user can simply send the message again. The tokens spent are still counted. A turn whose
-undo cannot be kept (the disk refuses ``changes.json``) fails the same way (``NOT_KEPT``): no
-change of the model's stands without the old text to restore.
+waiting changes cannot be kept (the disk refuses ``changes.json``) fails the same way
+(``NOT_KEPT``); no change of the model's stands without its record in the history (the store
+refuses a change whose record it cannot write).
 
 ``TurnResult.seconds`` is the whole turn; ``model_seconds`` the time spent waiting for the SDK
 (the model, the network, retry sleeps); the difference is the bot's own overhead, logged per
@@ -50,9 +55,11 @@ from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import tool_schemas
+from bot.core.operations import SEARCH_RANKER, used_in_answer
 from memory.errors import MemoryStoreError
 from memory.interface import MemoryNamespace
 from memory.model import Hit, Memory
+from memory.relevance import matches
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +89,7 @@ class TurnResult:
     failure: LLMFailure | None = None
     changes: Changes = field(default_factory=Changes)
     pending: tuple[Proposal, ...] = ()
-    undo_token: str | None = None  # of the ↩ Undo button (``bot.assistant.changes.ChangeFile``)
+    undo_token: str | None = None  # of the ↩ Undo button: the turn's change (``memory.history``)
     pending_token: str | None = None  # of the Apply all / Discard buttons
     rounds: int = 0
     requests: int = 0
@@ -258,6 +265,9 @@ class Assistant:
             failure,
             [("user", said), ("assistant", answer)],
         )
+        if finished.failure is None and answer:
+            shown = [hit.memory for hit in hits if hit.memory.id in context.ids]
+            await asyncio.to_thread(_count_quoted, namespace, answer, shown)
         return TurnResult(
             text=answer,
             failure=finished.failure,
@@ -280,7 +290,10 @@ class Assistant:
     ) -> tuple[list[Hit], list[dict[str, str]]]:
         hits: list[Hit] = []
         if message.strip():
-            hits = namespace.search(message, limit=self.settings.memory_limit, touch=False)
+            found = namespace.search(
+                message, limit=self.settings.memory_limit, ranker=SEARCH_RANKER, touch=False
+            )
+            hits = matches(message, found)  # none that shares only stop words with it
         return hits, load_history(namespace.documents())
 
     def _finish(
@@ -328,11 +341,20 @@ class _Finished:
 
 
 def _keep(namespace: MemoryNamespace, executor: ToolExecutor) -> _Finished:
-    """Keep the turn's undo and its pending changes in ``changes.json``; their tokens."""
+    """Keep the turn's pending changes in ``changes.json``; the tokens of its buttons (↩ Undo:
+    the turn's change in the history, which the store wrote ahead of each write)."""
     book = ChangeFile(namespace.documents())
-    undo = book.keep_undo(executor.undo) if executor.undo else None
+    undo = executor.change if executor.undo else None
     pending = executor.policy.pending
     return _Finished(None, undo, book.keep_pending(pending) if pending else None)
+
+
+def _count_quoted(namespace: MemoryNamespace, answer: str, shown: list[Memory]) -> None:
+    """The memories of the prompt that the answer quotes count as used (``operations``)."""
+    try:
+        used_in_answer(namespace, answer, shown)
+    except MemoryStoreError as e:  # bookkeeping: the answer stands without it
+        log.warning("access counts of %s not updated: %s", namespace.name, e.message)
 
 
 def _execute(executor: ToolExecutor, calls: list[ToolCall]) -> dict[str, str]:

@@ -18,7 +18,8 @@ and the group itself's (its anonymous administrators) ``chats/<chat id>``. A but
 re-derived the same way, from the person who pressed, so a callback naming a memory of another
 namespace finds nothing.
 
-The gatekeeper runs before every handler (handler group -1). An actor outside
+The gatekeeper runs before every handler (handler group -1), and says who acts in the update
+for the history of the memories (``author_of``). An actor outside
 ``allowed_user_ids`` (when it is not empty) gets a refusal that shows their numeric id, so the
 owner can add them, and nothing else happens for them; a channel (or an anonymous administrator,
 the group itself) is allowed when that chat's id is in the list. In a group the bot answers only
@@ -54,6 +55,7 @@ from bot.view.i18n import language_of, t
 from bot.view.render import escape
 from bot.view.replies import reply_html
 from memory.errors import MemoryStoreError
+from memory.history import Author, set_author
 from memory.interface import MemoryNamespace
 
 log = logging.getLogger(__name__)
@@ -154,6 +156,8 @@ def without_mention(text: str, bot: Bot) -> str:
 async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Stop updates from actors outside the allow list (with a refusal when spoken to)."""
     config = services(context).config
+    if update.inline_query is not None:  # no chat: bot.chat.inline checks the allow list
+        return
     actor, chat, query = actor_of(update), update.effective_chat, update.callback_query
     language = language_of(update.effective_user)
     if actor is None or chat is None or namespace_for(actor, chat, config) is None:
@@ -163,6 +167,7 @@ async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
             await query.answer(t(language, "stale_plain"), show_alert=True)
         raise ApplicationHandlerStop
     if is_allowed(actor, config):
+        set_author(author_of(update, actor, chat.id))
         await _tell_about_quarantine(update, context)
         return
     log.info("refused %s in chat %s", actor.key, chat.id)
@@ -174,6 +179,21 @@ async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
             key, values = ("refused_chat", {"chat_id": actor.id})
         await reply_html(update.message, t(language, key, **values))
     raise ApplicationHandlerStop
+
+
+def author_of(update: Update, actor: Actor, chat_id: int) -> Author:
+    """Who makes the changes of this update, through which door (``/edit``, ``button``, ``text``;
+    the model's tools say ``model``), in which chat: one change (``memory.history``) per update.
+    The gatekeeper sets it for the update's task; ``Operations`` carries it into its threads."""
+    message = update.effective_message
+    text = (message.text or message.caption or "") if message is not None else ""
+    if update.callback_query is not None:
+        door = "button"
+    elif text.startswith("/"):
+        door = text.split(maxsplit=1)[0].partition("@")[0].lower()[:32]
+    else:
+        door = "text"
+    return Author(actor.key, door, actor.name[:64], chat_id)
 
 
 def is_group(chat: Chat) -> bool:

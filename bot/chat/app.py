@@ -58,7 +58,7 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, commands, confirmations, messages, reminding
+from bot.chat import buttons, choices, commands, confirmations, history, media, messages, reminding
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.services import KEY, Services, services
@@ -88,7 +88,12 @@ BotApplication = Application[
     JobQueue[ContextTypes.DEFAULT_TYPE],
 ]
 
-ALLOWED_UPDATES = (Update.MESSAGE, Update.CALLBACK_QUERY)
+ALLOWED_UPDATES = (
+    Update.MESSAGE,
+    Update.EDITED_MESSAGE,
+    Update.CALLBACK_QUERY,
+    Update.INLINE_QUERY,
+)
 RETRIES_ON_429 = 3
 FIRST_RETRY_DELAY = 1.0  # seconds; doubled after each failed attempt to reach the Bot API
 MAX_RETRY_DELAY = 30.0
@@ -111,6 +116,8 @@ HANDLERS = {
     "remind": reminding.remind,
     "reminders": reminding.list_reminders,
     "timezone": reminding.timezone,
+    "undo": history.undo_command,
+    "history": history.history_command,
 }
 
 
@@ -134,6 +141,7 @@ def build_application(
         ApplicationBuilder()
         .token(telegram.token)
         .base_url(telegram.base_url)
+        .base_file_url(telegram.file_url)
         .defaults(
             Defaults(
                 allow_sending_without_reply=True,
@@ -168,8 +176,13 @@ def build_application(
         from bot.chat.conversation import make_conversation  # loads openai: only when configured
 
         conversation = make_conversation(config.llm, llm, store, reminders)
+    transcriber = None
+    if config.transcription.enabled:
+        from bot.assistant.senses import Transcriber  # loads openai: only when configured
+
+        transcriber = Transcriber(config.transcription)
     application.bot_data[KEY] = Services(
-        config, store, Operations(store), llm, digest, conversation, reminders
+        config, store, Operations(store), llm, digest, conversation, reminders, transcriber
     )
     register_handlers(application)
     if jobs:
@@ -182,6 +195,7 @@ def register_handlers(application: BotApplication) -> None:
     """Add every handler and the error handler."""
     new_messages = filters.UpdateType.MESSAGE  # an edited "/remember" must not store twice
     application.add_handler(TypeHandler(Update, gatekeeper), group=-1)
+    media.register(application)  # before the commands: a forwarded "/start" is remembered
     for name, callback in HANDLERS.items():
         application.add_handler(CommandHandler(name, callback, filters=new_messages))
     for pattern, callback in (
@@ -189,14 +203,19 @@ def register_handlers(application: BotApplication) -> None:
         (buttons.DELETE_PATTERN, buttons.confirm_forget),
         (buttons.KEEP_PATTERN, buttons.keep),
         (buttons.PAGE_PATTERN, buttons.turn_page),
+        (buttons.RECALL_PAGE_PATTERN, buttons.turn_recall_page),
         (confirmations.APPLY_PATTERN, confirmations.apply_changes),
         (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
-        (confirmations.UNDO_PATTERN, confirmations.undo_changes),
         (reminding.DONE_PATTERN, reminding.press_done),
         (reminding.SNOOZE_PATTERN, reminding.press_snooze),
         (reminding.CANCEL_PATTERN, reminding.press_cancel),
         (reminding.CHANGE_PATTERN, reminding.press_change),
         (reminding.FROM_MEMORY_PATTERN, reminding.press_from_memory),
+        (history.UNDO_PATTERN, history.undo_pressed),
+        (history.RESTORE_PATTERN, history.restore_pressed),
+        (choices.KEEP_PATTERN, choices.choose),
+        (choices.REPLACE_PATTERN, choices.choose),
+        (choices.CANCEL_PATTERN, choices.choose),
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))
@@ -246,6 +265,8 @@ async def post_shutdown(application: BotApplication) -> None:
         application.update_queue.inbox.close()
     if found.llm is not None:
         await found.llm.close()
+    if found.transcriber is not None:
+        await found.transcriber.close()
 
 
 def _where(bot: ExtBot[Any]) -> str:

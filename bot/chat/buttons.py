@@ -6,6 +6,9 @@ Callback data is small and carries ids only, never content (Telegram allows 64 b
     d:<memory id>           "Delete" in the confirmation: forget it
     k:<memory id>           "Keep" in the confirmation
     p:<page>[:<category>]   ◀ ▶ of /list; the category as the CRC-32 of its name, in hex
+    p:<page>:#<tag>         ◀ ▶ of /list #tag; the tag as the CRC-32 of its name, in hex
+    r:<page>[:<query>]      ◀ ▶ of /recall; the query by its token (``operations.keep_query``,
+                            kept in the presser's namespace), none: the newest memories
 
 Nothing is trusted: a press is resolved in the namespace of the person who pressed, in the chat
 where they pressed (``access.caller_of``), so a callback crafted with the id of another
@@ -41,7 +44,8 @@ MAX_CALLBACK_DATA = 64  # bytes, Telegram's limit
 FORGET_PATTERN = r"^f:\d{1,19}$"
 DELETE_PATTERN = r"^d:\d{1,19}$"
 KEEP_PATTERN = r"^k:\d{1,19}$"
-PAGE_PATTERN = r"^p:\d{1,6}(:[0-9a-f]{8})?$"
+PAGE_PATTERN = r"^p:\d{1,6}(:#?[0-9a-f]{8})?$"
+RECALL_PAGE_PATTERN = r"^r:\d{1,6}(:[0-9a-f]{10})?$"
 
 
 def category_key(category: str) -> str:
@@ -57,10 +61,12 @@ def _button(label: str, data: str) -> InlineKeyboardButton:
 # -- views -------------------------------------------------------------------------------------
 
 
-def forget_keyboard(memories: Sequence[Memory], language: str) -> InlineKeyboardMarkup | None:
-    """One 🗑 button per listed memory, numbered as in the list."""
+def forget_keyboard(
+    memories: Sequence[Memory], language: str, *, start: int = 0
+) -> InlineKeyboardMarkup | None:
+    """One 🗑 button per listed memory, numbered as in the list (from ``start`` + 1)."""
     rows = []
-    for index, memory in enumerate(memories, start=1):
+    for index, memory in enumerate(memories, start=start + 1):
         label = preview(memory.content, BUTTON_PREVIEW)
         text = t(language, "button_forget_plain", index=index, preview=label)
         rows.append([_button(text, f"f:{memory.id}")])
@@ -82,10 +88,18 @@ def forget_prompt(memory: Memory, language: str) -> tuple[str, InlineKeyboardMar
 
 
 def page_view(
-    memories: Sequence[Memory], page: int, category: str | None, language: str
+    memories: Sequence[Memory],
+    page: int,
+    category: str | None,
+    language: str,
+    *,
+    tag: str | None = None,
 ) -> tuple[str, InlineKeyboardMarkup | None]:
-    """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with ◀ ▶."""
+    """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with ◀ ▶;
+    ``memories`` are those of ``category``, or of ``tag`` if given."""
     label = f" ({escape(category.lower())})" if category else ""
+    if tag is not None:
+        label = f" (#{escape(tag)})"
     if not memories:
         return t(language, "list_empty", category=label), None
     pages = -(-len(memories) // PAGE_SIZE)
@@ -104,6 +118,8 @@ def page_view(
         for i, m in enumerate(shown, start=1)
     ]
     suffix = f":{category_key(category.lower())}" if category else ""
+    if tag is not None:
+        suffix = f":#{category_key(tag)}"
     row = []
     if page > 0:
         row.append(_button(t(language, "button_prev_plain"), f"p:{page - 1}{suffix}"))
@@ -117,6 +133,39 @@ def results_view(
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """A titled list of memories in full, with a 🗑 button for each."""
     return memory_list(title, memories), forget_keyboard(memories, language)
+
+
+def recall_view(
+    found: operations.Matches, language: str, *, footer: str = ""
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """A page of /recall: the title with how many matched ("5 of 12"), the memories numbered
+    from the page's start, a 🗑 for each, and ◀ ▶ when there are other pages."""
+    if found.query:
+        title = t(language, "recall_title", query=escape(preview(found.query, 80)))
+    else:
+        title = t(language, "recent_title")
+    total = f"{found.total}+" if found.capped else str(found.total)
+    last = found.start + len(found.memories)
+    if found.start:
+        counted = t(language, "recall_range", first=found.start + 1, last=last, total=total)
+    else:
+        counted = t(language, "recall_count", count=len(found.memories), total=total)
+    blocks = [memory_block(m, i) for i, m in enumerate(found.memories, start=found.start + 1)]
+    text = "\n\n".join([f"{title} {counted}", *blocks]) + (f"\n\n{footer}" if footer else "")
+    keyboard = forget_keyboard(found.memories, language, start=found.start)
+    rows: list[Sequence[InlineKeyboardButton]] = list(keyboard.inline_keyboard) if keyboard else []
+    page = found.start // operations.RECALL_LIMIT
+    key = f":{found.token}" if found.query and found.token else ""
+    if found.query and not key:
+        return text, keyboard  # one page only (or the query could not be kept)
+    nav = []
+    if found.start:
+        nav.append(_button(t(language, "button_prev_plain"), f"r:{page - 1}{key}"))
+    if found.more:
+        nav.append(_button(t(language, "button_more_plain"), f"r:{page + 1}{key}"))
+    if nav:
+        rows.append(nav)
+    return text, InlineKeyboardMarkup(rows) if rows else None
 
 
 # -- presses -----------------------------------------------------------------------------------
@@ -209,13 +258,49 @@ async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     _, page, *key = data.split(":")
     memories = await services(context).operations.run(caller.namespace, operations.listing)
-    category = None
-    if key:
+    category = tag = None
+    if key and key[0].startswith("#"):
+        tags = {label for m in memories for label in m.tags}
+        tag = next((x for x in sorted(tags) if category_key(x) == key[0][1:]), "")
+        memories = [m for m in memories if tag in m.tags]
+    elif key:
         names = {m.category for m in memories}
         category = next((c for c in sorted(names) if category_key(c) == key[0]), None)
         memories = [m for m in memories if m.category == category]
     await query.answer()
-    text, keyboard = page_view(memories, int(page), category, language)
+    text, keyboard = page_view(memories, int(page), category, language, tag=tag)
+    await edit_html(query, text, keyboard)
+
+
+async def turn_recall_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """◀ or ▶ pressed under /recall: show that page of the same matches (not a use)."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    caller = caller_of(update, context)
+    data = query.data or ""
+    if caller is None or not isinstance(query.message, Message) or not data:
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    _, page, *token = data.split(":")
+    found_services = services(context)
+    question = ""
+    if token:
+        documents = found_services.store.documents(caller.namespace)
+        kept = await found_services.operations.call(
+            lambda: operations.recall_query(documents, token[0])
+        )
+        if kept is None:  # forgotten since (only the last few are kept), or another namespace's
+            await query.answer(t(language, "stale_plain"), show_alert=True)
+            return
+        question = kept
+    found = await found_services.operations.run(
+        caller.namespace, operations.recall_page, question, int(page), use=False
+    )
+    await query.answer()
+    if not found.memories:
+        await edit_html(query, t(language, "no_memories"))
+        return
+    text, keyboard = recall_view(found, language)
     await edit_html(query, text, keyboard)
 
 

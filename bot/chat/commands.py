@@ -10,7 +10,12 @@ anything else goes to the one error handler in ``bot.chat.app``.
 
 from __future__ import annotations
 
+import asyncio
 import json
+import logging
+import re
+import unicodedata
+from zoneinfo import ZoneInfo
 
 from telegram import Message, Update
 from telegram.ext import ContextTypes
@@ -25,19 +30,25 @@ from bot.chat.access import (
     message_source,
     run_changing,
 )
-from bot.chat.buttons import forget_prompt, page_view, results_view
+from bot.chat.attachments import send_all_back
+from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view
+from bot.chat.choices import choice_prompt
 from bot.chat.reminding import offer_for
 from bot.chat.services import services
-from bot.core import operations
+from bot.core import adding, operations, reminders
 from bot.core.entry import Entry, parse_entry, split_command
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from bot.jobs.digest import chat_of
 from bot.jobs.report import when_text
+from bot.jobs.schedule import parse_timezone
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
-from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
+from memory.model import clean_tags
+
+log = logging.getLogger(__name__)
 
 
 def _request(
@@ -49,6 +60,18 @@ def _request(
         return None
     _, argument = split_command(message.text or message.caption or "")
     return message, caller, language_of(update.effective_user), argument
+
+
+async def chat_zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> ZoneInfo:
+    """The zone dates are read in: the chat's (``/timezone``), else ``[reminders] timezone``."""
+    found = services(context)
+    default = parse_timezone(found.config.reminders.timezone)
+    try:
+        chosen = await asyncio.to_thread(reminders.chat_zone, found.store, chat_id, default)
+    except MemoryStoreError as e:  # a setting: the default zone will do, the store says the rest
+        log.warning("could not read the time zone of chat %s (%s); using %s", chat_id, e, default)
+        return default
+    return chosen.zone
 
 
 def _refusal(language: str, error: Exception, value: str = "", content: str = "") -> str:
@@ -105,16 +128,27 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await reply_html(message, t(language, "usage_remember"))
         return
     try:
-        memory = await services(context).operations.run(
+        done = await services(context).operations.run(
             caller.namespace,
-            operations.remember,
+            adding.remember,
             entry.content,
             entry.tags,
             entry.category,
             source=message_source(message),
+            asker=caller,
+            zone=await chat_zone(context, message.chat_id),
         )
     except MemoryInvalid as e:
         await reply_html(message, invalid_reason(language, e, entry.content))
+        return
+    if done.token is not None:  # near-duplicates: the person chooses
+        near = [n.memory for n in done.near]
+        await reply_html(message, *choice_prompt(entry.content, near, done.token, language))
+        return
+    memory = done.memory
+    assert memory is not None
+    if done.duplicate:
+        await reply_html(message, t(language, "already_remembered", memory=memory_block(memory)))
         return
     text = t(language, "remembered", memory=memory_block(memory))
     if entry.derived_tags and memory.tags:
@@ -143,38 +177,45 @@ async def show_matches(
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply. Shared by /recall and by free text."""
     tail = f"\n\n{footer}" if footer else ""
-    memories = await services(context).operations.run(caller.namespace, operations.recall, query)
-    if query:
-        title = t(language, "recall_title", query=escape(preview(query, 80)))
-        if not memories:
+    found = await services(context).operations.run(
+        caller.namespace,
+        operations.recall_page,
+        query,
+        zone=await chat_zone(context, message.chat_id),
+    )
+    if not found.memories:
+        if query:
             none = t(language, "recall_none", query=escape(preview(query, 80)))
             await reply_html(message, none + tail)
-            return
-    else:
-        title = t(language, "recent_title")
-        if not memories:
+        else:
             await reply_html(message, t(language, "no_memories") + tail)
-            return
-    text, keyboard = results_view(title, memories, language)
-    await reply_html(message, text + tail, keyboard)
+        return
+    text, keyboard = recall_view(found, language, footer=footer)
+    await reply_html(message, text, keyboard)
+    await send_all_back(message, list(found.memories))  # the photos and files themselves
+
+
+MAX_FORGET_IDS = 10  # ids one /forget asks about (a confirmation each)
+_ID_SEPARATORS = re.compile(r"[\s,，、;；]+")
 
 
 async def forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Ask to confirm forgetting the memory with the given id."""
+    """Ask to confirm forgetting the memory with each id given (one confirmation each)."""
     if (found := _request(update, context)) is None:
         return
     message, caller, language, argument = found
-    value = argument.split(maxsplit=1)[0] if argument else ""
-    if not value:
+    values = list(dict.fromkeys(v for v in _ID_SEPARATORS.split(argument) if v))
+    if not values:
         await reply_html(message, t(language, "usage_forget"))
         return
-    try:
-        memory = await run_changing(update, context, caller, operations.find_changeable, value)
-    except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
-        await reply_html(message, _refusal(language, e, value))
-        return
-    text, keyboard = forget_prompt(memory, language)
-    await reply_html(message, text, keyboard)
+    for value in values[:MAX_FORGET_IDS]:
+        try:
+            memory = await run_changing(update, context, caller, operations.find_changeable, value)
+        except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
+            await reply_html(message, _refusal(language, e, value))
+            continue
+        text, keyboard = forget_prompt(memory, language)
+        await reply_html(message, text, keyboard)
 
 
 async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -200,23 +241,51 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
                 since=escape(usage.since[:10]),
             )
         )
+    status = await found_services.operations.run(caller.namespace, operations.search_status)
+    if status.mode != "hybrid":
+        parts.append(t(language, "stats_search_keywords"))
+    elif status.failing:
+        parts.append(t(language, "stats_search_failing"))
+    else:
+        parts.append(
+            t(
+                language,
+                "stats_search_hybrid",
+                model=escape(status.model or ""),
+                embedded=f"{status.embedded:,}",
+                total=f"{status.total:,}",
+            )
+        )
     await reply_html(message, "\n\n".join(parts))
 
 
 async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """List all memories (or one category's), newest first, with ◀ ▶ buttons."""
+    """List all memories (or one category's, or one #tag's), newest first, with ◀ ▶ buttons."""
     if (found := _request(update, context)) is None:
         return
     message, caller, language, argument = found
+    hashtag = argument[:1] in ("#", "＃")
+    category = None if hashtag else argument or None
     try:
+        tag = next(iter(clean_tags([_tag_of(argument)])), None) if hashtag else None
         memories = await services(context).operations.run(
-            caller.namespace, operations.listing, argument or None
+            caller.namespace, operations.listing, category, tag=tag
         )
-    except MemoryInvalid as e:  # not a possible category (too long, control characters)
+    except MemoryInvalid as e:  # not a possible category or tag (too long, control characters)
         await reply_html(message, invalid_reason(language, e))
         return
-    text, keyboard = page_view(memories, 0, argument or None, language)
+    text, keyboard = page_view(memories, 0, category, language, tag=tag)
     await reply_html(message, text, keyboard)
+
+
+def _tag_of(argument: str) -> str:
+    """The tag of ``/list #tag`` (``#`` or a full-width ``＃``, trailing punctuation dropped:
+    ``#买菜，``); empty if there is none."""
+    words = argument.lstrip("#＃").split(maxsplit=1)
+    word = words[0] if words else ""
+    while word and unicodedata.category(word[-1]).startswith("P"):
+        word = word[:-1]
+    return word
 
 
 async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

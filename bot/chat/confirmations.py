@@ -4,20 +4,24 @@ Callback data carries a token only (``bot.assistant.changes``: the record stays 
 
     ca:<token>   "Apply all" under the model's changes that wait for confirmation
     cx:<token>   "Discard" there
-    cu:<token>   ↩ Undo under the "Memory updated" line, and under what Apply all did
+    cu:<change>  ↩ Undo under the "Memory updated" line, and under what Apply all did: the
+                 change in the history of memories (``memory.history``), undone by
+                 ``bot.chat.history`` as /undo undoes one
 
 As every button (``bot.chat.buttons``), a press is resolved in the namespace of the person who
 pressed, in the chat where they pressed, so a token of another namespace finds nothing. In a
-group, Apply all and ↩ Undo make a change only to a memory the presser may change
-(``bot.core.policy``: its author or an administrator); the others stay waiting, for
-someone who may. Neither overwrites a memory someone changed since the model's proposal or
-change: the newer version stands, and the reply counts it as left alone. Discard changes no
-memory, so anyone in the chat may press it. Pressing twice does the work once: the record is
-rewritten before the memories are touched, and a record that is gone answers so.
+group, Apply all makes a change only to a memory the presser may change (``bot.core.policy``:
+its author or an administrator); the others stay waiting, for someone who may; ↩ Undo is
+for the member whose change it was, or an administrator (``Caller.may_undo``). Neither
+overwrites a memory someone changed since the model's proposal or change: the newer version
+stands, and the reply says so. Discard changes no memory, so anyone in the chat may press it.
+Pressing twice does the work once: the record is rewritten before the memories are touched
+(an undone change is undone already), and a record that is gone answers so.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
@@ -31,13 +35,13 @@ from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
-from bot.view.replies import edit_html, reply_html
+from bot.view.replies import edit_html
 from memory.errors import MemoryNotFound, MemoryStoreError
+from memory.history import acting, current_author
 from memory.interface import MemoryNamespace, Store
 
 APPLY_PATTERN = rf"^ca:{TOKEN_PATTERN}$"
 DISCARD_PATTERN = rf"^cx:{TOKEN_PATTERN}$"
-UNDO_PATTERN = rf"^cu:{TOKEN_PATTERN}$"
 CHANGE_PREVIEW = 60  # characters of content per change listed for confirmation
 CHANGES_LISTED = 20  # changes listed in one confirmation; the rest are counted
 
@@ -159,12 +163,14 @@ def _apply_pending(
         raise NotAllowed(outcome.refused[0].memory)
     book.set_pending(token, outcome.refused)  # first: a second press must not apply twice
     done: list[Revision] = []
+    author = current_author()  # this press: one change in the history, ↩ Undo's
     try:
         _apply(namespace, todo, done)
-        outcome.undo = book.keep_undo(done) if done else None
+        outcome.undo = author.change if done else None
     except MemoryStoreError:
-        # All or nothing, as a turn is; and no change stands without its old version kept.
-        revert(namespace, done)
+        # All or nothing, as a turn is: what was made is undone (and recorded as undone).
+        with acting(dataclasses.replace(author, undoes=author.change)):
+            revert(namespace, done)
         book.set_pending(token, proposals)
         raise
     outcome.done = len(done)
@@ -261,41 +267,3 @@ async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         return
     await query.answer()
     await edit_html(query, t(language, "changes_discarded"))
-
-
-def _undo(
-    namespace: MemoryNamespace, book: ChangeFile, caller: Caller, token: str
-) -> Outcome | None:
-    """Put back what ``token``'s changes replaced, as far as ``caller`` may; None if nothing
-    is left to undo, ``NotAllowed`` if the caller may undo none of it."""
-    revisions = book.undo(token)
-    if not revisions:
-        return None
-    mine: list[Revision] = []
-    theirs: list[Revision] = []
-    for revision in revisions:
-        # Whose memory it is: as the change left it (as it was, for a deletion).
-        memory = revision.left if revision.left is not None else revision.memory
-        (mine if caller.may_change(memory) else theirs).append(revision)
-    if not mine:
-        raise NotAllowed(revisions[0].memory)
-    book.set_undo(token, theirs)  # first: a second press must not undo twice
-    reverted = revert(namespace, mine)
-    if reverted.failed:  # the store refused: keep them for another press
-        book.set_undo(token, [*theirs, *reverted.failed])
-    return Outcome(done=reverted.undone, skipped=reverted.left_alone, failed=len(reverted.failed))
-
-
-async def undo_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """↩ Undo pressed: put back the old versions of what the model (or an Apply) changed."""
-    language = language_of(update.effective_user)
-    done = await _pressed_and_run(update, context, _undo)
-    if done is None:
-        return
-    outcome, _, message = done
-    parts = [t(language, "undone", count=outcome.done)]
-    if outcome.skipped:
-        parts.append(t(language, "undo_skipped", count=outcome.skipped))
-    if outcome.failed:
-        parts.append(t(language, "undo_failed", count=outcome.failed))
-    await reply_html(message, "\n".join(parts))

@@ -8,9 +8,11 @@ still called). The console turns each line typed into a message update from a lo
 private chat, feeds it to ``Application.process_update`` and prints the replies as plain text.
 
 Inline buttons are printed numbered under the reply (``[1] 🗑 Forget 1: ...``); typing
-``/press 1`` (or just ``1``) presses one. End of input (Ctrl-D) exits cleanly: the store is
-closed as after a Telegram run. The benchmark uses ``LocalBotAPI`` to time the bot without a
-network.
+``/press 1`` (or just ``1``) presses one. A note of several lines goes between triple quotes
+(``/remember \"\"\"`` ... ``\"\"\"``, see ``NoteLines``). In a terminal, lines are edited with
+readline (arrows, history); piped input is read as it comes. End of input (Ctrl-D) exits
+cleanly: the store is closed as after a Telegram run. The benchmark uses ``LocalBotAPI`` to
+time the bot without a network.
 
 Message ids never repeat (``MessageIds``): a memory records the message it came from (its
 ``source``) and the store keeps one memory per source, so an id used again, by a later session,
@@ -56,6 +58,9 @@ BOT_USER = {
 }
 CONSOLE_TOKEN = "0:console"
 MESSAGE_IDS = "console-message-ids"  # the store's bot document
+PROMPT = "you> "
+CONTINUED = "...> "  # the prompt inside a note of several lines
+BLOCK = '"""'  # opens and closes a note of several lines
 _PRESS = re.compile(r"\A\s*(?:/press\s+)?(\d{1,2})\s*\Z")
 
 log = logging.getLogger(__name__)
@@ -329,23 +334,101 @@ class Console:
         }
 
 
-async def run_console(console: Console, stream: IO[str], *, prompt: bool) -> None:
-    """Feed ``stream``'s lines to ``console`` until end of input."""
+class NoteLines:
+    """Joins the lines of a note typed over several lines, between triple quotes.
+
+    A line with an odd number of ``\"\"\"`` opens a note (``/remember \"\"\"`` or
+    ``\"\"\"first line``); the lines after it join it, newlines kept, until a line with an odd
+    number of ``\"\"\"`` closes it. The opening and the closing marker are dropped, nothing
+    else: a line with ``\"\"\"`` twice (or never) is sent as it is.
+    """
+
+    def __init__(self) -> None:
+        self.lines: list[str] | None = None  # the note being typed, if any
+
+    @property
+    def open(self) -> bool:
+        """Whether a note is being typed (the next line continues it)."""
+        return self.lines is not None
+
+    def feed(self, line: str) -> str | None:
+        """The text to send once ``line`` completes one, else None."""
+        line = line.rstrip("\r\n")
+        odd = line.count(BLOCK) % 2 == 1
+        if self.lines is None:
+            if not odd:
+                return line
+            self.lines = [line.replace(BLOCK, "", 1)]
+            return None
+        if not odd:
+            self.lines.append(line)
+            return None
+        head, _, tail = line.rpartition(BLOCK)
+        self.lines.append(head + tail)
+        return self.flush()
+
+    def flush(self) -> str | None:
+        """What was typed of an unfinished note (at the end of input), or None."""
+        lines, self.lines = self.lines, None
+        return "\n".join(lines) if lines is not None else None
+
+
+def _line_editing() -> None:
+    """Line editing and history for ``input()`` (readline), when the platform has it."""
+    try:
+        import readline  # noqa: F401  (importing it is what turns editing on for input())
+    except ImportError:  # Windows without pyreadline: plain input() still works
+        log.debug("readline is not available: no line editing")
+
+
+async def run_console(
+    console: Console, stream: IO[str], *, prompt: bool, editing: bool = False
+) -> None:
+    """Feed ``stream``'s lines to ``console`` until end of input.
+
+    With ``editing`` (a terminal; ``stream`` is then ``sys.stdin``) lines are read by
+    ``input()`` with readline: arrows, Ctrl-A/E, and the session's history on ↑ ↓. Each line is
+    asked for only once the previous one is answered, so the prompt comes after the reply.
+    Without it (a pipe) lines are read as they come, and readline is never loaded. A note of
+    several lines goes between triple quotes (``NoteLines``).
+    """
     loop = asyncio.get_running_loop()
     lines: asyncio.Queue[str | None] = asyncio.Queue()
+    ready = threading.Event()
+    asked = [PROMPT]  # the prompt of the next line (a continuation inside a note)
+
+    def put(line: str | None) -> None:
+        loop.call_soon_threadsafe(lines.put_nowait, line)
 
     def read() -> None:  # a daemon thread: Ctrl-C never waits for a blocked readline
-        for line in iter(stream.readline, ""):
-            loop.call_soon_threadsafe(lines.put_nowait, line)
-        loop.call_soon_threadsafe(lines.put_nowait, None)
+        if not editing:
+            for line in iter(stream.readline, ""):
+                put(line)
+            put(None)
+            return
+        while True:
+            ready.wait()
+            ready.clear()
+            try:
+                put(input(asked[0]))
+            except EOFError:
+                put(None)
+                return
 
+    if editing:
+        _line_editing()
     threading.Thread(target=read, name="console-stdin", daemon=True).start()
+    note = NoteLines()
     async with console:
         while True:
-            if prompt:
-                print("you> ", end="", file=console.out, flush=True)
+            asked[0] = CONTINUED if note.open else PROMPT
+            if editing:
+                ready.set()
+            elif prompt:
+                print(asked[0], end="", file=console.out, flush=True)
             line = await lines.get()
+            text = note.flush() if line is None else note.feed(line)
+            if text is not None and text.strip():
+                await console.say(text)
             if line is None:
                 break
-            if line.strip():
-                await console.say(line)

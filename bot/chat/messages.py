@@ -15,13 +15,14 @@ question: it is searched like /recall, with a hint that /remember stores things.
 
 from __future__ import annotations
 
-from telegram import Update
+from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.chat import reminding
 from bot.chat.access import addressed_to_bot, caller_of, without_mention
 from bot.chat.commands import show_matches
 from bot.chat.services import services
+from bot.core.policy import Caller
 from bot.view.i18n import language_of, t
 from bot.view.replies import reply_html
 
@@ -35,6 +36,18 @@ async def free_text(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     language = language_of(update.effective_user)
     query = without_mention(message.text, context.bot)
+    await answer_text(update, context, message, caller, query, language)
+
+
+async def answer_text(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    query: str,
+    language: str,
+) -> None:
+    """Answer ``query``, the text of ``message`` as typed (or a voice note's transcription)."""
     if not query:
         await reply_html(message, t(language, "help"))
         return

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from openai import AsyncOpenAI
     from telegram import Message
 
+    from bot.assistant.senses import Transcriber
     from bot.core.policy import Caller
     from bot.jobs.digest import Digest
     from bot.jobs.reminders import ReminderJob
@@ -38,6 +39,7 @@ class Services:
     digest: Digest | None = None  # the scheduled report (None: not set up, e.g. in unit tests)
     conversation: FreeText | None = None  # free text through ``llm`` (None: no model)
     reminders: ReminderJob | None = None  # the reminders' delivery and its index
+    transcriber: Transcriber | None = None  # voice notes to text (None: not configured)
 
 
 class FreeText(Protocol):

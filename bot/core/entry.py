@@ -5,11 +5,18 @@ The syntax, as /help documents it::
     /remember work: standup at 10:00 #meeting #daily
               ^^^^^ category        ^^^^^^^^^^^^^^^^ tags
 
-- ``#hashtags`` anywhere become tags. A run of hashtags at the end is removed from the content;
-  a hashtag inside a sentence keeps its word there (``my #car is blue`` -> ``my car is blue``).
-- A first word followed by a colon and a space (``work: ...``), or by a full-width colon
-  (``工作：...``, no space needed), is the category. ``D:\\projects``, ``10:30`` or
-  ``https://...`` are not: the colon there is not followed by a space.
+- ``#hashtags`` (or full-width ``＃``) anywhere become tags; a tag is letters, digits, ``_``,
+  ``-`` or emoji (``#🍕``), never only digits, and ends at punctuation (``#买菜，#周末`` is
+  ``买菜`` and ``周末``). A run of hashtags at the end is removed from the content, with the
+  commas or spaces between them; a hashtag inside a sentence keeps its word there
+  (``my #car is blue`` -> ``my car is blue``).
+- The content is the whole text as typed. A category is set only at the very start, by one of
+  the known category words (``CATEGORY_WORDS``: ``work``, ``personal``, ``工作``, ``个人`` ...)
+  followed by a colon (``work: ...``, ``工作：...``), or by any name written as a hashtag with a
+  colon (``#recipes: ...``, ``#菜谱：...``); that word and its colon are then the category, not
+  content. Any other text before a colon is the note itself: ``Password:
+  hunter2``, ``Re: the contract``, ``公司WiFi密码：Tr0ub4dor&3`` keep every character (a
+  category read from "any first word" swallowed them before).
 - No hashtags: up to five keywords of the content become the tags (``keywords``).
 
 The bot only parses; the memory library cleans and stores (lower-cases tags and categories,
@@ -26,11 +33,30 @@ from memory.text import STOP_WORDS, query_words
 
 MAX_KEYWORDS = 5
 
-_TAG_BODY = r"(?!\d+(?![\w-]))\w[\w-]*"  # letters, digits, _ and -, not only digits
-_HASHTAG = re.compile(rf"(?<![\w#&/])#({_TAG_BODY})")
-_TRAILING_HASHTAGS = re.compile(rf"(?:\s*(?<![\w#&/])#{_TAG_BODY})+\s*\Z")
+# Emoji (pictographs, symbols, dingbats), their variation selector, skin tones and joiner.
+_EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d"
+_TAG_CHAR = rf"[\w{_EMOJI}]"
+# Letters, digits, _, - and emoji; not only digits (``#123`` is a number, not a tag).
+_TAG_BODY = rf"(?!\d+(?![\w-]))(?:{_TAG_CHAR}[\w{_EMOJI}-]*)"
+_MARK = "[#＃]"  # full-width ＃ as typed on Chinese and Japanese phone keyboards
+_HASHTAG = re.compile(rf"(?<![\w#＃&/]){_MARK}({_TAG_BODY})")
+_TAG_SEPARATORS = r"[\s,，、;；]*"
+_TRAILING_HASHTAGS = re.compile(
+    rf"(?:{_TAG_SEPARATORS}(?<![\w#＃&/]){_MARK}{_TAG_BODY})+[\s,，、;；.。!！]*\Z"
+)
 _COMMAND = re.compile(r"\s*/(\w+)(?:@\w+)?(.*)\Z", re.DOTALL)
-_CATEGORY = re.compile(r"\A\s*([^\W_][\w-]{0,31})(?::[ \t]+|:\s*\n|：\s*)(?=\S)", re.UNICODE)
+_COLON = r"\s*(?::[ \t]+|:\s*\n|：\s*)(?=\S)"
+_CATEGORY = re.compile(rf"\A\s*(?P<mark>{_MARK})?(?P<name>[^\W_][\w-]{{0,63}}){_COLON}")
+
+# The categories a leading "word:" may name (the model's tool suggests the same English ones).
+# Only these: any other text before a colon is part of the note.
+CATEGORY_WORDS = frozenset(
+    """
+    general personal work project preference schedule contact home family health finance
+    shopping travel study idea ideas todo
+    通用 个人 工作 项目 偏好 日程 联系人 家庭 家 健康 财务 购物 旅行 学习 想法 待办
+    """.split()
+)
 
 # Words that say nothing about a memory in chat-style Chinese (single characters are dropped
 # anyway) and the pieces of a web address; English stop words come from the search's own list.
@@ -90,8 +116,8 @@ def parse_entry(text: str, *, derive_tags: bool = True) -> Entry:
     """
     category = None
     match = _CATEGORY.match(text)
-    if match and not match.group(1).isdigit():
-        category = match.group(1)
+    if match and (match["mark"] or match["name"].lower() in CATEGORY_WORDS):
+        category = match["name"]
         text = text[match.end() :]
     tags = tuple(dict.fromkeys(tag.lower() for tag in hashtags(text)))
     content = _TRAILING_HASHTAGS.sub("", text)

@@ -7,28 +7,76 @@ applies the one permission rule (``Caller.may_change``; ``bot.errors.NotAllowed`
 refuses), and returns memory values; what a reply looks like is the door's business. The one
 outside view of a memory, without the bot's bookkeeping (``source``), is ``public_record``.
 
+What counts as a use of a memory (``accessCount`` + 1, ``accessedAt`` now) is decided here,
+for every door, and nowhere else: a memory is used when it is the answer, not when it is
+merely shown. Precisely:
+
+- ``/recall`` and free text without a model (``recall_page``): the first result, and only on
+  the first page; further results, further pages, the newest memories of a blank /recall, and
+  ``/list``, ``/related``, ``/stats``, the digest and ``/export`` are not uses;
+- the model's ``searchMemory`` (``search``): each result it receives that is an answer
+  (``memory.relevance.answers``: it shares a word with the question that is not a stop word or
+  stop character, and scores at least a fifth of the best); the memories in the system prompt
+  only if the answer quotes them (``used_in_answer``, called by ``bot.assistant.turn``);
+  ``getMemory`` and the other tools are not uses;
+- buttons: 🗑, Delete, Keep, the page buttons of ``/list`` and ``/recall`` are not uses.
+
+A match that shares only stop words or characters with the query (``你是谁`` and
+``小王的生日是3月5日`` share 是) is never shown by ``/recall`` and never counts
+(``memory.relevance.matches``). The library's ``search(..., touch=True)``, which touches every
+hit as the article does, stays for the CLI and library callers; here every search is made with
+``touch=False`` and the answer is touched with ``MemoryNamespace.touch``.
+
 Store calls block (an fsync, a cold namespace's index build: seconds at 100,000 memories), so
 the doors never make them on the event loop: ``Operations.run`` runs an operation in a small
 pool of worker threads, and one chat's slow call delays no other chat. The model's tools call
 the same functions from the turn's own worker thread.
+
+Every change is recorded in the namespace's history by the store itself, with who acts
+(``memory.history.current_author``, set once per update by ``bot.chat.access.gatekeeper``), so
+no door needs to remember to; ``undo``, ``memory_history`` and ``restore_version`` work on it.
+``Operations`` carries the context of the calling task into its worker threads, so the author
+goes along.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextvars
+import dataclasses
 import functools
-from collections.abc import Callable, Iterable
+import hashlib
+import logging
+from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
+from zoneinfo import ZoneInfo
 
+from bot.core.dating import day_asked, on_day
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
-from memory.interface import MemoryNamespace, Store
-from memory.model import Hit, Memory, Stats, parse_id, parse_limit
+from memory import history
+from memory.errors import MemoryNotFound, MemoryStoreError
+from memory.history import ChangeRecord, History, Undone
+from memory.interface import Documents, MemoryNamespace, SearchStatus, Store, update_document
+from memory.model import Hit, Memory, Stats, clean_tags, parse_id, parse_limit
+from memory.relevance import answers, matches, quotes
 
 RECALL_LIMIT = 5
+# Every search of the bot fuses keywords with meaning when the store has an embedder; without
+# one (or while it fails) "hybrid" is exactly the keyword ranking (``memory.hybrid``).
+SEARCH_RANKER = "hybrid"
+RECALL_DEPTH = 100  # /recall counts and pages through at most this many matches
+RECALL_QUERIES = "recall-queries"  # the namespace's document of paged /recall queries
+KEPT_QUERIES = 20
+QUERY_TOKEN_CHARS = 10
 RELATED_LIMIT = 5
+BOT_FIELDS = ("source", "attachment", "origin")  # the bot's own keys of a memory's record
 WORKERS = 4  # threads for store calls: enough for a few slow ones beside quick ones
+
+log = logging.getLogger(__name__)
 
 P = ParamSpec("P")
 T = TypeVar("T")
@@ -54,22 +102,150 @@ def remember(
     category: str | None = None,
     *,
     source: str | None = None,
+    attachment: Mapping[str, Any] | None = None,
+    origin: Mapping[str, Any] | None = None,
 ) -> Memory:
-    """Store a new memory (a ``source`` already stored returns that memory instead)."""
-    return namespace.add(content, tags, category, source=source)
+    """Store a new memory (a ``source`` already stored returns that memory instead), with the
+    file it was made from (``attachment``) and a forward's ``origin`` when given."""
+    return namespace.add(
+        content, tags, category, source=source, attachment=attachment, origin=origin
+    )
 
 
-def recall(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT) -> list[Memory]:
-    """The best matches for ``query``, best first; a blank query: the newest memories."""
+def from_source(namespace: MemoryNamespace, source: str) -> Memory | None:
+    """The memory stored from the message ``source`` names (``remember``'s), if any."""
+    return next((m for m in namespace.memories() if m.source == source), None)
+
+
+def browse(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT) -> list[Memory]:
+    """Like ``recall``, without counting as an access (inline queries run on every keystroke)."""
     count = parse_limit(limit)
     if query.strip():
-        return [hit.memory for hit in namespace.search(query, count)]
+        return [hit.memory for hit in namespace.search(query, count, touch=False)]
     return namespace.memories()[-count:][::-1]
 
 
+@dataclass(frozen=True)
+class Matches:
+    """One page of what /recall found: ``memories`` from position ``start`` of ``total``."""
+
+    query: str
+    memories: tuple[Memory, ...]
+    start: int
+    total: int
+    capped: bool = False  # the search stopped at RECALL_DEPTH: there may be more than total
+    token: str | None = None  # names ``query`` for the buttons of other pages (``recall_query``)
+
+    @property
+    def more(self) -> bool:
+        """Whether a page follows this one."""
+        return self.start + len(self.memories) < self.total
+
+
+def recall_page(
+    namespace: MemoryNamespace,
+    query: str,
+    page: int = 0,
+    size: object = RECALL_LIMIT,
+    *,
+    use: bool = True,
+    zone: ZoneInfo | None = None,
+) -> Matches:
+    """Page ``page`` (0-based, clamped) of the matches for ``query``; blank: the newest memories.
+
+    With ``use`` (a question asked, not a page turned), the first result of the first page
+    counts as used (see the module docstring). When there is more than one page, the query is
+    kept (``keep_query``) under the returned ``token``. A question about a relative day ("what
+    did I save today", "昨天记了什么") has the memories stored that day (in ``zone``, UTC by
+    default) or speaking of it first (``bot.core.dating``).
+    """
+    count, number = parse_limit(size), max(page, 0)
+    if not query.strip():
+        newest = namespace.memories()[::-1]
+        start = min(number * count, max(len(newest) - 1, 0) // count * count)
+        return Matches("", tuple(newest[start : start + count]), start, len(newest))
+    hits = namespace.search(query, RECALL_DEPTH, ranker=SEARCH_RANKER, touch=False)
+    capped = len(hits) == RECALL_DEPTH
+    found = [hit.memory for hit in matches(query, hits)]
+    zone = zone or ZoneInfo("UTC")
+    if (day := day_asked(query, datetime.now(UTC), zone)) is not None:
+        that_day = on_day(namespace.memories(), day, zone)
+        ids = {m.id for m in that_day}
+        found = [*that_day, *(m for m in found if m.id not in ids)]
+    start = min(number * count, max(len(found) - 1, 0) // count * count)
+    shown = found[start : start + count]
+    if use and start == 0 and shown:
+        shown[:1] = namespace.touch([shown[0].id]) or shown[:1]
+    token = None
+    if len(found) > count:
+        token = keep_query(namespace.documents(), query) if use else query_token(query)
+    return Matches(query, tuple(shown), start, len(found), capped, token)
+
+
+def recall(
+    namespace: MemoryNamespace,
+    query: str,
+    limit: object = RECALL_LIMIT,
+    *,
+    zone: ZoneInfo | None = None,
+) -> list[Memory]:
+    """The best matches for ``query``, best first; a blank query: the newest memories."""
+    return list(recall_page(namespace, query, 0, limit, zone=zone).memories)
+
+
+def query_token(query: str) -> str:
+    """A short name for a query, for callback data (hex, ``QUERY_TOKEN_CHARS`` long)."""
+    return hashlib.sha256(query.encode("utf-8", "surrogatepass")).hexdigest()[:QUERY_TOKEN_CHARS]
+
+
+def keep_query(documents: Documents, query: str) -> str:
+    """Keep ``query`` among the namespace's last ``KEPT_QUERIES`` paged ones; its token."""
+    token = query_token(query)
+
+    def change(value: Any) -> dict[str, str]:
+        kept = {k: v for k, v in value.items() if k != token} if isinstance(value, dict) else {}
+        kept[token] = query
+        return dict(list(kept.items())[-KEPT_QUERIES:])
+
+    try:
+        update_document(documents, RECALL_QUERIES, change, durable=False)
+    except MemoryStoreError as e:  # only the ▶ button needs it: it will say it is stale
+        log.warning("could not keep a /recall query: %s", e.message)
+    return token
+
+
+def recall_query(documents: Documents, token: str) -> str | None:
+    """The query kept under ``token`` (``keep_query``), or None if it is no longer kept."""
+    found = documents.get(RECALL_QUERIES)
+    query = found.value.get(token) if found is not None and isinstance(found.value, dict) else None
+    return query if isinstance(query, str) and query_token(query) == token else None
+
+
 def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> list[Hit]:
-    """The best matches for ``query`` with their scores (the model's ``searchMemory``)."""
-    return namespace.search(query, parse_limit(limit))
+    """The matches for ``query`` with their scores (the model's ``searchMemory``); those that
+    are answers (``memory.relevance.answers``) count as used."""
+    hits = matches(
+        query, namespace.search(query, parse_limit(limit), ranker=SEARCH_RANKER, touch=False)
+    )
+    used = {hit.memory.id for hit in answers(query, hits)}
+    touched = {memory.id: memory for memory in namespace.touch(used)} if used else {}
+    return [Hit(touched.get(hit.memory.id, hit.memory), hit.score) for hit in hits]
+
+
+def used_in_answer(namespace: MemoryNamespace, answer: str, shown: Iterable[Memory]) -> list[int]:
+    """Count as used the memories of ``shown`` (the system prompt's) that ``answer`` quotes,
+    unless used since they were shown (a search of the same turn); the ids counted."""
+    quoted = quotes(answer, shown)
+    if not quoted:
+        return []
+    fresh = []
+    for memory in quoted.values():
+        try:
+            if namespace.get(memory.id).access_count == memory.access_count:
+                fresh.append(memory.id)
+        except MemoryNotFound:  # deleted by this turn
+            continue
+    return [memory.id for memory in namespace.touch(fresh)] if fresh else []
 
 
 def forget(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
@@ -94,32 +270,119 @@ def edit(
 def related(
     namespace: MemoryNamespace, value: object, limit: object = RELATED_LIMIT
 ) -> tuple[Memory, list[Memory]]:
-    """The memory whose id is ``value`` and the memories related to it, best first."""
+    """The memory whose id is ``value`` and the memories related to it, best first.
+
+    Unlike the article (+1 a shared tag, +2 the same category), a shared tag weighs more than
+    a shared category, and the default category weighs nothing: that every note without a
+    category is in ``general`` does not make them related.
+    """
     memory = find(namespace, value)
-    return memory, [hit.memory for hit in namespace.related(memory.id, parse_limit(limit))]
+    hits = namespace.related(
+        memory.id, parse_limit(limit), tag=2.0, category=1.0, default_category=False
+    )
+    return memory, [hit.memory for hit in hits]
 
 
-def listing(namespace: MemoryNamespace, category: str | None = None) -> list[Memory]:
-    """Every memory (or one category's), newest first."""
-    return namespace.memories(category)[::-1]
+def listing(
+    namespace: MemoryNamespace, category: str | None = None, *, tag: str | None = None
+) -> list[Memory]:
+    """Every memory (or one category's, or those with ``tag``), newest first."""
+    if tag is None:
+        return namespace.memories(category)[::-1]
+    [label] = clean_tags([tag]) or ("",)
+    return [m for m in namespace.memories(category)[::-1] if label in m.tags]
 
 
 def stats(namespace: MemoryNamespace) -> Stats:
-    """Totals by category, the most used tags and the most accessed memories."""
-    return namespace.stats()
+    """Totals by category, the most used tags and the most used memories: never one unused
+    (the article's top 5 by ``accessCount`` may list memories nobody used)."""
+    found = namespace.stats()
+    used = [memory for memory in found.most_accessed if memory.access_count > 0]
+    return dataclasses.replace(found, most_accessed=used)
+
+
+def search_status(namespace: MemoryNamespace) -> SearchStatus:
+    """How searches work now: keywords only, or keywords and meaning (and how far embedded)."""
+    return namespace.search_status()
 
 
 def public_record(memory: Memory) -> dict[str, Any]:
     """A memory as the outside sees it: the article's record, without the bot's ``source``
-    (where it came from: chat, message and author ids, which are bookkeeping)."""
+    (where it came from: chat, message and author ids, which are bookkeeping), ``attachment``
+    (a Telegram file reference, valid for this bot only) and ``origin``."""
     record = memory.to_dict()
-    record.pop("source", None)
+    for key in BOT_FIELDS:
+        record.pop(key, None)
     return record
 
 
 def export(namespace: MemoryNamespace) -> list[dict[str, Any]]:
     """Every memory as an article-format record (``public_record``), in stored order."""
     return [public_record(memory) for memory in namespace.memories()]
+
+
+# -- history and undo (memory.history) ----------------------------------------------------------
+
+
+def _refuse(records: list[ChangeRecord]) -> NotAllowed:
+    memory = next(m for r in records for m in (r.after, r.before) if m is not None)
+    return NotAllowed(memory)
+
+
+def undo(
+    namespace: MemoryNamespace, caller: Caller, *, chat: int | None, change: str | None = None
+) -> tuple[Undone | None, History]:
+    """Revert ``change``, or without it the caller's newest change in ``chat`` not undone yet
+    (``Caller.may_undo``: in a group a member's own, an administrator's anyone's); None when
+    there is nothing to undo (or ``change`` is unknown, too old or undone already), with the
+    history it was read from. ``NotAllowed`` if ``change`` is not the caller's to undo."""
+    found = namespace.history()
+    if change is None:
+        change = found.last_change(chat=chat, may_undo=caller.may_undo)
+        if change is None:
+            return None, found
+    records = found.change(change)
+    if not records or change in found.undone():
+        return None, found
+    if not all(caller.may_undo(r.author.by) for r in records):
+        raise _refuse(records)
+    return history.undo(namespace, found, change), found
+
+
+def memory_history(
+    namespace: MemoryNamespace, value: object | None
+) -> tuple[History, Memory | None]:
+    """The history of the memory whose id is ``value`` (all of it without one), and the memory
+    as it is now (None: deleted, or no id)."""
+    if value is None:
+        return namespace.history(), None
+    memory_id = parse_id(value)
+    found = namespace.history(memory_id)
+    try:
+        current: Memory | None = namespace.get(memory_id)
+    except MemoryNotFound:
+        if not found.records:
+            raise
+        current = None
+    return found, current
+
+
+def restore_version(namespace: MemoryNamespace, caller: Caller, ref: str) -> Memory | None:
+    """Put back the version of a memory that the record ``ref`` left (for a deletion: the
+    memory as it was), if the caller may change it; None if there is no such record."""
+    record = namespace.history().find(ref)
+    if record is None:
+        return None
+    version = record.after if record.after is not None else record.before
+    if version is None:
+        return None
+    try:
+        current: Memory | None = namespace.get(record.memory_id)
+    except MemoryNotFound:
+        current = None
+    if not caller.may_change(current if current is not None else version):
+        raise NotAllowed(version)
+    return namespace.restore(version)
 
 
 class Operations:
@@ -138,11 +401,14 @@ class Operations:
     ) -> T:
         """``operation(<namespace>, *args, **kwargs)`` in a worker thread."""
         call = functools.partial(operation, self.store.namespace(namespace), *args, **kwargs)
-        return await asyncio.get_running_loop().run_in_executor(self._pool, call)
+        # The context goes along: who acts (``memory.history.current_author``) is in it.
+        context = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, call)
 
     async def call(self, work: Callable[[], T]) -> T:
         """Any other store work (documents, several namespaces) in a worker thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._pool, work)
+        context = contextvars.copy_context()
+        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, work)
 
     def close(self) -> None:
         """Wait for the calls in progress and let the threads go."""

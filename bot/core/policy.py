@@ -70,6 +70,12 @@ class Caller:
         """Whether this caller may edit or delete ``memory`` (the rule of the module doc)."""
         return not self.shared or self.admin or stored_by(memory) == self.actor.key
 
+    def may_undo(self, by: str) -> bool:
+        """Whether this caller may undo a change made by ``by`` (an ``Actor.key``, or ``cli``):
+        in a group's shared namespace a member undoes their own changes (the model's on their
+        behalf included), an administrator anyone's; everyone everything in their own."""
+        return not self.shared or self.admin or by == self.actor.key
+
     @property
     def may_change_settings(self) -> bool:
         """Whether this caller may change the namespace's settings (``/digest on``)."""

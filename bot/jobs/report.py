@@ -7,8 +7,9 @@ user's language, escaped like every other reply (``bot.view.render``); ``bot.job
 and sends it.
 
 - Most used: the ``top`` memories with the highest ``accessCount`` (the article's
-  ``mostAccessed``), ties broken by the most recently used; a memory never recalled is not
-  "most used" and is left out.
+  ``mostAccessed``), ties broken by the most recently used, then the newer: one ordering,
+  ``memory.model.most_used``, shared with ``/stats``; a memory never used is not "most used"
+  and is left out.
 - New: the memories created since the last scheduled report (the first report: since the
   schedule's previous run), newest first, the first ``top`` of them shown.
 - Unused: how many memories nobody has recalled for ``stale_days`` days (``accessedAt``, which
@@ -25,7 +26,7 @@ from datetime import datetime, timedelta, tzinfo
 
 from bot.view.i18n import t
 from bot.view.render import PREVIEW_CHARS, escape, preview
-from memory.model import Memory, parse_time
+from memory.model import Memory, most_used, parse_time
 
 
 @dataclass(frozen=True)
@@ -51,15 +52,14 @@ def build_report(
 ) -> Report:
     """The report on ``memories`` as of ``now``; "new" means created after ``since``."""
     everything = list(memories)
-    used = [m for m in everything if m.access_count > 0]
-    used.sort(key=lambda m: (m.access_count, parse_time(m.accessed_at), m.id), reverse=True)
+    used = most_used(everything, top)  # the order of /stats too
     added = [] if since is None else [m for m in everything if parse_time(m.created_at) > since]
     added.sort(key=lambda m: m.id, reverse=True)
     cutoff = now - timedelta(days=stale_days)
     stale = sum(1 for m in everything if parse_time(m.accessed_at) < cutoff)
     return Report(
         total=len(everything),
-        most_used=tuple(used[:top]),
+        most_used=tuple(used),
         added=tuple(added[:top]),
         added_count=len(added),
         stale_count=stale,

@@ -14,6 +14,7 @@ import html
 from telegram import User
 
 from bot.view import reminder_strings
+from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
 
@@ -33,17 +34,28 @@ COMMANDS = (
     ("remind", "cmd_remind_plain"),
     ("reminders", "cmd_reminders_plain"),
     ("timezone", "cmd_timezone_plain"),
+    ("undo", "cmd_undo_plain"),
+    ("history", "cmd_history_plain"),
     ("help", "cmd_help_plain"),
     ("start", "cmd_start_plain"),
 )
 
 _HELP_EN = """<b>Commands</b>
-/remember <i>text</i> — remember something. <code>#hashtags</code> become tags; a first word \
-with a colon sets the category: <code>/remember work: standup at 10 #meeting</code>. Without \
-hashtags I pick tags from the keywords. Send /remember as a reply to store that message.
-/recall <i>question</i> — the best matching memories (no question: the most recent).
-/forget <i>id</i> — delete a memory (I ask first).
-/list [<i>category</i>] — all memories, newest first, page by page.
+/remember <i>text</i> — remember something; the whole text is kept as you wrote it. \
+<code>#hashtags</code> (or <code>＃</code>, emoji too) become tags. A category is set only at \
+the start, by a known category word and a colon (work, personal, project, schedule, contact, \
+home, family, health, finance, shopping, travel, study, idea, todo: \
+<code>/remember work: standup at 10 #meeting</code>) or by a hashtag and a colon \
+(<code>/remember #recipes: pancakes need 2 eggs</code>); <code>Password: hunter2</code> stays \
+one note. Without hashtags I pick tags from the keywords. Dates such as “next Tuesday 3pm” are \
+worked out and shown with the memory. Something already stored is not stored twice; if a \
+memory is much like one you have, I ask: keep both, replace the old one, or cancel. Send \
+/remember as a reply to store that message.
+/recall <i>question</i> — the best matching memories (no question: the most recent). \
+<code>/recall today</code> or <code>/recall Dec 8</code> finds what you saved or planned that day.
+/forget <i>id</i> [<i>id</i> …] — delete memories (I ask first, for each).
+/list [<i>category</i> | #<i>tag</i>] — all memories (or one category's, or one tag's), newest \
+first, page by page.
 /edit <i>id</i> <i>new text</i> — change a memory (hashtags and <code>category:</code> too).
 /related <i>id</i> — memories sharing its tags or category.
 /stats — totals, categories, top tags, most used.
@@ -56,6 +68,10 @@ gone unused. /digest alone shows the setting and the next report.
 As a reply, it reminds you of that message. "remind me …" in a message works too.
 /reminders — the upcoming reminders, with a cancel button each.
 /timezone [<i>IANA name</i>] — this chat's time zone (<code>/timezone Asia/Shanghai</code>).
+/undo — take back the last change made in this chat (again: the one before). A model's whole \
+answer is one change; a memory changed since is left as it is.
+/history [<i>id</i>] — the recent changes (deletions too), or every version of one memory, \
+who made it and when, with a button to restore one.
 
 Any other message is a question: I search the memories for it.
 In groups, address me with a command, an @mention or a reply to one of my messages. A group's \
@@ -63,12 +79,17 @@ memories are shared: every member can find them, and a memory can be deleted or 
 the member who stored it or by a group administrator."""
 
 _HELP_ZH = """<b>命令</b>
-/remember <i>内容</i> — 记住一件事。<code>#话题标签</code> 会成为标签；开头的一个词加冒号表示分类：\
-<code>/remember 工作：明天十点开会 #会议</code>。没写标签时，我会从关键词里挑选。\
+/remember <i>内容</i> — 记住一件事，内容按你写的原样保存。<code>#话题标签</code>（或 \
+<code>＃</code>，表情也可以）会成为标签。分类只能写在开头：已知的分类词加冒号（工作、个人、项目、\
+日程、联系人、家庭、健康、财务、购物、旅行、学习、想法、待办：\
+<code>/remember 工作：明天十点开会 #会议</code>），或话题标签加冒号\
+（<code>/remember #菜谱：松饼要两个鸡蛋</code>）；<code>公司WiFi密码：abc</code> 仍是一整条记忆。\
+没写标签时，我会从关键词里挑选。“下周二下午三点”这样的日期会被换算成具体日期，和记忆一起显示。\
+已经记住的内容不会重复保存；和已有记忆很像时，我会问你：都保留、替换旧的，还是取消。\
 回复某条消息并发送 /remember，可以记住那条消息。
 /recall <i>问题</i> — 找出最相关的记忆（不写问题：最近的记忆）。
-/forget <i>编号</i> — 删除一条记忆（会先确认）。
-/list [<i>分类</i>] — 分页列出全部记忆，最新的在前。
+/forget <i>编号</i> [<i>编号</i> …] — 删除记忆（每条都会先确认）。
+/list [<i>分类</i> | #<i>标签</i>] — 分页列出全部记忆（或某个分类、某个标签的），最新的在前。
 /edit <i>编号</i> <i>新内容</i> — 修改一条记忆（也可以改标签和 <code>分类：</code>）。
 /related <i>编号</i> — 与它标签或分类相同的记忆。
 /stats — 总数、分类、常用标签、最常用的记忆。
@@ -81,6 +102,10 @@ _HELP_ZH = """<b>命令</b>
 回复一条消息发送，到时提醒你那条消息。消息里写“提醒我……”也可以。
 /reminders — 即将到来的提醒，每个都有取消按钮。
 /timezone [<i>IANA 名称</i>] — 这个聊天的时区（<code>/timezone Asia/Shanghai</code>）。
+/undo — 撤销本聊天里最近的一次改动（再发一次：撤销更早的一次）。模型的一次回答算一次改动；\
+之后又被改过的记忆保持原样。
+/history [<i>编号</i>] — 最近的改动（包括删除），或一条记忆的每个版本、谁在何时改的，\
+可以用按钮恢复某个版本。
 
 其他消息都当作提问：我会在记忆里搜索。
 在群组里，请用命令、@我 或回复我的消息来跟我说话。群组的记忆是共享的：每个成员都能查到；\
@@ -103,12 +128,23 @@ STRINGS: dict[str, dict[str, str]] = {
         "tags_derived": "<i>Tags picked from the keywords; add #hashtags to choose your own.</i>",
         "recall_title": "🔎 Best matches for “{query}”:",
         "recent_title": "🕘 Most recent memories:",
+        "recall_count": "<i>{count} of {total}</i>",
+        "recall_range": "<i>{first}–{last} of {total}</i>",
         "recall_none": "I found nothing about “{query}”.",
         "no_memories": "No memories yet. Send <code>/remember something</code> to store one.",
         "free_text_hint": "💡 To store a message instead, send /remember before it.",
         "forget_confirm": "Forget this memory?\n{memory}",
         "forgotten": "🗑 Forgotten: {content}",
         "kept": "👍 Kept: {content}",
+        "already_remembered": "👌 Already remembered, nothing stored twice:\n{memory}",
+        "near_duplicate": "🤔 “{content}” is much like what you already have. Keep both, "
+        "replace the old one, or cancel?",
+        "button_keep_both_plain": "➕ Keep both",
+        "button_replace_plain": "✏️ Replace {index}: {preview}",
+        "button_cancel_plain": "✖ Cancel",
+        "not_yours_choice_plain": "Only who asked to store it, or a group administrator, can "
+        "choose; replacing needs the right to change the old memory.",
+        "resolved_date": "📅 {when}",
         "cancelled": "👍 Cancelled.",
         "not_found": "There is no memory <code>{id}</code> here. /recall and /list show the ids.",
         "bad_id": "“{value}” is not a memory id; ids are the numbers that /recall and /list show.",
@@ -138,9 +174,41 @@ STRINGS: dict[str, dict[str, str]] = {
         "changes_skipped": "Left alone, changed or deleted since: {count}.",
         "changes_remaining": "Still waiting for their author or a group administrator:\n{items}",
         "changes_discarded": "👍 Discarded: nothing was changed.",
-        "undone": "↩ Undone: {count} put back as they were.",
-        "undo_skipped": "Left alone, changed since by someone else: {count}.",
-        "undo_failed": "Not undone yet, the storage refused: {count}. Press ↩ Undo again later.",
+        "undo_title": "↩ Undone:",
+        "undo_nothing_changed": "↩ Nothing was put back:",
+        "undo_removed": "🆔 <code>{id}</code> removed again (it was added): {content}",
+        "undo_reinstated": "🆔 <code>{id}</code> restored: {content}",
+        "undo_back": "🆔 <code>{id}</code> back to: {content}",
+        "undo_left": "🆔 <code>{id}</code> left as it is: changed since, {who}, {at}. "
+        "/history {id} shows its versions.",
+        "undo_left_unknown": "🆔 <code>{id}</code> left as it is: changed since. "
+        "/history {id} shows its versions.",
+        "undo_nothing": "Nothing to undo in this chat.",
+        "undo_nothing_group": "Nothing of yours to undo in this chat (an administrator can undo "
+        "anyone's changes).",
+        "undo_gone_plain": "Nothing to do: this change was undone already, or is too old.",
+        "door_model": "the assistant",
+        "history_who": "{who} via {door}",
+        "history_recent_title": "🕘 <b>The last {count} changes</b> (newest first)",
+        "history_hint": "/history <i>id</i> shows every version of one memory.",
+        "history_empty": "No changes recorded yet.",
+        "history_none": "No history for <code>{id}</code>: no such memory, or its changes are "
+        "too old.",
+        "history_memory_title": "🕘 <b>History of</b> 🆔 <code>{id}</code> (oldest first)",
+        "history_deleted": "deleted",
+        "history_is_deleted": "🗑 It is deleted now; the button below brings it back with its id.",
+        "history_unreadable": "⚠️ {count} records of the history could not be read; the file as "
+        "it was is kept as <code>{file}</code>. No memory was changed.",
+        "op_add": "added",
+        "op_import": "imported",
+        "op_update": "edited",
+        "op_restore": "restored",
+        "button_version_plain": "↩ Back to v{n}",
+        "button_reinstate_version_plain": "♻ Restore v{n}",
+        "button_reinstate_plain": "♻ Restore {id}",
+        "restored": "♻ Restored:\n{memory}",
+        "cmd_undo_plain": "Undo the last change in this chat",
+        "cmd_history_plain": "Recent changes, or /history id: its versions",
         "llm_empty": "<i>(The model gave no answer.)</i>",
         "llm_timeout": "⏱ The language model did not answer within {timeout} s. Nothing was "
         "changed; please send your message again.",
@@ -168,6 +236,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "ask something narrower.",
         "stats_llm": "<b>Language model:</b> {turns} messages, {prompt} prompt + {completion} "
         "completion tokens since {since}",
+        "stats_search_keywords": "<b>Search:</b> keywords only",
+        "stats_search_failing": "<b>Search:</b> keywords only for now (the embedding service is "
+        "failing; meaning comes back when it works)",
+        "stats_search_hybrid": "<b>Search:</b> keywords and meaning ({model}; {embedded} of "
+        "{total} memories embedded)",
         "list_title": "📋 Memories{category}: page {page} of {pages} (total: {total})",
         "list_empty": "No memories{category} yet.",
         "export_caption": "Exported: {count}, in the article's memory.json format.",
@@ -220,6 +293,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "administrator can change them.",
         "button_prev_plain": "◀",
         "button_next_plain": "▶",
+        "button_more_plain": "More ▶",
         "cmd_start_plain": "What I do",
         "cmd_help_plain": "How to use me",
         "cmd_remember_plain": "Remember something (#tags, category: …)",
@@ -272,12 +346,22 @@ STRINGS: dict[str, dict[str, str]] = {
         "tags_derived": "<i>标签取自关键词；加上 #话题标签 可以自己指定。</i>",
         "recall_title": "🔎 与“{query}”最相关的记忆：",
         "recent_title": "🕘 最近的记忆：",
+        "recall_count": "<i>{count} 条，共 {total} 条</i>",
+        "recall_range": "<i>第 {first}–{last} 条，共 {total} 条</i>",
         "recall_none": "没有找到与“{query}”相关的记忆。",
         "no_memories": "还没有记忆。发送 <code>/remember 内容</code> 来记住一件事。",
         "free_text_hint": "💡 想让我记住这条消息，请在前面加上 /remember。",
         "forget_confirm": "要删除这条记忆吗？\n{memory}",
         "forgotten": "🗑 已删除：{content}",
         "kept": "👍 已保留：{content}",
+        "already_remembered": "👌 已经记住了，不会重复保存：\n{memory}",
+        "near_duplicate": "🤔 “{content}”和已有的记忆很像。都保留、替换旧的，还是取消？",
+        "button_keep_both_plain": "➕ 都保留",
+        "button_replace_plain": "✏️ 替换 {index}：{preview}",
+        "button_cancel_plain": "✖ 取消",
+        "not_yours_choice_plain": "只有要求保存的人或群组管理员可以选择；"
+        "替换还需要有修改旧记忆的权限。",
+        "resolved_date": "📅 {when}",
         "cancelled": "👍 已取消。",
         "not_found": "这里没有编号为 <code>{id}</code> 的记忆。/recall 和 /list 会显示编号。",
         "bad_id": "“{value}”不是记忆编号；编号是 /recall 和 /list 显示的数字。",
@@ -304,9 +388,39 @@ STRINGS: dict[str, dict[str, str]] = {
         "changes_skipped": "之后已被修改或删除，未动：{count} 条。",
         "changes_remaining": "仍在等待记忆的作者或群组管理员确认：\n{items}",
         "changes_discarded": "👍 已放弃：什么都没有改动。",
-        "undone": "↩ 已撤销：{count} 条已恢复原样。",
-        "undo_skipped": "之后已被他人修改，未动：{count} 条。",
-        "undo_failed": "存储出错，尚未撤销：{count} 条。请稍后再按 ↩ 撤销。",
+        "undo_title": "↩ 已撤销：",
+        "undo_nothing_changed": "↩ 没有恢复任何记忆：",
+        "undo_removed": "🆔 <code>{id}</code> 已重新移除（它是新加的）：{content}",
+        "undo_reinstated": "🆔 <code>{id}</code> 已恢复：{content}",
+        "undo_back": "🆔 <code>{id}</code> 已改回：{content}",
+        "undo_left": "🆔 <code>{id}</code> 保持原样：之后又被修改过（{who}，{at}）。"
+        "/history {id} 可以查看它的各个版本。",
+        "undo_left_unknown": "🆔 <code>{id}</code> 保持原样：之后又被修改过。"
+        "/history {id} 可以查看它的各个版本。",
+        "undo_nothing": "本聊天里没有可以撤销的改动。",
+        "undo_nothing_group": "本聊天里没有你可以撤销的改动（管理员可以撤销任何人的改动）。",
+        "undo_gone_plain": "无需操作：这次改动已经撤销过，或者已经太旧。",
+        "door_model": "助手",
+        "history_who": "{who} 通过 {door}",
+        "history_recent_title": "🕘 <b>最近 {count} 次改动</b>（最新的在前）",
+        "history_hint": "/history <i>编号</i> 可以查看一条记忆的每个版本。",
+        "history_empty": "还没有记录到任何改动。",
+        "history_none": "<code>{id}</code> 没有历史：没有这条记忆，或者它的改动已经太旧。",
+        "history_memory_title": "🕘 🆔 <code>{id}</code> <b>的历史</b>（最早的在前）",
+        "history_deleted": "已删除",
+        "history_is_deleted": "🗑 它现在已被删除；下面的按钮可以按原编号恢复它。",
+        "history_unreadable": "⚠️ 有 {count} 条历史记录无法读取；原文件保存在 <code>{file}</code>。"
+        "没有任何记忆被改动。",
+        "op_add": "添加",
+        "op_import": "导入",
+        "op_update": "修改",
+        "op_restore": "恢复",
+        "button_version_plain": "↩ 改回 v{n}",
+        "button_reinstate_version_plain": "♻ 恢复 v{n}",
+        "button_reinstate_plain": "♻ 恢复 {id}",
+        "restored": "♻ 已恢复：\n{memory}",
+        "cmd_undo_plain": "撤销本聊天里最近的一次改动",
+        "cmd_history_plain": "最近的改动，或 /history 编号：它的各个版本",
         "llm_empty": "<i>（模型没有给出回答。）</i>",
         "llm_timeout": "⏱ 语言模型在 {timeout} 秒内没有回应。什么都没有改动，请重新发送你的消息。",
         "llm_connection": "🔌 无法连接语言模型。什么都没有改动，请过一分钟再试。在此期间 /recal"
@@ -327,6 +441,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "用做的改动我已撤销。请换个说法，或者问得更具体一些。",
         "stats_llm": "<b>语言模型：</b>{turns} 条消息，提示 {prompt} + 生成 {completion} 个 tok"
         "en（自 {since} 起）",
+        "stats_search_keywords": "<b>搜索：</b>仅关键词",
+        "stats_search_failing": "<b>搜索：</b>暂时仅关键词（向量服务出错，恢复后自动按语义搜索）",
+        "stats_search_hybrid": "<b>搜索：</b>关键词 + 语义（{model}；已嵌入 {embedded}/{total} "
+        "条记忆）",
         "list_title": "📋 记忆{category}：第 {page}/{pages} 页，共 {total} 条",
         "list_empty": "还没有记忆{category}。",
         "export_caption": "{count} 条记忆，文章中的 memory.json 格式。",
@@ -372,6 +490,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "not_yours_changes_plain": "只有存入这些记忆的成员或群组管理员可以修改它们。",
         "button_prev_plain": "◀",
         "button_next_plain": "▶",
+        "button_more_plain": "更多 ▶",
         "cmd_start_plain": "我能做什么",
         "cmd_help_plain": "使用说明",
         "cmd_remember_plain": "记住一件事（#标签，分类：…）",
@@ -410,6 +529,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "weekdays_plain": "周一 周二 周三 周四 周五 周六 周日",
     },
 }
+
+for _language, _strings in MEDIA_STRINGS.items():  # non-text messages, imports, inline mode
+    STRINGS[_language].update(_strings)
 
 
 STRINGS["en"].update(reminder_strings.EN)

@@ -59,14 +59,33 @@ def meta_line(memory: Memory) -> str:
     """Tags, category, creation date and id of a memory, in one line of HTML."""
     tags = " ".join(f"#{escape(tag)}" for tag in memory.tags) or "—"
     date = escape(memory.created_at[:10])
-    return f"<i>🏷 {tags} · 📁 {escape(memory.category)} · {date}</i> · 🆔 <code>{memory.id}</code>"
+    # The day the content speaks of ("next Tuesday 3pm"), resolved when it was stored.
+    named = f" · 📅 {escape(memory.date)}" if memory.date else ""
+    return (
+        f"<i>🏷 {tags} · 📁 {escape(memory.category)} · {date}{named}</i>"
+        f" · 🆔 <code>{memory.id}</code>"
+    )
 
 
 def memory_block(memory: Memory, index: int | None = None, *, limit: int | None = None) -> str:
     """One memory: its content (cut to ``limit`` characters if given), then its meta line."""
     content = preview(memory.content, limit) if limit else memory.content
     number = f"<b>{index}.</b> " if index is not None else ""
-    return f"{number}{escape(content)}\n{meta_line(memory)}"
+    return f"{number}{escape(content)}\n{origin_line(memory)}{meta_line(memory)}"
+
+
+def origin_line(memory: Memory) -> str:
+    """Where a forwarded memory came from, who and when (a line of HTML), or nothing."""
+    origin = memory.origin
+    if not origin:
+        return ""
+    name = str(origin.get("name") or "?")
+    chat = origin.get("chat")
+    if isinstance(chat, str) and chat.startswith("@") and chat[1:].lower() != name.lower():
+        name += f" ({chat})"
+    hidden = " 👤?" if origin.get("kind") == "hidden_user" else ""
+    date = str(origin.get("date") or "")[:10]
+    return f"<i>↪️ {escape(name)}{hidden} · {escape(date)}</i>\n"
 
 
 def memory_list(title: str, memories: Iterable[Memory], *, limit: int | None = None) -> str:

@@ -17,6 +17,9 @@ import logging
 import threading
 from collections import OrderedDict
 
+from memory.embedding import Embedder, EmbedderHealth
+from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
+from memory.meaning import EmbeddingWorker
 from memory.pg.database import Database, redact
 from memory.pg.documents import PgDocuments, PgRecordLog
 from memory.pg.namespace import PgNamespace
@@ -45,9 +48,20 @@ class PgStore:
         max_cached_namespaces: int = 512,
         pool_size: int = 8,
         timeout: float = 10.0,
+        embedder: Embedder | None = None,
+        history_days: int = DEFAULT_DAYS,
+        history_max: int = DEFAULT_MAX,
     ) -> None:
         if max_cached_namespaces < 1:
             raise ValueError("max_cached_namespaces must be at least 1")
+        self.retention = Retention(history_days, history_max)  # memory.history
+        # One health guard for every namespace, as the file store has (memory.store).
+        self.embedder: Embedder | None = None
+        if embedder is not None:
+            self.embedder = (
+                embedder if isinstance(embedder, EmbedderHealth) else EmbedderHealth(embedder)
+            )
+        self._worker = EmbeddingWorker()
         self.location = redact(url)
         self.max_cached_namespaces = max_cached_namespaces
         self._db = Database(url, max_size=pool_size, timeout=timeout)
@@ -71,7 +85,15 @@ class PgStore:
         with self._lock:
             namespace = self._namespaces.get(name)
             if namespace is None:
-                namespace = PgNamespace(self._db, name, self.documents(name))
+                namespace = PgNamespace(
+                    self._db,
+                    name,
+                    self.documents(name),
+                    self.retention,
+                    embedder=self.embedder,
+                    wake=self._worker.wake,
+                    wait=self._worker.wait,
+                )
                 self._namespaces[name] = namespace
             self._namespaces.move_to_end(name)
             victims = []
@@ -80,6 +102,10 @@ class PgStore:
         for victim in victims:
             victim.release()  # it stays usable, and loads again if asked for
         return namespace
+
+    def wait_for_embeddings(self, timeout: float | None = None) -> bool:
+        """Wait until every memory noted so far is embedded (benchmarks, tests, tools)."""
+        return self._worker.wait(timeout)
 
     def documents(self, name: str) -> PgDocuments:
         """The documents of the namespace called ``name``."""
@@ -116,5 +142,11 @@ class PgStore:
         return sorted(row[0] for row in rows)
 
     def close(self) -> None:
-        """Let every connection go (every change is committed already)."""
+        """Stop the embedding, save the vectors held, and let every connection go (every
+        change is committed already)."""
+        self._worker.close()
+        with self._lock:
+            held = list(self._namespaces.values())
+        for namespace in held:
+            namespace.release()
         self._db.close()

@@ -21,6 +21,11 @@ Tables:
   namespace name is empty). ``version`` comes from a sequence, so a deleted and re-created
   document never repeats an old version.
 - ``record_logs``: the bot's append-only logs, one row a record, ordered by ``seq``.
+- ``memory_history`` (2): each namespace's change records (``memory.history.ChangeRecord``,
+  the file store's JSON shape), inserted in the transaction of the change they record, kept
+  within the store's retention.
+- ``memory_vectors`` (2): each namespace's embeddings, one row per model, size and text key
+  (``memory.vectors.text_key``), the vector as little-endian float32 bytes.
 """
 
 from __future__ import annotations
@@ -68,6 +73,27 @@ MIGRATIONS: tuple[str, ...] = (
         seq bigserial NOT NULL,
         record text NOT NULL,
         PRIMARY KEY (name, seq)
+    );
+    """,
+    # 2: the fields main's Memory gained (date, attachment, origin as JSON text), the change
+    # history (``memory.history`` records, one JSON row each) and the embeddings.
+    """
+    ALTER TABLE memories ADD COLUMN date text, ADD COLUMN attachment text,
+        ADD COLUMN origin text;
+    CREATE TABLE memory_history (
+        namespace text NOT NULL,
+        seq bigserial NOT NULL,
+        at text NOT NULL,
+        record text NOT NULL,
+        PRIMARY KEY (namespace, seq)
+    );
+    CREATE TABLE memory_vectors (
+        namespace text NOT NULL,
+        model text NOT NULL,
+        dimensions integer NOT NULL,
+        key bytea NOT NULL,
+        vector bytea NOT NULL,
+        PRIMARY KEY (namespace, model, dimensions, key)
     );
     """,
 )

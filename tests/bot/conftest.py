@@ -59,7 +59,8 @@ def start_bot(telegram: FakeBotAPI, tmp_path: Path) -> StartBot:
             },
         }
         config = parse_config(data, base_dir=tmp_path)
-        application = build_application(config, MemoryStore(config.data_dir), llm)
+        store = MemoryStore(config.data_dir, **config.memory.store_options())
+        application = build_application(config, store, llm)
         async with serving(application, poll_timeout=5):
             yield Bot(telegram, config)
 

@@ -23,11 +23,13 @@ from bench.fakes.openai_server import (
     Status,
     ToolCalls,
 )
-from bot.assistant.changes import CHANGES_FILE, ChangeFile, Reverted, revert
+from bot.assistant.changes import CHANGES_FILE, ChangeFile
 from bot.assistant.history import read_usage
 from bot.assistant.llm import ChatModel, RetryPolicy, make_client
 from bot.assistant.prompt import estimate_tokens
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings
+from memory.changelog import HISTORY
+from memory.history import undo
 from memory.store import MemoryStore, Namespace
 
 NOW = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
@@ -510,16 +512,18 @@ async def test_a_turns_changes_are_kept_for_undo_and_its_waiting_ones_for_confir
     assert [p.id for p in result.pending] == ids[2:]
     book = ChangeFile(ns.documents())
     assert result.undo_token is not None and result.pending_token is not None
-    kept = book.undo(result.undo_token)
-    assert kept is not None and [(r.memory.content, r.left and r.left.content) for r in kept] == [
+    # The turn is one change in the history, by the model: ↩ Undo's token names it.
+    kept = ns.history().change(result.undo_token)
+    assert [(r.before and r.before.content, r.after and r.after.content) for r in kept] == [
         ("fact 0", "pwned"),
         ("fact 1", "pwned"),
     ]
+    assert {r.author.door for r in kept} == {"model"}
     waiting = book.pending(result.pending_token)
     assert waiting is not None and [(p.id, p.content) for p in waiting] == [
         (i, "pwned") for i in ids[2:]
     ]
-    assert revert(ns, kept) == Reverted(undone=2)
+    assert len(undo(ns, ns.history(), result.undo_token).reverted) == 2
     assert [m.content for m in ns.memories()] == [f"fact {i}" for i in range(5)]
 
 
@@ -527,10 +531,29 @@ async def test_a_turn_whose_old_versions_cannot_be_kept_changes_nothing(
     llm: FakeOpenAI, assistant_for: Factory, store: MemoryStore, ns: Namespace
 ) -> None:
     memory = ns.add("standup is at 10", ["work"])
-    (ns.path / CHANGES_FILE).mkdir()  # the disk refuses changes.json
+    (ns.path / HISTORY).unlink()
+    (ns.path / HISTORY).mkdir()  # the disk refuses the history of memories
     llm.script(ToolCalls(("updateMemory", {"id": memory.id, "content": "pwned"})), Answer("Ok."))
     result = await assistant_for().reply(ns, "change it")
 
-    assert result.failure is not None and result.failure.kind == NOT_KEPT
+    assert not llm.requests[-1].tool_results()[0]["ok"]  # the model is told
     assert not result.changes and result.undo_token is None
     assert ns.get(memory.id).content == "standup is at 10"
+
+
+async def test_a_turn_whose_waiting_changes_cannot_be_kept_changes_nothing(
+    llm: FakeOpenAI, assistant_for: Factory, store: MemoryStore, ns: Namespace
+) -> None:
+    ids = [ns.add(f"fact {i}").id for i in range(3)]
+    (ns.path / CHANGES_FILE).mkdir()  # the disk refuses changes.json
+    llm.script(
+        ToolCalls(*(("updateMemory", {"id": i, "content": "pwned"}) for i in ids)), Answer("Ok.")
+    )
+    result = await assistant_for(settings=AssistantSettings(max_changes=1)).reply(ns, "all")
+
+    assert result.failure is not None and result.failure.kind == NOT_KEPT
+    assert not result.changes and result.undo_token is None
+    assert [m.content for m in ns.memories()] == ["fact 0", "fact 1", "fact 2"]
+    history = ns.history()  # the turn's change, rolled back, counts as undone
+    made = [r for r in history.records if r.author.door == "model" and not r.author.undoes]
+    assert made and all(r.change in history.undone() for r in made)

@@ -118,7 +118,8 @@ async def test_recall_without_a_query_shows_the_most_recent(bot: Bot) -> None:
     assert "Most recent" in reply.text
     shown = re.findall(r"note number (\d)", reply.text)
     assert shown == ["6", "5", "4", "3", "2"]
-    assert len(reply.buttons) == 5
+    assert "5 of 7" in reply.text
+    assert len(reply.buttons) == 6 and reply.buttons[-1] == ("More ▶", "r:1")
 
 
 async def test_recall_with_no_match_says_so(bot: Bot) -> None:
@@ -179,6 +180,7 @@ async def test_stats_counts_categories_tags_and_use(start_bot: StartBot, tmp_pat
     assert "Memories: 3" in reply.text
     assert "Categories: work 2 · general 1" in reply.text
     assert "Top tags: #meeting (2)" in reply.text
+    assert "Search: keywords only" in reply.text  # this store has no embedder
     most_used = reply.text.split("Most used:")[1].strip().split("\n")
     assert most_used[0].startswith("1. retro on friday (7×)")
     assert most_used[1].startswith("2. standup at 10 (2×)")
@@ -212,7 +214,7 @@ async def test_list_pages_with_buttons(bot: Bot) -> None:
 
 async def test_edit_changes_text_tags_and_category(bot: Bot) -> None:
     edited = await remember(bot, "standup at 10 #work")
-    [reply] = await bot.say(f"/edit {edited} office: standup at 9:30 #work #daily", user=ALICE)
+    [reply] = await bot.say(f"/edit {edited} #office: standup at 9:30 #work #daily", user=ALICE)
     assert "Updated" in reply.text and "standup at 9:30" in reply.text
     [record] = bot.memories("users/42")
     assert record["content"] == "standup at 9:30"
@@ -234,7 +236,7 @@ async def test_related_finds_shared_tags_and_category(bot: Bot) -> None:
     assert "Related to “standup at 10”" in reply.text
     assert "retro on friday" in reply.text and "buy milk" not in reply.text
     assert reply.buttons[0][1].startswith("f:")
-    lonely = await remember(bot, "misc: nothing in common #zzz")
+    lonely = await remember(bot, "#misc: nothing in common #zzz")
     [none] = await bot.say(f"/related {lonely}", user=ALICE)
     assert "Nothing shares tags or a category" in none.text
 

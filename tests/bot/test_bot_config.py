@@ -184,3 +184,22 @@ def test_an_unreachable_database_is_a_message_not_a_traceback(tmp_path: Path) ->
     assert done.returncode == 1
     assert "Cannot open the memory store" in done.stderr
     assert "Traceback" not in done.stderr and "pw-kept-secret" not in done.stderr
+
+
+def test_media_keys_and_the_file_url() -> None:
+    config = parse_config({}, base_dir=Path.cwd())
+    assert config.telegram.file_url == "https://api.telegram.org/file/bot"
+    assert not config.transcription.enabled and config.llm.vision is False
+    local = parse_config(
+        {
+            "telegram": {"base_url": "http://127.0.0.1:8081/bot"},
+            "llm": {"vision": True},
+            "transcription": {"base_url": "http://127.0.0.1:8000/v1", "api_key": "sk-secret"},
+        },
+        base_dir=Path.cwd(),
+    )
+    assert local.telegram.file_url == "http://127.0.0.1:8081/file/bot"
+    assert local.transcription.enabled and local.llm.vision
+    assert "sk-secret" in local.secrets()
+    with pytest.raises(ConfigError, match=r"transcription\.modle"):
+        parse_config({"transcription": {"modle": "x"}}, base_dir=Path.cwd())

@@ -10,7 +10,7 @@ from __future__ import annotations
 import multiprocessing
 from pathlib import Path
 
-from bot.assistant.changes import ChangeFile, Revision
+from bot.assistant.changes import ChangeFile, Proposal
 from bot.assistant.history import add_usage, append_history, load_history, read_usage
 from bot.chat.console import MessageIds
 from memory import open_store
@@ -22,7 +22,8 @@ NS = "chats/-100"
 
 
 def _turns(data_dir: str, worker: int) -> list[str]:
-    """What one bot process does per turn in ``NS``: history, usage and an undo record."""
+    """What one bot process does per turn in ``NS``: history, usage, a change waiting for
+    confirmation, and a memory added (its record in the history of memories)."""
     tokens = []
     with open_store(data_dir) as store:
         documents = store.documents(NS)
@@ -31,7 +32,8 @@ def _turns(data_dir: str, worker: int) -> list[str]:
             append_history(documents, [("user", f"w{worker} t{turn}")], keep=10_000)
             add_usage(documents, requests=1, prompt_tokens=10, completion_tokens=worker)
             memory = Memory(id=worker * 1000 + turn + 1, content=f"w{worker} t{turn}")  # ids > 0
-            tokens.append(book.keep_undo([Revision("delete", memory, memory)]))
+            tokens.append(book.keep_pending([Proposal("delete", memory)]))
+            store.namespace(NS).add(f"w{worker} t{turn}")
     return tokens
 
 
@@ -63,8 +65,10 @@ def test_turns_in_several_processes_at_once_lose_no_history_usage_or_undo(tmp_pa
         assert usage.completion_tokens == ROUNDS * sum(range(WORKERS))
         book = ChangeFile(documents)
         kept = [token for worker_tokens in tokens for token in worker_tokens]  # type: ignore[attr-defined]
-        newest = [book.undo(token) for token in kept]
-        assert sum(1 for found in newest if found is not None) == min(len(kept), 50)  # MAX_UNDO
+        newest = [book.pending(token) for token in kept]
+        assert sum(1 for found in newest if found is not None) == min(len(kept), 20)  # MAX_PENDING
+        added = [r.after.content for r in store.namespace(NS).history().records if r.after]
+        assert sorted(added) == sorted(f"w{w} t{t}" for w in range(WORKERS) for t in range(ROUNDS))
     assert (data_dir / NS / "history.json").exists() and (data_dir / NS / "usage.json").exists()
 
 

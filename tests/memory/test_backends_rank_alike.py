@@ -29,7 +29,9 @@ def test_searches_give_identical_hits_on_files_and_postgresql(tmp_path: Path, pg
     queries = [" ".join(chance.choices(WORDS, k=chance.randint(1, 4))) for _ in range(60)]
     with open_store(tmp_path / "data") as files, open_store(pg_url) as database:
         a, b = files.namespace("users/1"), database.namespace("users/1")
-        assert a.import_memories(records) == b.import_memories(records) == 300
+        # Random content repeats now and then: taken as given, as the benchmark does.
+        added = [ns.import_memories(records, skip_duplicates=False) for ns in (a, b)]
+        assert added == [300, 300]
         for number, query in enumerate(queries):
             for ranker in ("default", "seed"):
                 touch = number % 3 == 0  # touches change counts, and so later ties

@@ -108,7 +108,7 @@ def test_compaction_lets_operations_through_while_it_writes(tmp_path: Path) -> N
             compaction.start()
             while compaction.is_alive():
                 before = writing_ahead(folder)
-                added.append(ns.add(f"during {attempt}").id)
+                added.append(ns.add(f"during {attempt} {len(added)}").id)
                 if before & writing_ahead(folder):
                     seen_during += 1
             compaction.join()

@@ -118,7 +118,7 @@ def test_import_search_related_list_stats_and_export(tmp_path: Path, article_fil
     assert default[0]["score"] > 0
 
     related = ok_json(data, "related", 1)
-    # Memory 2 shares the category (+2), memory 3 the tag 项目 (+1).
+    # The article's weights: memory 2 shares the category (+2), memory 3 the tag 项目 (+1).
     assert [(hit["id"], hit["score"]) for hit in related] == [(2, 2), (3, 1)]
     assert ok_json(data, "list") == ok_json(data, "export")
     assert [m["id"] for m in ok_json(data, "list", "--category", "WORK")] == [3]
@@ -127,6 +127,7 @@ def test_import_search_related_list_stats_and_export(tmp_path: Path, article_fil
     assert stats["total"] == 3
     assert stats["byCategory"] == {"general": 2, "work": 1}
     assert stats["topTags"]["项目"] == 2
+    # The article's top 5 by accessCount (the bot's /stats leaves out the unused memory 2).
     assert [(m["id"], m["accessCount"]) for m in stats["mostAccessed"]] == [(1, 2), (3, 1), (2, 0)]
 
 
@@ -254,3 +255,21 @@ def test_a_cli_search_does_not_rewrite_memory_json(tmp_path: Path) -> None:
     assert [hit["id"] for hit in ok_json(tmp_path, "search", "standup")] == [added["id"]]
     assert (snapshot.read_bytes(), snapshot.stat().st_ino) == before
     assert ok_json(tmp_path, "get", added["id"])["accessCount"] == 1
+
+
+def test_add_and_import_store_the_same_content_once(tmp_path: Path, article_file: Path) -> None:
+    data = tmp_path / "data"
+    first = ok_json(data, "add", "Standup is at 10:00")
+    again = memory_cli(data, "--json", "add", "standup  is at 10:00!")
+    assert again.returncode == 0 and json.loads(again.stdout)["id"] == first["id"]
+    assert f"already remembered, id {first['id']}" in again.stderr
+    near = memory_cli(data, "add", "standup is now at 9:30")
+    assert near.returncode == 3 and "Traceback" not in near.stderr
+    assert "not stored" in near.stderr and str(first["id"]) in near.stderr
+    kept = ok_json(data, "add", "standup is now at 9:30", "--keep-both")
+    assert kept["id"] != first["id"]
+    # An import skips the records whose content is already stored (under another id).
+    records = [dict(WALKTHROUGH[0], id=7, content="STANDUP is at 10:00"), WALKTHROUGH[1]]
+    article_file.write_text(json.dumps(records, ensure_ascii=False), encoding="utf-8")
+    assert ok_json(data, "import", article_file) == {"imported": 1}
+    assert len(ok_json(data, "list")) == 3

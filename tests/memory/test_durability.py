@@ -118,7 +118,11 @@ def kill_after(code: str, data_dir: Path, lines: int) -> list[list[str]]:
                 )
             printed.append(line)
         os.kill(child.pid, signal.SIGKILL)
-        rest, _ = child.communicate()
+        # The rest through the same buffer: ``readline`` may have read lines ahead into it,
+        # which ``communicate`` (raw reads of the pipe) would never return. A child running
+        # ahead of this reader (a loaded machine) then looked like changes nobody reported.
+        rest = child.stdout.read()
+        child.communicate()
     finally:
         watchdog.cancel()
     assert child.returncode == -signal.SIGKILL

@@ -69,8 +69,16 @@ def test_parse_id_accepts_whole_numbers_and_their_digits(value: object, expected
 
 
 @pytest.mark.parametrize(
+    ("value", "expected"),
+    [("１７９６１２３", 1796123), ("０１", 1), (" 17\u200b96 ", 1796), ("１2３", 123)],
+)
+def test_parse_id_reads_full_width_digits_and_ignores_zero_width(value: str, expected: int) -> None:
+    assert parse_id(value) == expected
+
+
+@pytest.mark.parametrize(
     "value",
-    ["abc", "1e309", "-1", "1.5", "", "０１", "١٢", 1.5, 1.0, True, False, None, 0, -1, 2**63],
+    ["abc", "1e309", "-1", "1.5", "", "０", "²", "١٢", 1.5, 1.0, True, False, None, 0, -1, 2**63],
 )
 def test_parse_id_rejects_everything_else(value: object) -> None:
     with pytest.raises(MemoryInvalid) as caught:

@@ -141,7 +141,7 @@ def test_an_add_with_a_known_source_returns_the_existing_memory(store: MemorySto
     ns = store.namespace("users/42")
     first = ns.add("standup at 10:00", ["work"], source="telegram:42:1001")
     again = ns.add("standup at 10:00 (delivered twice)", source="telegram:42:1001")
-    other = ns.add("standup at 10:00", ["work"], source="telegram:42:1002")
+    other = ns.add("standup at 10:30", ["work"], source="telegram:42:1002")
     assert again == first
     assert other.id != first.id
     assert [m.id for m in ns.memories()] == [first.id, other.id]
@@ -454,11 +454,11 @@ def test_stats_counts_and_ranks_without_reordering_the_store(store: MemoryStore)
         store.close()
 
 
-def test_related_scores_shared_tags_and_category(ns: Namespace) -> None:
+def test_related_scores_shared_tags_and_category_as_the_article(ns: Namespace) -> None:
     target = ns.add("target", ["python", "code"], "work")
     both = ns.add("both tags, same category", ["code", "python", "x"], "work")
     one_tag = ns.add("one tag, other category", ["python"], "home")
-    category = ns.add("same category only", ["other"], "work")
+    category = ns.add("no tag, same category", ["other"], "work")
     ns.add("nothing in common", ["other"], "home")
     hits = ns.related(target.id)
     assert [(hit.memory.id, hit.score) for hit in hits] == [
@@ -467,7 +467,34 @@ def test_related_scores_shared_tags_and_category(ns: Namespace) -> None:
         (one_tag.id, 1.0),
     ]
     assert [hit.memory.id for hit in ns.related(target.id, limit=2)] == [both.id, category.id]
+
+
+def test_related_can_weigh_shared_tags_over_the_category(ns: Namespace) -> None:
+    target = ns.add("target", ["python", "code"], "work")
+    both = ns.add("both tags, same category", ["code", "python", "x"], "work")
+    one_tag = ns.add("one tag, other category", ["python"], "home")
+    category = ns.add("same category only", ["other"], "work")
+    ns.add("nothing in common", ["other"], "home")
+    hits = ns.related(target.id, tag=2, category=1, default_category=False)
+    assert [(hit.memory.id, hit.score) for hit in hits] == [
+        (both.id, 5.0),
+        (one_tag.id, 2.0),
+        (category.id, 1.0),
+    ]
+    assert [hit.memory.id for hit in ns.related(target.id, 2, tag=2, category=1)] == [
+        both.id,
+        one_tag.id,
+    ]
     assert all(m.access_count == 0 for m in ns.memories())
+
+
+def test_the_default_category_alone_does_not_make_memories_related(ns: Namespace) -> None:
+    target = ns.add("小王的生日是3月5日", ["生日", "小王"])
+    ns.add("买牛奶", ["购物"])  # general too, nothing else shared
+    ns.add("周五开会", [], "general")
+    tagged = ns.add("小王喜欢蓝色", ["小王"])
+    hits = ns.related(target.id, tag=2, category=1, default_category=False)
+    assert [(hit.memory.id, hit.score) for hit in hits] == [(tagged.id, 2.0)]
 
 
 def test_related_of_a_lone_memory_is_empty(ns: Namespace) -> None:

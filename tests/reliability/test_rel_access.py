@@ -93,8 +93,8 @@ async def test_in_a_group_only_the_author_or_an_admin_deletes_or_edits_a_memory(
     with MemoryStore(data_dir) as store:  # stored before authors were recorded: the admins'
         legacy = store.namespace(f"chats/{GROUP}").add("the legacy wiki is read-only")
     async with running(config_for(telegram, data_dir)):
-        alices = memory_id(await say(telegram, "/remember alice: standup at 10", ALICE, group))
-        bobs = memory_id(await say(telegram, "/remember bob: retro on friday", BOB, group))
+        alices = memory_id(await say(telegram, "/remember #alice: standup at 10", ALICE, group))
+        bobs = memory_id(await say(telegram, "/remember #bob: retro on friday", BOB, group))
 
         # Bob, a member, cannot delete or change Alice's memory, by any door.
         assert NOT_YOURS in (await say(telegram, f"/forget {alices}", BOB, group)).text

@@ -1,0 +1,120 @@
+"""Files in and out: downloading what a user sent, and sending a memory's file back.
+
+Telegram keeps the files; a memory keeps the reference (``Memory.attachment``, read by
+``bot.chat.incoming``). ``send_back`` sends the photo, document, video, audio, voice note,
+location or contact again by that reference, the memory's content as a plain-text caption
+(never parsed: a caption with ``<b>`` or ``*`` shows literally). A reference Telegram no longer
+accepts (another bot token, a file deleted) is logged and skipped: the memory's text was shown
+already.
+
+``download`` fetches a file's bytes, for the few things that need them (a voice note to
+transcribe, a photo to describe, a file to import): at most ``MAX_DOWNLOAD`` bytes, Telegram's
+limit for bots (``getFile`` refuses larger files); ``FileTooBig`` before anything is fetched
+when the size is known to be over it, ``DownloadFailed`` when Telegram does not give the file.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Iterable
+
+from telegram import Bot, Message
+from telegram.error import BadRequest, TelegramError
+
+from memory.model import Memory
+
+log = logging.getLogger(__name__)
+
+MAX_DOWNLOAD = 20 * 1024 * 1024  # bytes: Telegram's getFile limit for bots
+MAX_CAPTION = 1024  # characters, Telegram's limit for a caption
+SENT_BACK = 5  # files sent back per /recall at most
+
+
+class FileTooBig(Exception):
+    """Over ``MAX_DOWNLOAD``: Telegram will not let a bot download it."""
+
+    def __init__(self, size: int | None) -> None:
+        super().__init__(f"file of {size} bytes")
+        self.size = size
+
+
+class DownloadFailed(Exception):
+    """Telegram did not give the file (``reason`` is its description)."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+async def download(bot: Bot, file_id: str, size: int | None, *, limit: int = MAX_DOWNLOAD) -> bytes:
+    """The bytes of the file ``file_id`` (``FileTooBig``, ``DownloadFailed``)."""
+    if size is not None and size > limit:
+        raise FileTooBig(size)
+    try:
+        file = await bot.get_file(file_id)
+        if file.file_size is not None and file.file_size > limit:
+            raise FileTooBig(file.file_size)
+        data = bytes(await file.download_as_bytearray())
+    except BadRequest as e:
+        if "too big" in e.message.lower():
+            raise FileTooBig(size) from e
+        raise DownloadFailed(e.message) from e
+    except TelegramError as e:
+        raise DownloadFailed(e.message) from e
+    if len(data) > limit:
+        raise FileTooBig(len(data))
+    return data
+
+
+async def send_back(message: Message, memory: Memory) -> bool:
+    """Send ``memory``'s file (or location, contact) in reply to ``message``; whether it went."""
+    attachment = memory.attachment
+    if not attachment:
+        return False
+    kind = attachment.get("kind")
+    caption = memory.content[:MAX_CAPTION]
+    file_id = str(attachment.get("file_id", ""))
+    try:
+        if kind == "photo" and file_id:
+            await message.reply_photo(file_id, caption=caption)
+        elif kind == "document" and file_id:
+            await message.reply_document(file_id, caption=caption)
+        elif kind == "video" and file_id:
+            await message.reply_video(file_id, caption=caption)
+        elif kind == "animation" and file_id:
+            await message.reply_animation(file_id, caption=caption)
+        elif kind == "audio" and file_id:
+            await message.reply_audio(file_id, caption=caption)
+        elif kind == "voice" and file_id:
+            await message.reply_voice(file_id, caption=caption)
+        elif kind == "video_note" and file_id:
+            await message.reply_video_note(file_id)
+        elif kind == "location":
+            await message.reply_location(
+                float(attachment["latitude"]), float(attachment["longitude"])
+            )
+        elif kind == "contact":
+            await message.reply_contact(
+                str(attachment["phone"]),
+                str(attachment.get("first_name") or attachment["phone"]),
+                last_name=str(attachment["last_name"]) if attachment.get("last_name") else None,
+            )
+        else:
+            return False
+    except (KeyError, TypeError, ValueError) as e:  # a hand-edited attachment: text only
+        log.warning("memory %s has an attachment that cannot be sent: %r", memory.id, e)
+        return False
+    except BadRequest as e:
+        log.warning("Telegram refused to send memory %s's %s again: %s", memory.id, kind, e.message)
+        return False
+    return True
+
+
+async def send_all_back(message: Message, memories: Iterable[Memory]) -> None:
+    """``send_back`` the first ``SENT_BACK`` of ``memories`` that have a file."""
+    sent = 0
+    for memory in memories:
+        if sent >= SENT_BACK:
+            return
+        if memory.attachment and await send_back(message, memory):
+            sent += 1

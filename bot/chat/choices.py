@@ -1,0 +1,93 @@
+"""The buttons of an add held for a near-duplicate: keep both, replace the old one, cancel.
+
+Callback data carries the waiting add's token only (``bot.core.adding``: the text stays on
+the server)::
+
+    nk:<token>           "Keep both": store the new memory beside the old ones
+    nr:<token>:<n>       "Replace" the n-th near-duplicate listed (0-based) with the new text
+    nc:<token>           "Cancel": store nothing
+
+As every button (``bot.chat.buttons``), a press is resolved in the namespace of the person who
+pressed, in the chat where they pressed. In a group only who asked, or an administrator, may
+choose, and replacing needs the right to change the old memory (``bot.core.policy``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.ext import ContextTypes
+
+from bot.chat.access import button_press, run_changing
+from bot.core import adding
+from bot.errors import NotAllowed
+from bot.view.i18n import language_of, t
+from bot.view.render import PREVIEW_CHARS, escape, memory_block, preview
+from bot.view.replies import edit_html
+from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.model import Memory
+
+KEEP_PATTERN = rf"^nk:{adding.TOKEN_PATTERN}$"
+REPLACE_PATTERN = rf"^nr:{adding.TOKEN_PATTERN}:\d$"
+CANCEL_PATTERN = rf"^nc:{adding.TOKEN_PATTERN}$"
+BUTTON_PREVIEW = 24
+
+
+def choice_prompt(
+    content: str, near: Sequence[Memory], token: str, language: str
+) -> tuple[str, InlineKeyboardMarkup]:
+    """The question asked before storing ``content`` beside its near-duplicates ``near``."""
+    blocks = [memory_block(m, i, limit=PREVIEW_CHARS) for i, m in enumerate(near, start=1)]
+    text = t(language, "near_duplicate", content=escape(preview(content, 200)))
+    rows = [
+        [InlineKeyboardButton(t(language, "button_keep_both_plain"), callback_data=f"nk:{token}")]
+    ]
+    for index, memory in enumerate(near):
+        label = t(
+            language,
+            "button_replace_plain",
+            index=index + 1,
+            preview=preview(memory.content, BUTTON_PREVIEW),
+        )
+        rows.append([InlineKeyboardButton(label, callback_data=f"nr:{token}:{index}")])
+    rows.append(
+        [InlineKeyboardButton(t(language, "button_cancel_plain"), callback_data=f"nc:{token}")]
+    )
+    return "\n\n".join([text, *blocks]), InlineKeyboardMarkup(rows)
+
+
+async def choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Keep both, Replace or Cancel pressed under a near-duplicate's question."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    kind = (query.data or "")[:2]
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, _ = pressed
+    token, _, index = value.partition(":")
+    choice = {"nk": "keep", "nr": "replace", "nc": "cancel"}[kind]
+    try:
+        settled = await run_changing(
+            update, context, caller, adding.settle, token, choice, int(index or 0)
+        )
+    except NotAllowed:
+        await query.answer(t(language, "not_yours_choice_plain"), show_alert=True)
+        return
+    except (MemoryNotFound, MemoryInvalid):
+        settled = None
+    if settled is None:
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    await query.answer()
+    if settled.memory is None:
+        await edit_html(query, t(language, "cancelled"))
+    elif settled.replaced is not None:
+        await edit_html(query, t(language, "edited", memory=memory_block(settled.memory)))
+    elif settled.duplicate:
+        await edit_html(
+            query, t(language, "already_remembered", memory=memory_block(settled.memory))
+        )
+    else:
+        await edit_html(query, t(language, "remembered", memory=memory_block(settled.memory)))

@@ -1,0 +1,262 @@
+"""History and undo, as Telegram sees them: /undo, /history and their buttons.
+
+The records are the store's (``memory.history``: every change to a memory, by whom, when and
+through which door, one *change* per update, the model's whole turn included); this module
+reads them through ``bot.core.operations`` and renders them. Callback data::
+
+    cu:<change>   ↩ Undo under the "🧠 Memory updated" line (the model's turn), under what
+                  Apply all did, and nowhere else: undo that one change
+    hv:<ref>      under /history: put back the version the record ``ref`` left (for a
+                  deletion: the memory as it was, with its id, times and counts)
+
+``/undo`` reverts the newest change made in this chat that is not undone yet; again, the one
+before. In a group's shared namespace a member undoes only their own changes (the model's on
+their behalf included) and an administrator anyone's (``Caller.may_undo``), so an
+administrator's /undo asks Telegram once whether they are one. A memory changed since the
+change (by anyone, anywhere) is left as it is, and the reply says by whom and when and points
+to ``/history <id>``, where a version can be picked (``memory.history`` explains the choice).
+
+As every button, a press is resolved in the namespace of the person who pressed, in the chat
+where they pressed: a ref or change of another namespace finds nothing.
+"""
+
+from __future__ import annotations
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram.ext import ContextTypes
+
+from bot.chat.access import button_press, caller_of, run_changing, with_admin
+from bot.chat.services import services
+from bot.core import operations
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
+from bot.view.i18n import language_of, t
+from bot.view.render import escape, memory_block, preview
+from bot.view.replies import reply_html
+from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.history import CHANGE_PATTERN, ChangeRecord, History, Undone, state, versions
+from memory.model import Memory
+
+UNDO_PATTERN = rf"^cu:{CHANGE_PATTERN}$"
+RESTORE_PATTERN = rf"^hv:{CHANGE_PATTERN}$"
+RECENT = 10  # changes listed by /history without an id
+VERSIONS = 10  # versions of one memory listed by /history <id>
+BUTTONS = 6  # restore buttons under one /history reply
+PREVIEW = 80
+OP_ICONS = {"add": "➕", "import": "📥", "update": "✏️", "restore": "♻️", "delete": "🗑", "keep": "⏸"}
+
+
+# -- views -------------------------------------------------------------------------------------
+
+
+def _when(record: ChangeRecord) -> str:
+    return escape(record.at[:16].replace("T", " ")) + " UTC"
+
+
+def _who(record: ChangeRecord, language: str) -> str:
+    author = record.author
+    name = author.name or author.by
+    door = t(language, "door_model") if author.door == "model" else author.door
+    return t(language, "history_who", who=escape(name), door=escape(door))
+
+
+def _content(memory: Memory | None) -> str:
+    return escape(preview(memory.content, PREVIEW)) if memory is not None else "—"
+
+
+def undone_text(done: Undone, history: History, language: str) -> str:
+    """What an undo did: each memory put back, and each left as it is (and why)."""
+    lines = [t(language, "undo_title")]
+    for record in done.reverted:
+        if record.before is None:
+            key = "undo_removed"
+        elif record.after is None:
+            key = "undo_reinstated"
+        else:
+            key = "undo_back"
+        shown = record.before if record.before is not None else record.after
+        lines.append(t(language, key, id=record.memory_id, content=_content(shown)))
+    for left in done.left:
+        since = left.since
+        values = {"id": left.record.memory_id}
+        if since is None:
+            lines.append(t(language, "undo_left_unknown", **values))
+        else:
+            lines.append(
+                t(language, "undo_left", who=_who(since, language), at=_when(since), **values)
+            )
+    if not done.reverted:
+        lines[0] = t(language, "undo_nothing_changed")
+    return "\n".join(lines)
+
+
+def _damage(history: History, language: str) -> str:
+    if not history.unreadable:
+        return ""
+    name = history.kept.name if history.kept is not None else "?"
+    return "\n\n" + t(language, "history_unreadable", count=history.unreadable, file=escape(name))
+
+
+def _button(label: str, record: ChangeRecord) -> InlineKeyboardButton:
+    return InlineKeyboardButton(label, callback_data=f"hv:{record.ref}")
+
+
+def recent_view(
+    history: History, present: set[int], language: str
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """/history: the newest changes, newest first, with ♻ under deletions still deleted."""
+    records = [r for r in history.records if r.op != "keep"][-RECENT:][::-1]
+    if not records:
+        return t(language, "history_empty") + _damage(history, language), None
+    lines = [t(language, "history_recent_title", count=len(records))]
+    rows: list[list[InlineKeyboardButton]] = []
+    offered: set[int] = set()
+    for record in records:
+        memory = record.after if record.after is not None else record.before
+        undo = " ↩" if record.author.undoes else ""
+        lines.append(
+            f"{OP_ICONS.get(record.op, '•')}{undo} <code>{record.memory_id}</code> "
+            f"{_content(memory)}\n    <i>{_when(record)} · {_who(record, language)}</i>"
+        )
+        gone = record.op == "delete" and record.memory_id not in present
+        if gone and len(rows) < BUTTONS and record.memory_id not in offered:
+            offered.add(record.memory_id)
+            label = t(language, "button_reinstate_plain", id=record.memory_id)
+            rows.append([_button(label, record)])
+    lines.append(t(language, "history_hint"))
+    text = "\n".join(lines) + _damage(history, language)
+    return text, InlineKeyboardMarkup(rows) if rows else None
+
+
+def memory_view(
+    memory_id: int, history: History, current: Memory | None, language: str
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """/history <id>: every version of one memory (who, when), and a button per version that
+    is not the current one (deleted: the last version restores it)."""
+    records = [r for r in history.records if r.op != "keep"]
+    if not records:
+        return t(language, "history_none", id=memory_id) + _damage(history, language), None
+    found = versions(records)
+    number = {r.ref: n for n, r in enumerate(found, start=1)}
+    lines = [t(language, "history_memory_title", id=memory_id)]
+    for record in records[-VERSIONS:]:
+        when = f"<i>{_when(record)} · {_who(record, language)}</i>"
+        if record.after is None:
+            lines.append(f"🗑 {t(language, 'history_deleted')} · {when}")
+            continue
+        label = t(language, f"op_{record.op}")
+        block = memory_block(record.after, limit=PREVIEW * 3)
+        lines.append(f"<b>v{number[record.ref]}</b> · {label} · {when}\n{block}")
+    if current is None:
+        lines.append(t(language, "history_is_deleted"))
+    rows: list[list[InlineKeyboardButton]] = []
+    for record in reversed(found):
+        if len(rows) == BUTTONS:
+            break
+        if current is not None and state(record.after) == state(current):
+            continue
+        key = "button_version_plain" if current is not None else "button_reinstate_version_plain"
+        rows.append([_button(t(language, key, n=number[record.ref]), record)])
+    text = "\n\n".join(lines) + _damage(history, language)
+    return text, InlineKeyboardMarkup(rows) if rows else None
+
+
+# -- commands ----------------------------------------------------------------------------------
+
+
+async def _undo_as(
+    update: Update, context: ContextTypes.DEFAULT_TYPE, caller: Caller, change: str | None
+) -> tuple[Undone | None, History]:
+    """Undo for ``caller``, with their administrator rights if they matter (a shared group)."""
+    chat = update.effective_chat
+    caller = await with_admin(context, update, caller)
+    chat_id = chat.id if chat is not None else None
+    return await services(context).operations.run(
+        caller.namespace, operations.undo, caller, chat=chat_id, change=change
+    )
+
+
+async def undo_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Undo the newest change made in this chat (the caller's own, in a group)."""
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or caller is None:
+        return
+    language = language_of(update.effective_user)
+    done, history = await _undo_as(update, context, caller, None)
+    if done is None:
+        key = "undo_nothing_group" if caller.shared else "undo_nothing"
+        await reply_html(message, t(language, key) + _damage(history, language))
+        return
+    await reply_html(message, undone_text(done, history, language) + _damage(history, language))
+
+
+async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Show the recent changes, or every version of one memory, with buttons to restore."""
+    message, caller = update.effective_message, caller_of(update, context)
+    if message is None or caller is None:
+        return
+    language = language_of(update.effective_user)
+    text = message.text or ""
+    words = text.split(maxsplit=2)
+    value = words[1] if len(words) > 1 else None
+    run = services(context).operations.run
+    try:
+        history, current = await run(caller.namespace, operations.memory_history, value)
+    except MemoryInvalid:
+        await reply_html(message, t(language, "bad_id", value=escape(preview(value or "", 40))))
+        return
+    except MemoryNotFound as e:
+        await reply_html(message, t(language, "history_none", id=e.memory_id))
+        return
+    if value is None:
+        memories = await run(caller.namespace, operations.listing)
+        reply, keyboard = recent_view(history, {m.id for m in memories}, language)
+    else:
+        memory_id = current.id if current is not None else history.records[0].memory_id
+        reply, keyboard = memory_view(memory_id, history, current, language)
+    await reply_html(message, reply, keyboard)
+
+
+# -- buttons -----------------------------------------------------------------------------------
+
+
+async def undo_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """↩ Undo pressed under a change (the model's turn, an Apply all): undo that change."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, change, message = pressed
+    try:
+        done, history = await _undo_as(update, context, caller, change)
+    except NotAllowed:
+        await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
+        return
+    if done is None:
+        await query.answer(t(language, "undo_gone_plain"), show_alert=True)
+        return
+    await query.answer()
+    await reply_html(message, undone_text(done, history, language))
+
+
+async def restore_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """A version's button under /history pressed: put that version back."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, ref, message = pressed
+    try:
+        memory = await run_changing(update, context, caller, operations.restore_version, ref)
+    except NotAllowed:
+        await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        return
+    except (MemoryInvalid, MemoryNotFound):
+        memory = None
+    if memory is None:
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    await query.answer()
+    await reply_html(message, t(language, "restored", memory=memory_block(memory)))

@@ -1,0 +1,246 @@
+"""Importing a ``memory.json`` sent as a file: a preview with Import / Cancel, then the import.
+
+A ``.json`` document (by name or MIME type) sent to the bot is read (``bot.core.imports``:
+bounded, safe parsing) and previewed against the chat's namespace: how many memories the file
+holds, how many are new, how many are already here, how many would be refused and why. A file
+too big, not JSON or of the wrong shape is refused at once and nothing changes.
+
+Between the preview and the press nothing of the file is kept but its Telegram reference, in
+the namespace's document ``imports/<token>`` (with who sent it): Import downloads it again and
+plans again on the namespace as it is then, so the preview can never be applied to a different
+file, and a second press (or a second Import of the same file) adds nothing. The press is
+resolved in the presser's namespace, so a forged token of another chat finds nothing; only the
+sender may press Import. Buttons::
+
+    ia:<16 hex digits>    Import
+    ic:<16 hex digits>    Cancel
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import secrets
+import time
+from collections import Counter
+from typing import Any
+
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram.ext import ContextTypes
+
+from bot.chat.access import button_press
+from bot.chat.attachments import DownloadFailed, FileTooBig, download
+from bot.chat.incoming import size_text
+from bot.chat.services import services
+from bot.core import imports
+from bot.core.imports import INVALID, ImportPlan, ImportRefused
+from bot.core.policy import Caller
+from bot.view.i18n import language_of, t
+from bot.view.render import escape
+from bot.view.render import preview as cut
+from bot.view.replies import edit_html, reply_html
+from memory.interface import Documents
+
+log = logging.getLogger(__name__)
+
+APPLY_PATTERN = r"^ia:[0-9a-f]{16}$"
+CANCEL_PATTERN = r"^ic:[0-9a-f]{16}$"
+_TOKEN = re.compile(r"[0-9a-f]{16}")
+PENDING = "imports"  # document key prefix of the imports awaiting a press
+MAX_PENDING = 10  # per namespace; older ones are dropped
+REASONS_SHOWN = 5
+
+
+def is_import(message: Message) -> bool:
+    """Whether ``message`` carries a ``.json`` document (a memory file to import)."""
+    document = message.document
+    if document is None:
+        return False
+    name = (document.file_name or "").lower()
+    return name.endswith(".json") or (document.mime_type or "").lower() == "application/json"
+
+
+def _reasons(plan: ImportPlan, language: str) -> str:
+    lines = []
+    for reason, count in Counter(plan.refused).most_common(REASONS_SHOWN):
+        if reason.startswith(INVALID):
+            text = t(language, "import_reason_invalid", message=plan.examples.get(reason, ""))
+        else:
+            text = t(language, f"import_reason_{reason}") + f" ({plan.examples.get(reason, '')})"
+        lines.append(t(language, "import_reason", count=count, reason=escape(cut(text, 160))))
+    return "".join(lines)
+
+
+def _summary(plan: ImportPlan, name: str, language: str) -> str:
+    question = (
+        t(language, "import_question", new=len(plan.new))
+        if plan.new
+        else t(language, "import_nothing")
+    )
+    return t(
+        language,
+        "import_preview",
+        name=escape(name),
+        total=plan.total,
+        new=len(plan.new),
+        present=plan.present,
+        refused=plan.refused_count,
+        reasons=_reasons(plan, language),
+        question=question,
+    )
+
+
+def _refusal(error: ImportRefused | FileTooBig, name: str, language: str) -> str:
+    if isinstance(error, FileTooBig) or error.code == imports.TOO_BIG:
+        size = error.size if isinstance(error, FileTooBig) else error.values.get("size")
+        return t(
+            language,
+            "import_too_big",
+            name=escape(name),
+            size=size_text(size if isinstance(size, int) else None),
+            limit=size_text(imports.MAX_IMPORT_BYTES),
+        )
+    if error.code == imports.NOT_JSON:
+        return t(language, "import_not_json", name=escape(name), reason=escape(error.reason))
+    shape = (
+        "import_shape_too_many_plain"
+        if error.reason == "too_many"
+        else "import_shape_not_list_plain"
+    )
+    reason = t(language, shape, **error.values)
+    return t(language, "import_wrong_shape", name=escape(name), reason=escape(reason))
+
+
+async def _read(context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None) -> list[Any]:
+    data = await download(context.bot, file_id, size, limit=imports.MAX_IMPORT_BYTES)
+    return imports.read_records(data)
+
+
+def _keep_pending(documents: Documents, token: str, value: dict[str, Any]) -> None:
+    waiting = documents.list(f"{PENDING}/")
+    for old in sorted(waiting, key=lambda d: d.value.get("at", 0))[
+        : max(0, len(waiting) - MAX_PENDING + 1)
+    ]:
+        documents.delete(old.key, version=old.version)
+    documents.put(f"{PENDING}/{token}", value)
+
+
+async def preview(
+    update: Update,
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    language: str,
+) -> None:
+    """Answer a ``.json`` document with what importing it would do, and Import / Cancel."""
+    document = message.document
+    assert document is not None
+    name = document.file_name or "memory.json"
+    found = services(context)
+    try:
+        entries = await _read(context, document.file_id, document.file_size)
+    except (ImportRefused, FileTooBig) as e:
+        await reply_html(message, _refusal(e, name, language))
+        return
+    except DownloadFailed as e:
+        await reply_html(message, t(language, "file_download_failed", reason=escape(e.reason)))
+        return
+    plan = await found.operations.run(caller.namespace, imports.plan, entries)
+    if not plan.new:
+        await reply_html(message, _summary(plan, name, language))
+        return
+    token = secrets.token_hex(8)
+    pending = {
+        "file_id": document.file_id,
+        "size": document.file_size,
+        "name": name,
+        "by": caller.actor.key,
+        "at": time.time(),
+    }
+    documents = found.store.documents(caller.namespace)
+    await found.operations.call(lambda: _keep_pending(documents, token, pending))
+    keyboard = InlineKeyboardMarkup(
+        [
+            [
+                InlineKeyboardButton(
+                    t(language, "button_import_plain"), callback_data=f"ia:{token}"
+                ),
+                InlineKeyboardButton(
+                    t(language, "button_cancel_import_plain"), callback_data=f"ic:{token}"
+                ),
+            ]
+        ]
+    )
+    await reply_html(message, _summary(plan, name, language), keyboard)
+
+
+async def _claim(
+    update: Update, context: ContextTypes.DEFAULT_TYPE
+) -> tuple[Caller, dict[str, Any], Message] | None:
+    """The pending import a press names, removed so that it runs once (None: answered)."""
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return None
+    caller, token, message = pressed
+    query = update.callback_query
+    assert query is not None
+    language = language_of(update.effective_user)
+    if not _TOKEN.fullmatch(token):  # a press without data reaches every button handler
+        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+        return None
+    found = services(context)
+    documents = found.store.documents(caller.namespace)
+    key = f"{PENDING}/{token}"
+    pending = await found.operations.call(lambda: documents.get(key))
+    if pending is None:
+        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+        return None
+    if pending.value.get("by") != caller.actor.key:
+        await query.answer(t(language, "import_not_yours_plain"), show_alert=True)
+        return None
+    if not await found.operations.call(lambda: documents.delete(key, version=pending.version)):
+        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+        return None
+    return caller, dict(pending.value), message
+
+
+async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Import: download the file again, plan again, add the new memories."""
+    claimed = await _claim(update, context)
+    if claimed is None:
+        return
+    caller, pending, _ = claimed
+    query = update.callback_query
+    assert query is not None
+    language = language_of(update.effective_user)
+    name = str(pending.get("name") or "memory.json")
+    size = pending.get("size")
+    try:
+        entries = await _read(
+            context, str(pending["file_id"]), size if isinstance(size, int) else None
+        )
+    except (ImportRefused, FileTooBig) as e:
+        await query.answer()
+        await edit_html(query, _refusal(e, name, language))
+        return
+    except DownloadFailed as e:
+        await query.answer()
+        await edit_html(query, t(language, "file_download_failed", reason=escape(e.reason)))
+        return
+    plan, added = await services(context).operations.run(caller.namespace, imports.apply, entries)
+    log.info("imported %d memories into %s", added, caller.namespace)
+    await query.answer()
+    present = plan.present + len(plan.new) - added
+    text = t(language, "import_done", added=added, present=present, refused=plan.refused_count)
+    await edit_html(query, text)
+
+
+async def cancel_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """Cancel: forget the pending import; nothing changes."""
+    claimed = await _claim(update, context)
+    if claimed is None:
+        return
+    query = update.callback_query
+    assert query is not None
+    await query.answer()
+    await edit_html(query, t(language_of(update.effective_user), "import_cancelled"))

@@ -1,0 +1,174 @@
+"""Adding a memory that may already be stored: say so, or let the person choose.
+
+The store never keeps the same content twice (``MemoryNamespace.add_unique``: the memory
+already stored comes back as a duplicate, from every door). A near-duplicate
+(``memory.duplicates``: most of the words of one stored memory, or the same fact with another
+value) is not stored until someone chooses:
+
+- a person (``/remember``) gets buttons: keep both, replace the old one (one button per
+  near-duplicate), cancel. What waits is kept in the namespace's documents under
+  ``adding/<token>`` (content, tags, category, source, who asked, the near-duplicates' ids);
+  a button carries only the token. Only who asked, or an administrator of the group, may
+  choose; replacing also needs the right to change the old memory (``bot.core.policy``).
+  The record is deleted (compare-and-set on its version) before anything is stored, so two
+  presses store once; should the store then fail, the record is put back for another press.
+- the model (``addMemory``) is told which memories are near-duplicates, with their ids, so that
+  it updates one of them instead, or adds anyway (``keep_both``) when the user said it is a
+  different thing (``bot.assistant.tools``).
+"""
+
+from __future__ import annotations
+
+import secrets
+import time
+from collections.abc import Iterable
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.core.dating import date_named
+from bot.core.policy import Caller
+from bot.errors import NotAllowed
+from memory.duplicates import Near
+from memory.errors import DocumentConflict, MemoryNotFound, MemoryStoreError
+from memory.interface import MemoryNamespace
+from memory.model import Memory, clean_category, clean_content, clean_tags
+
+PREFIX = "adding/"
+TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
+KEEP_SECONDS = 7 * 24 * 3600  # a choice nobody made is dropped after a week
+
+
+@dataclass(frozen=True)
+class Remembered:
+    """What adding did: stored ``memory``, or found it already stored (``duplicate``), or
+    stored nothing because of the near-duplicates ``near`` (waiting under ``token``, if a
+    person is to choose)."""
+
+    memory: Memory | None = None
+    duplicate: bool = False
+    near: tuple[Near, ...] = ()
+    token: str | None = None
+
+
+@dataclass(frozen=True)
+class Settled:
+    """What a choice did: ``memory`` stored or changed (None: cancelled), and whether it was
+    found already stored (``duplicate``) or replaced an old memory (``replaced``)."""
+
+    memory: Memory | None
+    duplicate: bool = False
+    replaced: Memory | None = None
+
+
+def remember(
+    namespace: MemoryNamespace,
+    content: str,
+    tags: Iterable[str] | str = (),
+    category: str | None = None,
+    *,
+    source: str | None = None,
+    asker: Caller | None = None,
+    keep_both: bool = False,
+    zone: ZoneInfo | None = None,
+    now: datetime | None = None,
+) -> Remembered:
+    """Store a memory unless it is already stored; unless ``keep_both``, store nothing when it
+    has near-duplicates (with ``asker``: keep it waiting for their choice). The date the
+    content names is resolved now, in ``zone`` (UTC by default: ``bot.core.dating``)."""
+    content, clean, group = clean_content(content), clean_tags(tags), None
+    if category is not None:
+        group = clean_category(category)
+    date = date_named(content, now or datetime.now(UTC), zone or ZoneInfo("UTC"))
+    if not keep_both:
+        similar = namespace.similar(content)
+        near = tuple(n for n in similar if n.reason != "same")
+        if near and len(near) == len(similar):  # with the same content there, it is that one
+            token = None
+            if asker is not None:
+                record = {"content": content, "tags": list(clean), "category": group}
+                record.update(source=source, date=date)
+                token = _keep_waiting(namespace, asker, record, near)
+            return Remembered(near=near, token=token)
+    added = namespace.add_unique(content, clean, group, source=source, date=date)
+    return Remembered(added.memory, added.duplicate)
+
+
+def waiting(namespace: MemoryNamespace, token: str) -> list[Memory]:
+    """The near-duplicates an add waiting under ``token`` was held for (those still stored)."""
+    document = namespace.documents().get(PREFIX + token)
+    found = []
+    for memory_id in document.value.get("near", []) if document else []:
+        try:
+            found.append(namespace.get(memory_id))
+        except MemoryNotFound:
+            continue
+    return found
+
+
+def settle(
+    namespace: MemoryNamespace, caller: Caller, token: str, choice: str, index: int = 0
+) -> Settled | None:
+    """Make the choice (``keep``, ``replace`` the ``index``-th near-duplicate, ``cancel``) for
+    the add waiting under ``token``; None if nothing waits there (chosen already, or too old).
+    ``NotAllowed`` if ``caller`` may not make it."""
+    documents = namespace.documents()
+    document = documents.get(PREFIX + token)
+    if document is None or not isinstance(document.value, dict):
+        return None
+    record: dict[str, Any] = document.value
+    old = None
+    if choice == "replace":
+        ids = record.get("near", [])
+        if not 0 <= index < len(ids):
+            return None
+        try:
+            old = namespace.get(ids[index])
+        except MemoryNotFound:
+            return None
+    if record.get("by") != caller.actor.key and not caller.admin:
+        raise NotAllowed(old or Memory(1, record["content"]))
+    if old is not None and not caller.may_change(old):
+        raise NotAllowed(old)
+    try:
+        if not documents.delete(PREFIX + token, version=document.version):
+            return None
+    except DocumentConflict:
+        return None  # another press took it first
+    try:
+        return _make(namespace, record, choice, old)
+    except MemoryStoreError:
+        documents.put(PREFIX + token, record)  # not made: the buttons still work
+        raise
+
+
+def _make(
+    namespace: MemoryNamespace, record: dict[str, Any], choice: str, old: Memory | None
+) -> Settled:
+    if choice == "cancel":
+        return Settled(None)
+    content, tags, category = record["content"], record["tags"], record.get("category")
+    if old is not None:
+        # The old memory takes the new text; its tags and category too when they were given.
+        changed = namespace.update(old.id, content=content, tags=tags or None, category=category)
+        return Settled(changed, replaced=old)
+    source, date = record.get("source"), record.get("date")
+    added = namespace.add_unique(content, tags, category, source=source, date=date)
+    return Settled(added.memory, duplicate=added.duplicate)
+
+
+def _keep_waiting(
+    namespace: MemoryNamespace, asker: Caller, record: dict[str, Any], near: tuple[Near, ...]
+) -> str:
+    """Keep the add waiting for the asker's choice; its token. Drops choices too old."""
+    documents = namespace.documents()
+    now = time.time()
+    for old in documents.list(PREFIX):
+        at = old.value.get("at", 0) if isinstance(old.value, dict) else 0
+        if not isinstance(at, int | float) or now - at > KEEP_SECONDS:
+            documents.delete(old.key)
+    token = secrets.token_urlsafe(6)  # 8 characters of TOKEN_PATTERN
+    record = {**record, "by": asker.actor.key, "near": [n.memory.id for n in near], "at": now}
+    documents.put(PREFIX + token, record)
+    return token

@@ -1,0 +1,128 @@
+"""Importing a memory file: read it safely, say what it would do, then do exactly that.
+
+The file is the article's format: a JSON array of memory records (what /export gives, or the
+article's own ``data/memory.json``). ``read_records`` refuses, with a reason and before anything
+changes, a file over ``MAX_IMPORT_BYTES``, one that is not JSON (bad UTF-8, bad syntax, nesting
+deeper than the parser allows) and one of the wrong shape (not an
+array, more than ``MAX_IMPORT_RECORDS`` entries): ``ImportRefused`` with a stable ``code``.
+
+``plan`` sorts the records against the namespace: new, already present (the same content, once
+folded as the store folds text for search: width, case and accents; or the same id with that
+content), refused (not an object, not a valid memory, an id that belongs to a different memory
+here), counted by reason. The bot's own fields of a record (``source``, ``attachment``,
+``origin``: who stored it, a file reference valid for another bot only) are dropped: an import
+can never pass as another member's memory. ``apply`` plans again on the namespace as it is
+then and imports the new records with their ids through the store's bulk import, which skips
+an id already present: importing the same file twice adds nothing the second time.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import Counter
+from dataclasses import dataclass, field
+from typing import Any
+
+from bot.core.operations import BOT_FIELDS
+from memory.errors import MemoryInvalid
+from memory.interface import MemoryNamespace
+from memory.model import Memory
+from memory.text import fold
+
+MAX_IMPORT_BYTES = 5 * 1024 * 1024
+MAX_IMPORT_RECORDS = 20_000
+
+NOT_JSON, WRONG_SHAPE, TOO_BIG = "not_json", "wrong_shape", "too_big"
+NOT_OBJECT, INVALID, ID_TAKEN = "not_object", "invalid", "id_taken"
+
+
+class ImportRefused(Exception):
+    """The file cannot be imported at all: ``code`` (``not_json``, ``wrong_shape``,
+    ``too_big``) and a short English ``reason``; ``values`` fill the user's message."""
+
+    def __init__(self, code: str, reason: str = "", **values: object) -> None:
+        super().__init__(f"{code}: {reason}" if reason else code)
+        self.code = code
+        self.reason = reason
+        self.values = values
+
+
+@dataclass(frozen=True)
+class ImportPlan:
+    """What importing a file would do to a namespace."""
+
+    total: int
+    new: list[dict[str, Any]] = field(default_factory=list)  # records, bot fields dropped
+    present: int = 0
+    refused: Counter[str] = field(default_factory=Counter)  # reason -> how many
+    examples: dict[str, str] = field(default_factory=dict)  # reason -> one message for it
+
+    @property
+    def refused_count(self) -> int:
+        return sum(self.refused.values())
+
+
+def _kind(value: object) -> str:
+    return {dict: "an object", str: "text", int: "a number", float: "a number"}.get(
+        type(value), "true, false or null" if value in (True, False, None) else "a value"
+    )
+
+
+def read_records(data: bytes) -> list[Any]:
+    """The entries of a memory file (``ImportRefused`` if it cannot be one)."""
+    if len(data) > MAX_IMPORT_BYTES:
+        raise ImportRefused(TOO_BIG, size=len(data))
+    try:
+        value = json.loads(data)
+    except RecursionError:  # [[[[... deeper than the parser goes: not a memory file either
+        raise ImportRefused(NOT_JSON, "nested too deeply") from None
+    except ValueError as e:  # bad UTF-8 (UnicodeDecodeError is one) or bad syntax
+        raise ImportRefused(NOT_JSON, str(e).split(":")[0][:80]) from e
+    if not isinstance(value, list):
+        raise ImportRefused(WRONG_SHAPE, "not_list", found=_kind(value))
+    if len(value) > MAX_IMPORT_RECORDS:
+        raise ImportRefused(WRONG_SHAPE, "too_many", count=len(value), limit=MAX_IMPORT_RECORDS)
+    return value
+
+
+def plan(namespace: MemoryNamespace, entries: list[Any]) -> ImportPlan:
+    """Sort ``entries`` (``read_records``) against the namespace as it is now."""
+    held = {memory.id: fold(memory.content) for memory in namespace.memories()}
+    contents = set(held.values())
+    result = ImportPlan(len(entries))
+    new_ids: set[int] = set()
+    present = 0
+    for number, entry in enumerate(entries, start=1):
+        if not isinstance(entry, dict):
+            result.refused[NOT_OBJECT] += 1
+            result.examples.setdefault(NOT_OBJECT, f"entry {number}")
+            continue
+        record = {key: value for key, value in entry.items() if key not in BOT_FIELDS}
+        try:
+            memory = Memory.from_dict(record)
+        except (MemoryInvalid, RecursionError, TypeError, ValueError) as e:
+            message = e.message if isinstance(e, MemoryInvalid) else type(e).__name__
+            reason = f"{INVALID}:{(e.field if isinstance(e, MemoryInvalid) else None) or 'record'}"
+            result.refused[reason] += 1
+            result.examples.setdefault(reason, f"entry {number}: {message}")
+            continue
+        folded = fold(memory.content)
+        if folded in contents:  # here already, or earlier in this file
+            present += 1
+            continue
+        if memory.id in held or memory.id in new_ids:
+            result.refused[ID_TAKEN] += 1
+            result.examples.setdefault(ID_TAKEN, f"entry {number}: id {memory.id}")
+            continue
+        contents.add(folded)
+        new_ids.add(memory.id)
+        result.new.append(memory.to_dict())
+    return ImportPlan(result.total, result.new, present, result.refused, result.examples)
+
+
+def apply(namespace: MemoryNamespace, entries: list[Any]) -> tuple[ImportPlan, int]:
+    """Import the new records of ``entries`` (planned again now); the plan and how many were
+    added (fewer than planned only if the same ids arrived meanwhile)."""
+    planned = plan(namespace, entries)
+    added = namespace.import_memories(planned.new) if planned.new else 0
+    return planned, added
