@@ -88,7 +88,8 @@ def migrate(source: Store, target: Store) -> Summary:
     names = source.namespace_names()
     for name in names:
         records = source.namespace(name).export()
-        added = target.namespace(name).import_memories(records)
+        # Everything as it is: two memories of the same content stay two (not "duplicates").
+        added = target.namespace(name).import_memories(records, skip_duplicates=False)
         summary.namespaces += 1
         summary.memories += added
         summary.memories_present += len(records) - added

@@ -32,6 +32,10 @@ def fill(location: Path) -> None:
         ns.delete(gone.id)
         ns.update(first.id, tags=["代码", "路径"])
         ns.search("projects")  # an access count and time to keep
+        ns.add("📷 photo", date="2024-05-01", attachment={"file_id": "f1"}, origin={"from": "A"})
+        # The same content twice (a hand edit can do that): both are copied, not merged.
+        twice = [{"id": 5, "content": "twice"}, {"id": 6, "content": "twice"}]
+        assert ns.import_memories(twice, skip_duplicates=False) == 2
         store.namespace("chats/-100123").add("the group's memory")
         store.documents("users/42").put("history", [{"role": "user", "content": "你好"}])
         store.documents("users/7").put("digest", {"enabled": True})  # documents, no memories
@@ -64,10 +68,10 @@ def test_files_to_postgresql_and_back_keeps_everything_and_copies_nothing_twice(
     assert before["memories"]["users/42"][0]["accessCount"] == 1  # type: ignore[index]
 
     first = run_migrate(data, pg_url)
-    assert "namespaces 2, memories 3," in first and "documents 3," in first and "logs 1," in first
+    assert "namespaces 2, memories 6," in first and "documents 3," in first and "logs 1," in first
     assert everything(pg_url) == before
     again = run_migrate(data, pg_url)
-    assert "memories 0, memories present 3, documents 0, documents present 3" in again
+    assert "memories 0, memories present 6, documents 0, documents present 3" in again
     assert "logs 0, logs present 1" in again
     assert everything(pg_url) == before
 
