@@ -417,8 +417,9 @@ def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
 
     ``file:///srv/bot/data`` is a data directory too; ``postgresql://user@host/db`` (or
     ``postgres://``) is a PostgreSQL database (``memory.pg``, the ``postgres`` extra).
-    ``options`` go to the backend (``compact_seconds``, ``idle_seconds`` for files;
-    ``max_cached_namespaces``, ``pool_size``, ``timeout`` for PostgreSQL).
+    ``options`` go to the backend (``embedder``, ``history_days``, ``history_max`` for both;
+    ``compact_seconds``, ``idle_seconds`` for files; ``max_cached_namespaces``, ``pool_size``,
+    ``timeout`` for PostgreSQL).
     """
     text = os.fspath(location)
     scheme = text.partition("://")[0].lower() if "://" in text else ""

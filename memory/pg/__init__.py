@@ -4,8 +4,10 @@
 use it through ``memory.interface`` as they use the file store. What it keeps and how: the
 schema in ``memory.pg.schema`` (created and migrated on open, under an advisory lock), the
 memories in ``memory.pg.namespace`` (cached per process, checked on every operation, ranked
-with the file store's rankers), documents and record logs in ``memory.pg.documents``, the
-pool and the translation of database errors in ``memory.pg.database``.
+with the file store's rankers; their change history and embeddings in tables of their own,
+with the file store's retention and ``memory.meaning``), documents and record logs in
+``memory.pg.documents``, the pool and the translation of database errors in
+``memory.pg.database``.
 
 Needs the ``postgres`` extra (psycopg 3 and psycopg-pool); without it, opening a
 ``postgresql://`` URL says which extra to install.

@@ -217,3 +217,17 @@ def test_a_database_of_the_first_schema_is_migrated_and_keeps_its_memories(pg_ur
     with psycopg.connect(pg_url) as connection:
         versions = [row[0] for row in connection.execute("SELECT version FROM memory_migrations")]
     assert sorted(versions) == list(range(1, len(MIGRATIONS) + 1))
+
+
+def test_records_older_than_history_days_are_not_shown_and_trimmed(pg_url: str) -> None:
+    with open_store(pg_url, history_days=1) as store:
+        ns = store.namespace("users/1")
+        memory = ns.add("old")
+        with psycopg.connect(pg_url) as connection:
+            connection.execute("UPDATE memory_history SET at = '2000-01-01T00:00:00.000Z'")
+        assert ns.history().records == ()
+        ns.update(memory.id, content="new")
+        with psycopg.connect(pg_url) as connection:
+            [(count,)] = connection.execute("SELECT count(*) FROM memory_history").fetchall()
+        assert count == 1  # the old record went with the next write
+        assert [r.op for r in ns.history().records] == ["update"]
