@@ -43,6 +43,7 @@ import argparse
 import gzip
 import hashlib
 import json
+import re
 import statistics
 import sys
 import tempfile
@@ -56,8 +57,8 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
+from memory import open_store
 from memory.embedding import Embedder, OfflineEmbedder
-from memory.store import MemoryStore
 
 RANKERS = ("seed", "default")
 ALL_RANKERS = ("seed", "default", "hybrid")
@@ -237,21 +238,29 @@ def evaluate(
     *,
     embedder: Embedder | None = None,
     remember: bool = False,
+    store: str | None = None,
 ) -> dict[str, Any]:
-    """Run every question of a set through each ranker; the JSON shape of the CLI's report."""
+    """Run every question of a set through each ranker; the JSON shape of the CLI's report.
+
+    ``store`` (a data directory or a ``postgresql://`` URL) runs it on that store, in
+    namespaces ``bench/<set>/<n>`` of their own (imported again, ids kept: a second run adds
+    nothing); by default a temporary data directory. The figures are the same on every
+    backend (the ranking is the same code over the same memories); only latencies differ.
+    """
     tallies = {r: Tally() for r in rankers}
     by_category: dict[str, dict[str, Tally]] = {r: {} for r in rankers}
     latencies: dict[str, list[float]] = {r: [] for r in rankers}
     by_user: dict[str, list[Question]] = {}
     for question in bench_set.questions:
         by_user.setdefault(question.user, []).append(question)
+    label = re.sub(r"[^A-Za-z0-9_-]", "-", bench_set.name)[:64] or "set"
     with tempfile.TemporaryDirectory(prefix="bench-retrieval-") as tmp:
-        store = MemoryStore(tmp, embedder=embedder if "hybrid" in rankers else None)
+        opened = open_store(store or tmp, embedder=embedder if "hybrid" in rankers else None)
         try:
             for number, (user, questions) in enumerate(by_user.items(), start=1):
                 records = bench_set.users[user]
                 names = [str(record["id"]) for record in records]
-                namespace = store.namespace(f"users/{number}")
+                namespace = opened.namespace(f"bench/{label}/{number}")
                 # Taken as given: a set's repeated lines ("Yes!") are each some question's
                 # evidence, so the store's duplicate check must not merge them here.
                 namespace.import_memories(
@@ -261,7 +270,7 @@ def evaluate(
                 if "hybrid" in rankers:
                     while namespace.embed_step():
                         pass  # every memory embedded before the questions, in this thread
-                    store.wait_for_embeddings()  # and the batch the worker took meanwhile
+                    opened.wait_for_embeddings()  # and the batch the worker took meanwhile
                 for ranker in rankers:
                     namespace.search("warm up", limit=10, ranker=ranker, touch=False)
                     for question in questions:
@@ -273,7 +282,7 @@ def evaluate(
                         tallies[ranker].add(scores)
                         by_category[ranker].setdefault(question.category, Tally()).add(scores)
         finally:
-            store.close()
+            opened.close()
     return {
         ranker: {
             "all": tallies[ranker].summary(),
@@ -317,6 +326,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         "--no-cache", action="store_true", help="embed everything again (no embedding cache)"
     )
     parser.add_argument("--json", type=Path, help="also write the results to this JSON file")
+    parser.add_argument(
+        "--store", help="run on this store (data directory or postgresql:// URL); default: temp"
+    )
     args = parser.parse_args(argv)
     rankers = [ALIASES.get(r.strip(), r.strip()) for r in args.rankers.split(",") if r.strip()]
     wrong = [r for r in rankers if r not in ALL_RANKERS]
@@ -340,7 +352,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in names:
         try:
             results[name] = evaluate(
-                load_set(args.data, name), rankers, embedder=embedder, remember=args.remember
+                load_set(args.data, name),
+                rankers,
+                embedder=embedder,
+                remember=args.remember,
+                store=args.store,
             )
         finally:
             if cache is not None:

@@ -84,16 +84,6 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def open_configured_store(config: Config) -> Store:
-    """The store of ``config.data_dir``, searching by meaning as ``[embedding]`` says."""
-    from bot.assistant.embeddings import make_embedder
-    from memory import open_store
-
-    return open_store(
-        config.data_dir, embedder=make_embedder(config.embedding), **config.memory.store_options()
-    )
-
-
 def make_llm(config: Config) -> AsyncOpenAI | None:
     """The language model's client, when a key is configured."""
     if not config.llm.enabled:
@@ -135,6 +125,24 @@ async def poll(application: BotApplication) -> None:
             raise
 
 
+def open_configured_store(config: Config) -> Store | None:
+    """The configured store (searching by meaning as ``[embedding]`` says), or None after
+    telling why it cannot be opened (stderr)."""
+    from bot.assistant.embeddings import make_embedder
+    from memory import MemoryStoreError, open_store
+
+    try:
+        return open_store(
+            config.store_location,
+            embedder=make_embedder(config.embedding),
+            **config.memory.store_options(),
+        )
+    except MemoryStoreError as e:
+        reason = SecretFilter(config.secrets()).redact(e.message)
+        print(f"Cannot open the memory store: {reason}", file=sys.stderr)
+        return None
+
+
 def run_telegram(config: Config) -> int:
     """Poll Telegram until interrupted (Ctrl-C, SIGTERM)."""
     from telegram.error import InvalidToken, TelegramError
@@ -146,8 +154,11 @@ def run_telegram(config: Config) -> int:
             "telegram.allowed_user_ids is empty: anyone who finds the bot can use it. "
             "Set it to your Telegram user id (the bot shows it to users it refuses)."
         )
-    application = build_application(config, open_configured_store(config), make_llm(config))
-    log.info("starting; memories in %s", config.data_dir)
+    store = open_configured_store(config)
+    if store is None:
+        return 1
+    application = build_application(config, store, make_llm(config))
+    log.info("starting; memories in %s", config.store_name)
     try:
         asyncio.run(poll(application))
     except InvalidToken:
@@ -185,9 +196,12 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
         "Ctrl-D.",
         file=sys.stderr,
     )
+    store = open_configured_store(config)
+    if store is None:
+        return 1
     session = console.Console(
         config,
-        open_configured_store(config),
+        store,
         make_llm(config),
         user_id=user_id,
         language=language,

@@ -7,8 +7,9 @@ stops start-up with a message that names the key (``telegram.group_scope``), so 
 silently falls back to a default. A section is one dataclass; adding a key (or a section, for
 a later feature) is adding a field with a default.
 
-Secrets may stay out of the file: ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY`` and
-``OPENAI_BASE_URL`` override it, checked as the file's keys are. A key is secret when its
+Secrets may stay out of the file: ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY``,
+``OPENAI_BASE_URL`` and ``DATABASE_URL`` (the top-level ``storage``) override it, checked as the
+file's keys are. A key is secret when its
 field says so (``metadata={"secret": True}``) or its name says so (a part ``token``, ``key``,
 ``secret``, ``password``...: ``api_key``, ``auth_token``); a message about a secret key names
 the key and the type it got, never the value (a token pasted into the wrong place is still a
@@ -68,6 +69,13 @@ def is_secret(spec: dataclasses.Field[Any]) -> bool:
     if declared is not None:
         return bool(declared)
     return any(part in _SECRET_WORDS for part in spec.name.lower().split("_"))
+
+
+def _check_storage(location: str) -> object:
+    # The value is a secret (a URL may hold a password): the reason must not quote it.
+    if location and not location.lower().startswith(("postgresql://", "postgres://")):
+        raise ValueError("storage must be empty or a postgresql:// URL")
+    return location
 
 
 def _check_schedule(expression: str) -> object:
@@ -188,6 +196,9 @@ class Config:
     """The whole configuration."""
 
     data_dir: Path = Path("data")
+    # A postgresql:// URL selects the PostgreSQL store (``memory.pg``); empty: files in data_dir.
+    # Secret: the URL may hold the database's password (DATABASE_URL overrides it).
+    storage: str = field(default="", metadata={"secret": True, "check": _check_storage})
     log_level: str = field(default="info", metadata=_choices("debug", "info", "warning", "error"))
     telegram: TelegramConfig = field(default_factory=TelegramConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
@@ -196,6 +207,16 @@ class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     transcription: TranscriptionConfig = field(default_factory=TranscriptionConfig)
+
+    @property
+    def store_location(self) -> str | Path:
+        """What ``memory.open_store`` opens: ``storage`` if set, else ``data_dir``."""
+        return self.storage or self.data_dir
+
+    @property
+    def store_name(self) -> str:
+        """The store as a log line may name it (never the URL, which may hold a password)."""
+        return "PostgreSQL (storage)" if self.storage else str(self.data_dir)
 
     def secrets(self) -> list[str]:
         """The values of every secret key (``is_secret``): they must never reach a log line."""
@@ -256,6 +277,11 @@ def parse_config(
             config = dataclasses.replace(
                 config, **{section: dataclasses.replace(part, **{key: checked})}
             )
+    database_url = (environ or {}).get("DATABASE_URL", "").strip()
+    if database_url:
+        spec = {f.name: f for f in dataclasses.fields(Config)}["storage"]
+        checked = _convert(database_url, str, spec, "storage", "DATABASE_URL")
+        config = dataclasses.replace(config, storage=checked)
     if not config.data_dir.is_absolute():
         config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
     _check_embedding(config.embedding, source)

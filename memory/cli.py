@@ -7,9 +7,10 @@ there is that backend) ``postgresql://...``. The command line knows only the sto
 (``memory.interface``), so it works alike on every backend.
 
 Commands: ``add``, ``search``, ``list``, ``get``, ``update``, ``delete``, ``stats``, ``related``,
-``import``, ``export``, ``repair``, ``history``, ``undo``. With ``--json`` every command prints
-JSON (memories with the article's keys; search and related hits with an added ``score``),
-otherwise a readable table.
+``import``, ``export``, ``repair``, ``history``, ``undo``; and ``python -m memory migrate
+--from SOURCE --to TARGET`` copies a whole store into another (``memory.migrate``). With
+``--json`` every command prints JSON (memories with the article's keys; search and related
+hits with an added ``score``), otherwise a readable table.
 Errors go to stderr as ``error [CODE]: message`` with exit status 1 (2 for a malformed command
 line).
 
@@ -304,6 +305,11 @@ def _row(item: Memory | Hit) -> str:
 
 def main(argv: Sequence[str] | None = None) -> int:
     """Run the command line; returns the exit status."""
+    arguments = sys.argv[1:] if argv is None else list(argv)
+    if arguments[:1] == ["migrate"]:  # a command between two stores, not on one namespace
+        from memory.migrate import main as migrate
+
+        return migrate(arguments[1:])
     args = build_parser().parse_args(argv)
     embedder = None
     if args.command == "search" and args.ranker == "hybrid":

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Iterator
+
 import pytest
+from pg_server import Server, ServerUnavailable
 
 from memory.embedding import OfflineEmbedder
 
@@ -19,6 +23,35 @@ def _isolated_environment(
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
     monkeypatch.setenv("HOME", str(tmp_path_factory.mktemp("home")))
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> Iterator[Server]:
+    """One real PostgreSQL server for the whole session (``pg_server``), started here.
+
+    Where none can start, its tests are skipped on a developer's machine, and fail under CI
+    (``CI`` set, as ``.ci/run`` has it): a green CI run has run them.
+    """
+    try:
+        import psycopg  # noqa: F401  (the postgres extra, in dev)
+
+        server = Server()
+        server.start()
+    except (ImportError, ServerUnavailable, OSError) as e:
+        message = f"no PostgreSQL server for the tests: {e}"
+        if os.environ.get("CI"):
+            pytest.fail(message + " (CI is set: these tests must run)")
+        pytest.skip(message)
+    try:
+        yield server
+    finally:
+        server.remove()
+
+
+@pytest.fixture
+def pg_url(pg_server: Server) -> str:
+    """A fresh, empty database on the session's server; its URL."""
+    return pg_server.new_database()
 
 
 @pytest.fixture(scope="session")

@@ -59,8 +59,11 @@ def test_bot_imports_no_file_backend_module_and_opens_the_store_in_one_place() -
             assert "memory.open_store" not in imports, f"{name} opens a store"
             if name != "bot/config.py":  # which reads data_dir from the config file
                 assert not {"path", "data_dir"} & imports, f"{name} reads a path"
-    # With the embedder and the options of [memory] (the history's retention) after it.
-    assert "open_store(\n        config.data_dir," in (root / "bot/__main__.py").read_text("utf-8")
+    # One place, from the config: storage (a postgresql:// URL) or data_dir (bot.config), with
+    # the embedder and the options of [memory] (the history's retention) after it.
+    assert "open_store(\n            config.store_location," in (
+        root / "bot/__main__.py"
+    ).read_text("utf-8")
 
 
 # -- the parts of bot/ and what each may import (README, "How the code is laid out") --------

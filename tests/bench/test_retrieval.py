@@ -139,3 +139,16 @@ def test_the_text_report_names_each_set_and_ranker(
     assert "== tiny" in printed
     assert "default  all" in printed
     assert "seed     multi-hop" in printed
+
+
+def test_the_figures_are_the_same_on_postgresql(data: Path, tmp_path: Path, pg_url: str) -> None:
+    on_files = run(tmp_path)
+    on_postgres = run(tmp_path, "--store", pg_url)
+    again = run(tmp_path, "--store", pg_url)  # the same namespaces, imported again: no change
+    for result in (on_postgres, again):
+        assert result.keys() == on_files.keys()
+        for name, by_ranker in on_files.items():
+            for ranker, report in by_ranker.items():
+                expected = {k: v for k, v in report.items() if k != "median_ms"}
+                got = {k: v for k, v in result[name][ranker].items() if k != "median_ms"}
+                assert got == expected, (name, ranker)

@@ -145,6 +145,47 @@ def test_the_secrets_are_every_secret_key(tmp_path: Path) -> None:
     assert "2:env" not in repr(config) and "sk-env" not in repr(config)
 
 
+def test_storage_selects_postgresql_and_database_url_overrides_it(tmp_path: Path) -> None:
+    assert parse_config({}, base_dir=tmp_path).store_location == tmp_path / "data"
+    url = "postgresql://bot:s3cret-pw@db.example/cogito"
+    config = parse_config({"storage": url}, base_dir=tmp_path)
+    assert config.store_location == url
+    assert url in config.secrets()  # redacted from every log line
+    assert "s3cret" not in config.store_name
+    other = "postgresql://bot:0ther-pw@db2.example/cogito"
+    config = parse_config({"storage": url}, base_dir=tmp_path, environ={"DATABASE_URL": other})
+    assert config.store_location == other and other in config.secrets()
+
+
+@pytest.mark.parametrize("value", ["mysql://root:pw-not-shown@db/x", 5])
+def test_a_bad_storage_is_refused_without_showing_it(tmp_path: Path, value: object) -> None:
+    with pytest.raises(ConfigError) as caught:
+        parse_config({"storage": value}, base_dir=tmp_path)
+    assert "storage" in str(caught.value)
+    assert "pw-not-shown" not in str(caught.value)
+
+
+def test_an_unreachable_database_is_a_message_not_a_traceback(tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    config = tmp_path / "config.toml"
+    config.write_text(
+        f'storage = "postgresql://bot:pw-kept-secret@/x?host={tmp_path}&connect_timeout=1"\n'
+    )
+    done = subprocess.run(
+        [sys.executable, "-m", "bot", "--config", str(config), "console"],
+        cwd=EXAMPLE.parent,
+        input="",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 1
+    assert "Cannot open the memory store" in done.stderr
+    assert "Traceback" not in done.stderr and "pw-kept-secret" not in done.stderr
+
+
 def test_media_keys_and_the_file_url() -> None:
     config = parse_config({}, base_dir=Path.cwd())
     assert config.telegram.file_url == "https://api.telegram.org/file/bot"

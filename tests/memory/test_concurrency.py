@@ -1,4 +1,4 @@
-"""Concurrency: threads of one process and processes sharing one data directory.
+"""Concurrency: threads of one process, and processes sharing one store (each backend).
 
 Nothing is lost and no id is given twice, whichever thread or process writes; one process sees
 another's changes on its next operation, without reopening.
@@ -14,7 +14,9 @@ import threading
 from pathlib import Path
 
 import pytest
+from backends import BACKENDS
 
+from memory import open_store
 from memory.store import MemoryStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -59,6 +61,15 @@ def run_together(code: str, *argvs: tuple[object, ...]) -> list[str]:
             if child.poll() is None:
                 child.kill()
                 child.wait()
+
+
+@pytest.fixture(params=BACKENDS)
+def location(request: pytest.FixtureRequest, tmp_path: Path) -> str:
+    """Where the processes' store is: a data directory, or a fresh PostgreSQL database."""
+    if request.param == "files":
+        return str(tmp_path)
+    url: str = request.getfixturevalue("pg_url")
+    return url
 
 
 # -- threads -------------------------------------------------------------------------------
@@ -148,7 +159,7 @@ def test_threads_updating_different_memories_keep_every_update(tmp_path: Path) -
 
 ADDER = """
     import sys
-    from memory.store import MemoryStore
+    from memory import open_store as MemoryStore
 
     data_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with MemoryStore(data_dir) as store:
@@ -161,27 +172,28 @@ ADDER = """
 """
 
 
-def test_two_processes_adding_at_once_lose_nothing_and_share_no_id(tmp_path: Path) -> None:
+def test_two_processes_adding_at_once_lose_nothing_and_share_no_id(location: str) -> None:
     count = 200
-    outs = run_together(ADDER, (tmp_path, "first", count), (tmp_path, "second", count))
+    outs = run_together(ADDER, (location, "first", count), (location, "second", count))
     ids = [[int(line) for line in out.split()] for out in outs]
     assert [len(i) for i in ids] == [count, count]
     every = ids[0] + ids[1]
     assert len(set(every)) == 2 * count
     assert all(i == sorted(i) for i in ids)
-    with MemoryStore(tmp_path) as store:
+    with open_store(location) as store:
         memories = store.namespace(NS).memories()
     assert [m.id for m in memories] == sorted(every)
     assert {m.content for m in memories} == {
         f"{name} {i}" for name in ("first", "second") for i in range(count)
     }
-    records = json.loads((tmp_path / NS / "memory.json").read_bytes())
-    assert [r["id"] for r in records] == sorted(every)
+    if not location.startswith("postgresql:"):  # and memory.json, in the stored order
+        records = json.loads((Path(location) / NS / "memory.json").read_bytes())
+        assert [r["id"] for r in records] == sorted(every)
 
 
 ADD_SOURCES = """
     import sys
-    from memory.store import MemoryStore
+    from memory import open_store as MemoryStore
 
     data_dir, name, count = sys.argv[1], sys.argv[2], int(sys.argv[3])
     with MemoryStore(data_dir) as store:
@@ -194,12 +206,12 @@ ADD_SOURCES = """
 """
 
 
-def test_a_message_delivered_to_two_processes_is_remembered_once(tmp_path: Path) -> None:
+def test_a_message_delivered_to_two_processes_is_remembered_once(location: str) -> None:
     count = 100
-    outs = run_together(ADD_SOURCES, (tmp_path, "first", count), (tmp_path, "second", count))
+    outs = run_together(ADD_SOURCES, (location, "first", count), (location, "second", count))
     first, second = ([int(line) for line in out.split()] for out in outs)
     assert first == second  # both were given the one memory of each message
-    with MemoryStore(tmp_path) as store:
+    with open_store(location) as store:
         memories = store.namespace(NS).memories()
     assert [m.id for m in memories] == first
     assert [m.source for m in memories] == [f"telegram:42:{i}" for i in range(count)]
@@ -207,7 +219,7 @@ def test_a_message_delivered_to_two_processes_is_remembered_once(tmp_path: Path)
 
 ADD_ONE = """
     import os, sys
-    from memory.store import MemoryStore
+    from memory import open_store as MemoryStore
 
     store = MemoryStore(sys.argv[1])
     ns = store.namespace("users/42")
@@ -222,9 +234,9 @@ ADD_ONE = """
 
 @pytest.mark.parametrize("child_ends", ["close", "crash"])
 def test_a_process_sees_another_ones_changes_on_its_next_operation(
-    tmp_path: Path, child_ends: str
+    location: str, child_ends: str
 ) -> None:
-    with MemoryStore(tmp_path) as store:
+    with open_store(location) as store:
         ns = store.namespace(NS)
         mine = ns.add("added by the parent", ["x"])
         assert ns.memories() == [mine]
@@ -234,7 +246,7 @@ def test_a_process_sees_another_ones_changes_on_its_next_operation(
                 sys.executable,
                 "-c",
                 textwrap.dedent(ADD_ONE),
-                str(tmp_path),
+                location,
                 "the child's",
                 child_ends,
             ],
@@ -253,13 +265,13 @@ def test_a_process_sees_another_ones_changes_on_its_next_operation(
         after = ns.add("added by the parent afterwards")
         assert after.id > theirs
         ns.delete(theirs)
-    with MemoryStore(tmp_path) as store:
+    with open_store(location) as store:
         assert [m.id for m in store.namespace(NS).memories()] == [mine.id, after.id]
 
 
 UPDATER = """
     import sys
-    from memory.store import MemoryStore
+    from memory import open_store as MemoryStore
 
     data_dir, memory_id, field, count = sys.argv[1], int(sys.argv[2]), sys.argv[3], int(sys.argv[4])
     with MemoryStore(data_dir) as store:
@@ -277,17 +289,17 @@ UPDATER = """
 """
 
 
-def test_interleaved_updates_from_two_processes_lose_no_update(tmp_path: Path) -> None:
+def test_interleaved_updates_from_two_processes_lose_no_update(location: str) -> None:
     count = 100
-    with MemoryStore(tmp_path) as store:
+    with open_store(location) as store:
         memory = store.namespace(NS).add("content at the start", ["start"])
     run_together(
         UPDATER,
-        (tmp_path, memory.id, "content", count),
-        (tmp_path, memory.id, "tags", count),
-        (tmp_path, memory.id, "search", count),
+        (location, memory.id, "content", count),
+        (location, memory.id, "tags", count),
+        (location, memory.id, "search", count),
     )
-    with MemoryStore(tmp_path) as store:
+    with open_store(location) as store:
         final = store.namespace(NS).get(memory.id)
     # Each update writes the whole record: one made from a stale copy would undo the other's.
     assert final.content == f"content {count - 1}"
@@ -296,21 +308,21 @@ def test_interleaved_updates_from_two_processes_lose_no_update(tmp_path: Path) -
     assert final.access_count == count
 
 
-def test_access_counts_from_two_processes_add_up(tmp_path: Path) -> None:
+def test_access_counts_from_two_processes_add_up(location: str) -> None:
     count = 60
-    with MemoryStore(tmp_path) as store:
+    with open_store(location) as store:
         memory = store.namespace(NS).add("content shared by two processes")
     run_together(
         UPDATER,
-        (tmp_path, memory.id, "search", count),
-        (tmp_path, memory.id, "search", count),
+        (location, memory.id, "search", count),
+        (location, memory.id, "search", count),
     )
-    with MemoryStore(tmp_path) as store:
+    with open_store(location) as store:
         assert store.namespace(NS).get(memory.id).access_count == 2 * count
 
 
-def test_two_stores_in_one_process_behave_like_two_processes(tmp_path: Path) -> None:
-    with MemoryStore(tmp_path) as one, MemoryStore(tmp_path) as two:
+def test_two_stores_in_one_process_behave_like_two_processes(location: str) -> None:
+    with open_store(location) as one, open_store(location) as two:
         a, b = one.namespace(NS), two.namespace(NS)
         first = a.add("from one")
         assert b.get(first.id) == first

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import multiprocessing
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -16,11 +15,10 @@ from memory import DocumentConflict, MemoryInvalid, Store, open_store, update_do
 from memory.interface import ABSENT, MAX_DOCUMENT_BYTES
 
 
-@pytest.fixture(params=["files"])
-def store(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
-    opened = open_store(tmp_path / "data")
-    yield opened
-    opened.close()
+@pytest.fixture
+def store(any_store: Store) -> Store:
+    """The store, on each backend (``any_store``: files and PostgreSQL)."""
+    return any_store
 
 
 def test_put_then_get_returns_the_value_and_a_version(store: Store) -> None:

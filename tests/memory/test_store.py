@@ -1,8 +1,9 @@
 """The store's operations and the article's walkthrough (validation: test_validation.py; the
 file format: test_format.py).
 
-Every test uses a real ``MemoryStore`` on files in ``tmp_path`` and looks at what a caller or a
-person opening ``memory.json`` would see.
+Every test uses a real store, on files in ``tmp_path`` and on a fresh PostgreSQL database (the
+``store`` fixture runs each test on both backends), and looks at what a caller, a restarted
+process or (on files) a person opening ``memory.json`` would see.
 """
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ import time
 from pathlib import Path
 
 import pytest
+from backends import reopen_store
 
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
 from memory.model import (
@@ -33,11 +35,16 @@ WALKTHROUGH = [
 ]
 
 
+@pytest.fixture
+def store(any_store: MemoryStore) -> MemoryStore:
+    """The store, on each backend (``any_store``)."""
+    return any_store
+
+
 def reopen(store: MemoryStore, name: str = "users/42") -> tuple[MemoryStore, Namespace]:
-    """Close ``store`` and open its data directory afresh, as a restarted bot would."""
-    store.close()
-    fresh = MemoryStore(store.data_dir)
-    return fresh, fresh.namespace(name)
+    """Close ``store`` and open it afresh, as a restarted bot would."""
+    fresh = reopen_store(store)
+    return fresh, fresh.namespace(name)  # type: ignore[return-value]
 
 
 def codes(error: pytest.ExceptionInfo[MemoryStoreError]) -> str:
@@ -49,6 +56,9 @@ def contents(ns: Namespace) -> list[str]:
 
 
 def snapshot_records(ns: Namespace) -> list[dict[str, object]]:
+    """What is stored: ``memory.json`` on files, a fresh read of the database otherwise."""
+    if not isinstance(ns, Namespace):
+        return ns.export()
     records: list[dict[str, object]] = json.loads((ns.path / "memory.json").read_text("utf-8"))
     return records
 

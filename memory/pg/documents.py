@@ -1,0 +1,189 @@
+"""Documents and record logs in PostgreSQL (``memory.interface.Documents``, ``RecordLog``).
+
+A document's value is kept as the text the file store writes (``memory.files.dump_json``), so
+both backends hand back the same value; its version is a number from one sequence, handed
+out as text, so a document deleted and made again never comes back at an old version. A
+compare-and-set is one statement (``INSERT ... ON CONFLICT DO NOTHING`` for "must not exist",
+``UPDATE ... WHERE version = %s`` otherwise): the database decides who wins.
+
+A record log is a table of rows in the order they were appended. Appends commit without
+waiting for the disk, unless ``durable``; ``sync`` is one commit that waits, which makes every
+earlier commit durable too (the server's write-ahead log is flushed in order).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+from memory.errors import DocumentConflict, MemoryInvalid
+from memory.files import dump_json, parse_json
+from memory.interface import ABSENT, MAX_DOCUMENT_BYTES, Document, validate_key
+from memory.pg.database import Database
+
+RESERVED = frozenset({"memory"})  # as in the file store: the memories' own name there
+
+
+def _encode(key: str, value: Any) -> str:
+    try:
+        data = dump_json(value)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise MemoryInvalid(f"document {key!r} is not JSON: {e}", field="value") from e
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise MemoryInvalid(
+            f"document {key!r} is {len(data):,} bytes; the maximum is {MAX_DOCUMENT_BYTES:,}",
+            field="value",
+        )
+    return data.decode("utf-8")
+
+
+def _check_key(key: str) -> str:
+    validate_key(key)
+    if key in RESERVED:
+        raise MemoryInvalid(f"the document key {key!r} is reserved", field="key")
+    return key
+
+
+def _version(version: str) -> int | None:
+    """A version as the number stored, or None for one this store never handed out."""
+    return int(version) if version.isascii() and version.isdigit() else None
+
+
+class PgDocuments:
+    """The documents of one scope: a namespace's name, or ``''`` for the bot's own."""
+
+    def __init__(self, database: Database, scope: str) -> None:
+        self._db = database
+        self.scope = scope
+
+    def get(self, key: str) -> Document | None:
+        """The document, or None if there is none."""
+        _check_key(key)
+        with self._db.transaction(write=False) as connection:
+            row = connection.execute(
+                "SELECT value, version FROM documents WHERE scope = %s AND key = %s",
+                (self.scope, key),
+            ).fetchone()
+        return None if row is None else Document(key, parse_json(row[0]), str(row[1]))
+
+    def put(
+        self, key: str, value: Any, *, version: str | None = None, durable: bool = True
+    ) -> Document:
+        """Store ``value``; with ``version``, only if the document is still at it."""
+        _check_key(key)
+        text = _encode(key, value)
+        with self._db.transaction(write=True, durable=durable) as connection:
+            if version is None:
+                row = connection.execute(
+                    "INSERT INTO documents (scope, key, value, version)"
+                    " VALUES (%s, %s, %s, nextval('document_versions'))"
+                    " ON CONFLICT (scope, key) DO UPDATE"
+                    " SET value = excluded.value, version = excluded.version RETURNING version",
+                    (self.scope, key, text),
+                ).fetchone()
+            elif version == ABSENT:
+                row = connection.execute(
+                    "INSERT INTO documents (scope, key, value, version)"
+                    " VALUES (%s, %s, %s, nextval('document_versions'))"
+                    " ON CONFLICT (scope, key) DO NOTHING RETURNING version",
+                    (self.scope, key, text),
+                ).fetchone()
+            else:
+                row = connection.execute(
+                    "UPDATE documents SET value = %s, version = nextval('document_versions')"
+                    " WHERE scope = %s AND key = %s AND version = %s RETURNING version",
+                    (text, self.scope, key, _version(version)),
+                ).fetchone()
+            if row is None:
+                raise DocumentConflict(
+                    key, expected=version or "", actual=self._actual(connection, key)
+                )
+        return Document(key, json.loads(text), str(row[0]))
+
+    def delete(self, key: str, *, version: str | None = None) -> bool:
+        """Remove the document (only at ``version`` if given); whether there was one."""
+        _check_key(key)
+        with self._db.transaction(write=True) as connection:
+            if version is None:
+                cursor = connection.execute(
+                    "DELETE FROM documents WHERE scope = %s AND key = %s", (self.scope, key)
+                )
+                return bool(cursor.rowcount)
+            cursor = connection.execute(
+                "DELETE FROM documents WHERE scope = %s AND key = %s AND version = %s",
+                (self.scope, key, _version(version)),
+            )
+            if cursor.rowcount:
+                return True
+            actual = self._actual(connection, key)
+            if actual != version:
+                raise DocumentConflict(key, expected=version, actual=actual)
+            return False
+
+    def list(self, prefix: str = "") -> list[Document]:
+        """Every document whose key starts with ``prefix``, sorted by key."""
+        with self._db.transaction(write=False) as connection:
+            rows = connection.execute(
+                "SELECT key, value, version FROM documents WHERE scope = %s"
+                ' AND left(key, %s) = %s ORDER BY key COLLATE "C"',
+                (self.scope, len(prefix), prefix),
+            ).fetchall()
+        return [Document(key, parse_json(value), str(version)) for key, value, version in rows]
+
+    def _actual(self, connection: Any, key: str) -> str:
+        row = connection.execute(
+            "SELECT version FROM documents WHERE scope = %s AND key = %s", (self.scope, key)
+        ).fetchone()
+        return ABSENT if row is None else str(row[0])
+
+
+class PgRecordLog:
+    """The bot's record log ``name``: rows of ``record_logs``, oldest first."""
+
+    def __init__(self, database: Database, name: str) -> None:
+        self._db = database
+        self.name = validate_key(name)
+
+    def read(self) -> list[Any]:
+        """Every record, oldest first."""
+        with self._db.transaction(write=False) as connection:
+            rows = connection.execute(
+                "SELECT record FROM record_logs WHERE name = %s ORDER BY seq", (self.name,)
+            ).fetchall()
+        return [parse_json(row[0]) for row in rows]
+
+    def append(self, record: Any, *, durable: bool = False) -> None:
+        """Add ``record`` at the end: committed on return, on disk too with ``durable``."""
+        text = _line(record)
+        with self._db.transaction(write=True, durable=durable) as connection:
+            connection.execute(
+                "INSERT INTO record_logs (name, record) VALUES (%s, %s)", (self.name, text)
+            )
+
+    def sync(self) -> None:
+        """Make every record appended so far durable: one commit that waits for the disk."""
+        with self._db.transaction(write=True) as connection:
+            # A commit that writes nothing flushes nothing; this one takes a transaction id.
+            connection.execute("SELECT pg_current_xact_id()")
+
+    def rewrite(self, records: Sequence[Any]) -> None:
+        """Replace the log with ``records``, in one transaction."""
+        lines = [_line(record) for record in records]
+        with self._db.transaction(write=True) as connection:
+            connection.execute("DELETE FROM record_logs WHERE name = %s", (self.name,))
+            with connection.cursor() as cursor:
+                cursor.executemany(
+                    "INSERT INTO record_logs (name, record) VALUES (%s, %s)",
+                    [(self.name, line) for line in lines],
+                )
+
+    def close(self) -> None:
+        """Nothing is held between calls: connections belong to the store's pool."""
+
+
+def _line(record: Any) -> str:
+    try:
+        return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError) as e:
+        raise MemoryInvalid(f"a record is not JSON: {e}", field="record") from e
