@@ -26,7 +26,6 @@ import dataclasses
 import logging
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from dataclasses import replace
 from pathlib import Path
@@ -49,7 +48,6 @@ from memory.interface import SearchStatus
 from memory.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.meaning import Meaning
 from memory.model import (
-    DEFAULT_CATEGORY,
     MAX_ID,
     Added,
     Hit,
@@ -61,10 +59,12 @@ from memory.model import (
     clean_extra,
     clean_tags,
     format_time_ms,
-    most_used,
     now_iso,
     parse_id,
     parse_limit,
+    related_to,
+    stats_of,
+    update_changes,
 )
 from memory.ranking import Ranker, SeedRanker
 from memory.text import content_key
@@ -75,8 +75,6 @@ log = logging.getLogger(__name__)
 RANKERS = ("default", "hybrid", "seed")
 NEAR_CANDIDATES = 20  # the best search hits for a new text that are measured as near-duplicates
 INDEX_FILE = "memory.index"
-TOP_TAGS = 10
-MOST_ACCESSED = 5
 BACKOFF = 2.5  # seconds before compaction is tried again after a failure, doubling
 BACKOFF_MAX = 300.0
 WRITER_PAUSE = 0.0005  # seconds: longer than a waiting thread takes to wake and take the GIL
@@ -310,15 +308,7 @@ class Namespace:
     ) -> Memory:
         """Change a memory's content, tags or category; it is on disk when this returns."""
         key = parse_id(memory_id)
-        if content is None and tags is None and category is None:
-            raise MemoryInvalid("nothing to update: give content, tags or category")
-        changes: dict[str, Any] = {}
-        if content is not None:
-            changes["content"] = clean_content(content)
-        if tags is not None:
-            changes["tags"] = clean_tags(tags)
-        if category is not None:
-            changes["category"] = clean_category(category)
+        changes = update_changes(content, tags, category)
         with self._locked(write=True):
             before = self._find(key)
             memory = replace(before, **changes, updated_at=now_iso())
@@ -346,13 +336,7 @@ class Namespace:
         orders them (``memory.model.most_used``).
         """
         with self._locked(write=False):
-            memories = list(self._memories.values())
-        by_category = Counter(m.category for m in memories)
-        tags = Counter(tag for m in memories for tag in m.tags)
-        most = most_used(memories, MOST_ACCESSED, used_only=False)
-        return Stats(
-            len(memories), dict(by_category.most_common()), tags.most_common(TOP_TAGS), most
-        )
+            return stats_of(list(self._memories.values()))
 
     def related(
         self,
@@ -375,20 +359,14 @@ class Namespace:
         limit = parse_limit(limit)
         with self._locked(write=False):
             target = self._find(key)
-            tags = set(target.tags)
-            scored = []
-            for memory in self._memories.values():
-                if memory.id == key:
-                    continue
-                score = tag * len(tags.intersection(memory.tags))
-                if memory.category == target.category and (
-                    default_category or memory.category != DEFAULT_CATEGORY
-                ):
-                    score += category
-                if score:
-                    scored.append(Hit(memory, float(score)))
-        scored.sort(key=lambda hit: -hit.score)
-        return scored[:limit]
+            return related_to(
+                target,
+                self._memories.values(),
+                limit,
+                tag=tag,
+                category=category,
+                default_category=default_category,
+            )
 
     def import_memories(
         self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True

@@ -28,7 +28,6 @@ import json
 import logging
 import threading
 import time
-from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -47,7 +46,6 @@ from memory.hybrid import DEPTH, dense_query, fuse
 from memory.interface import SearchStatus, VectorSet
 from memory.meaning import Meaning
 from memory.model import (
-    DEFAULT_CATEGORY,
     MAX_ID,
     Added,
     Hit,
@@ -60,12 +58,14 @@ from memory.model import (
     clean_tags,
     format_time,
     format_time_ms,
-    most_used,
     now_iso,
     parse_id,
     parse_limit,
+    related_to,
+    stats_of,
+    update_changes,
 )
-from memory.namespace import MOST_ACCESSED, NEAR_CANDIDATES, RANKERS, TOP_TAGS, _same_file
+from memory.namespace import NEAR_CANDIDATES, RANKERS, _same_file
 from memory.pg.database import Database
 from memory.ranking import Ranker, SeedRanker
 from memory.text import content_key
@@ -389,15 +389,7 @@ class PgNamespace:
     ) -> Memory:
         """Change a memory's content, tags or category, committed when this returns."""
         key = parse_id(memory_id)
-        if content is None and tags is None and category is None:
-            raise MemoryInvalid("nothing to update: give content, tags or category")
-        changes: dict[str, Any] = {}
-        if content is not None:
-            changes["content"] = clean_content(content)
-        if tags is not None:
-            changes["tags"] = clean_tags(tags)
-        if category is not None:
-            changes["category"] = clean_category(category)
+        changes = update_changes(content, tags, category)
         with self._mutex, self._db.transaction(write=True) as connection:
             version, _ = self._lock(connection)
             before = self._find(key)
@@ -427,13 +419,7 @@ class PgNamespace:
     def stats(self) -> Stats:
         """Totals by category, the most used tags and the most accessed memories (ties
         ordered as ``memory.model.most_used`` orders them, as the file store does)."""
-        memories = self.memories()
-        by_category = Counter(m.category for m in memories)
-        tags = Counter(tag for m in memories for tag in m.tags)
-        most = most_used(memories, MOST_ACCESSED, used_only=False)
-        return Stats(
-            len(memories), dict(by_category.most_common()), tags.most_common(TOP_TAGS), most
-        )
+        return stats_of(self.memories())
 
     def related(
         self,
@@ -451,20 +437,14 @@ class PgNamespace:
         with self._mutex:
             self._refresh()
             target = self._find(key)
-            tags = set(target.tags)
-            scored = []
-            for memory in self._memories.values():
-                if memory.id == key:
-                    continue
-                score = tag * len(tags.intersection(memory.tags))
-                if memory.category == target.category and (
-                    default_category or memory.category != DEFAULT_CATEGORY
-                ):
-                    score += category
-                if score:
-                    scored.append(Hit(memory, float(score)))
-        scored.sort(key=lambda hit: -hit.score)
-        return scored[:limit]
+            return related_to(
+                target,
+                self._memories.values(),
+                limit,
+                tag=tag,
+                category=category,
+                default_category=default_category,
+            )
 
     def import_memories(
         self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
