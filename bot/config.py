@@ -51,7 +51,7 @@ def _choices(*values: str) -> dict[str, tuple[str, ...]]:
     return {"choices": values}
 
 
-def _between(low: int, high: int) -> dict[str, tuple[int, int]]:
+def _between(low: float, high: float) -> dict[str, tuple[float, float]]:
     return {"between": (low, high)}
 
 
@@ -192,6 +192,15 @@ class MemoryConfig:
 
 
 @dataclass(frozen=True)
+class ReplicasConfig:
+    """``[replicas]``: several bot processes on one PostgreSQL store (``bot.chat.lanes``)."""
+
+    lease_seconds: float = field(default=30.0, metadata=_between(1, 3600))
+    poll_seconds: float = field(default=0.25, metadata=_between(0.01, 60))
+    max_chats: int = field(default=64, metadata=_between(1, 10_000))
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration."""
 
@@ -207,6 +216,7 @@ class Config:
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     transcription: TranscriptionConfig = field(default_factory=TranscriptionConfig)
+    replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
 
     @property
     def store_location(self) -> str | Path:
@@ -369,6 +379,9 @@ def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, sou
             raise wrong("a number")
         if value <= 0:
             raise wrong("a positive number")
+        between = spec.metadata.get("between")
+        if between and not between[0] <= value <= between[1]:
+            raise wrong(f"a number from {between[0]:g} to {between[1]:g}")
         return float(value)
     if hint is Path:
         if not isinstance(value, str) or not value:

@@ -17,11 +17,14 @@ from memory.errors import (
 )
 from memory.files import parse_json
 from memory.interface import (
+    Delivery,
     Document,
     Documents,
+    Lane,
     MemoryNamespace,
     RecordLog,
     Store,
+    UpdateQueue,
     open_store,
     update_document,
 )
@@ -29,10 +32,12 @@ from memory.model import Added, Hit, Memory, Stats
 
 __all__ = [
     "Added",
+    "Delivery",
     "Document",
     "DocumentConflict",
     "Documents",
     "Hit",
+    "Lane",
     "Memory",
     "MemoryInvalid",
     "MemoryLoadFailed",
@@ -44,6 +49,7 @@ __all__ = [
     "RecordLog",
     "Stats",
     "Store",
+    "UpdateQueue",
     "open_store",
     "parse_json",
     "update_document",

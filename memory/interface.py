@@ -26,6 +26,8 @@ Beside the namespaces, the store keeps what its client (the bot) holds as a whol
 - ``Store.bot_log(name)``: an append-only ``RecordLog`` of JSON records (``inbox``: the
   updates received and not yet handled; ``poison``: those set aside). One process writes a
   log (the one polling Telegram); appends are cheap and made durable in batches by ``sync``.
+- ``Store.updates()``: the ``UpdateQueue`` that several replicas share (PostgreSQL), or None
+  (files: one process, which keeps its updates in the ``inbox`` log instead).
 
 Per namespace, ``MemoryNamespace.documents()`` is ``Store.documents(namespace.name)``, for
 code that holds a namespace and not the store.
@@ -380,6 +382,87 @@ class MemoryNamespace(MeaningSearch, Protocol):
         ...
 
 
+# -- the updates several replicas share (issue 17) -------------------------------------------
+# Kept in a block of its own: only a store that several processes can reach implements it.
+
+
+@dataclass(frozen=True)
+class Lane:
+    """One chat's updates, leased to one replica: ``key`` names the chat (``""``: updates of
+    no chat), ``token`` this lease (a new one at every claim, so a lease that expired and was
+    claimed again is never mistaken for the new one)."""
+
+    key: str
+    token: int
+
+
+@dataclass(frozen=True)
+class Delivery:
+    """An update waiting in a lane: its id, the update as Telegram sent it, and how many
+    times a replica started handling it without finishing (a crash, a lost lease)."""
+
+    update_id: int
+    update: dict[str, Any]
+    tries: int
+
+
+class UpdateQueue(Protocol):
+    """The updates received by any replica, each handled once, in order within a chat.
+
+    ``receive`` keeps an update durably, once per update id. A replica claims a lane
+    (the chat whose oldest waiting update is the oldest, among chats no live lease holds) and
+    handles its updates in id order: ``start`` before each (it counts a try and renews the
+    lease; False once the lease is no longer this replica's, which must then stop), ``done``
+    after. ``release`` gives the lane back. A replica that dies holds its lanes until their
+    leases run out; another replica then claims them and handles the unfinished update again.
+    Failures are ``MemoryLoadFailed`` and ``MemorySaveFailed``.
+    """
+
+    def receive(self, update: dict[str, Any], lane: str) -> bool:
+        """Keep ``update`` (durable on return) in ``lane``; False if its id came before."""
+        ...
+
+    def claim(
+        self, owner: str, lease: float, limit: int = 32
+    ) -> tuple[Lane, list[Delivery]] | None:
+        """Lease the next free lane for ``lease`` seconds, with up to ``limit`` of its waiting
+        updates in order; None when every lane with waiting updates is leased."""
+        ...
+
+    def waiting(self, lane: Lane, after: int, limit: int = 32) -> list[Delivery]:
+        """The lane's waiting updates after the id ``after``, in order."""
+        ...
+
+    def start(self, lane: Lane, update_id: int, lease: float) -> bool:
+        """About to handle ``update_id``: count a try, renew the lease; whether it is ours."""
+        ...
+
+    def done(self, lane: Lane, update_id: int) -> None:
+        """``update_id`` was handled: never handed out again."""
+        ...
+
+    def set_aside(self, update_id: int, reason: str) -> None:
+        """Stop handing out ``update_id`` (poison), keeping it for a person to look at."""
+        ...
+
+    def renew(self, lane: Lane, lease: float) -> bool:
+        """Extend the lease; whether it is still ours."""
+        ...
+
+    def release(self, lane: Lane, *, unstarted: int | None = None) -> None:
+        """Give the lane back; ``unstarted``: an update whose start was cut short by a clean
+        stop, not a crash, so its try is not counted."""
+        ...
+
+    def forget(self, older_than: float) -> int:
+        """Drop handled updates older than ``older_than`` seconds; how many."""
+        ...
+
+    def waiting_count(self) -> int:
+        """How many updates wait (received, neither handled nor set aside)."""
+        ...
+
+
 class Store(Protocol):
     """Every namespace of one store (a data directory, or a database)."""
 
@@ -401,6 +484,10 @@ class Store(Protocol):
 
     def bot_log(self, name: str) -> RecordLog:
         """The client's record log called ``name`` (a document key: ``inbox``, ``poison``)."""
+        ...
+
+    def updates(self) -> UpdateQueue | None:
+        """The update queue replicas share, or None when the store serves one process."""
         ...
 
     def close(self) -> None:

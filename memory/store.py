@@ -185,6 +185,11 @@ class MemoryStore:
         """The client's record log ``name``: ``data_dir/.bot/<name>.jsonl`` (``memory.records``)."""
         return FileRecordLog(self.data_dir / BOT_FOLDER, name)
 
+    def updates(self) -> None:
+        """None: a data directory serves one process, which keeps its updates in its inbox
+        (``bot_log("inbox")``); replicas share a PostgreSQL store's queue instead."""
+        return None
+
     def namespace_names(self) -> list[str]:
         """Every namespace that has memories on disk, sorted."""
         names = set()

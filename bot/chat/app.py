@@ -61,6 +61,7 @@ from telegram.request import BaseRequest
 from bot.chat import buttons, choices, commands, confirmations, history, media, messages, reminding
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
+from bot.chat.lanes import SharedUpdates
 from bot.chat.services import KEY, Services, services
 from bot.chat.updates import ChatOrderedUpdateProcessor
 from bot.config import Config
@@ -135,8 +136,20 @@ def build_application(
     now) is the reminders' time, for tests."""
     telegram = config.telegram
     limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
-    # Updates polled from Telegram go through the inbox (bot.chat.inbox); the console's do not.
-    queue = InboxQueue(Inbox.of(store)) if request is None else None
+    # Updates from Telegram go through the inbox (bot.chat.inbox), or the queue replicas
+    # share when the store has one (bot.chat.lanes); the console's do not.
+    shared = store.updates() if request is None else None
+    updates: SharedUpdates | None = None
+    if shared is not None:
+        replicas = config.replicas
+        updates = SharedUpdates(
+            shared,
+            set_aside=_tell_admins_set_aside,
+            lease=replicas.lease_seconds,
+            poll=replicas.poll_seconds,
+            max_lanes=replicas.max_chats,
+        )
+    queue = InboxQueue(Inbox.of(store)) if request is None and shared is None else None
     builder = (
         ApplicationBuilder()
         .token(telegram.token)
@@ -164,6 +177,8 @@ def build_application(
         builder = builder.request(request).get_updates_request(request)
     if queue is not None:
         builder = builder.update_queue(queue)
+    if updates is not None:
+        builder = builder.update_queue(updates)
     application = builder.build()
     digest = Digest(config.digest, store)
     reminders = (
@@ -252,17 +267,21 @@ async def post_init(application: BotApplication) -> None:
         for pending in recovered.set_aside:  # told first: the replay may crash again
             await _tell_admins_set_aside(application, pending)
         await application.update_queue.replay(application, recovered.again)
+    if isinstance(application.update_queue, SharedUpdates):
+        application.update_queue.start(application)
 
 
 async def post_shutdown(application: BotApplication) -> None:
     """After polling: close the store (memory.json complete) and the model's client."""
     found: Services = application.bot_data[KEY]
+    if isinstance(application.update_queue, SharedUpdates):
+        await application.update_queue.stop()  # its lanes given back to the other replicas
     if found.reminders is not None:
         await found.reminders.stop()  # a delivery in progress is recorded first
     await asyncio.to_thread(found.operations.close)  # the calls in progress end first
-    await asyncio.to_thread(found.store.close)
-    if isinstance(application.update_queue, InboxQueue):
+    if isinstance(application.update_queue, InboxQueue):  # before the store it writes to
         application.update_queue.inbox.close()
+    await asyncio.to_thread(found.store.close)
     if found.llm is not None:
         await found.llm.close()
     if found.transcriber is not None:

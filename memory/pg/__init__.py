@@ -6,8 +6,8 @@ schema in ``memory.pg.schema`` (created and migrated on open, under an advisory 
 memories in ``memory.pg.namespace`` (cached per process, checked on every operation, ranked
 with the file store's rankers; their change history and embeddings in tables of their own,
 with the file store's retention and ``memory.meaning``), documents and record logs in
-``memory.pg.documents``, the pool and the translation of database errors in
-``memory.pg.database``.
+``memory.pg.documents``, the updates the bot's replicas share in ``memory.pg.updates``, the
+pool and the translation of database errors in ``memory.pg.database``.
 
 Needs the ``postgres`` extra (psycopg 3 and psycopg-pool); without it, opening a
 ``postgresql://`` URL says which extra to install.
@@ -26,9 +26,10 @@ from memory.pg.database import Database, redact
 from memory.pg.documents import PgDocuments, PgRecordLog
 from memory.pg.namespace import PgNamespace
 from memory.pg.schema import migrate
+from memory.pg.updates import PgUpdateQueue
 from memory.store import validate_namespace
 
-__all__ = ["PgDocuments", "PgNamespace", "PgRecordLog", "PgStore", "redact"]
+__all__ = ["PgDocuments", "PgNamespace", "PgRecordLog", "PgStore", "PgUpdateQueue", "redact"]
 
 log = logging.getLogger(__name__)
 
@@ -120,6 +121,10 @@ class PgStore:
     def bot_log(self, name: str) -> PgRecordLog:
         """The client's record log ``name``."""
         return PgRecordLog(self._db, name)
+
+    def updates(self) -> PgUpdateQueue:
+        """The updates every replica on this database shares (``memory.pg.updates``)."""
+        return PgUpdateQueue(self._db)
 
     def namespace_names(self) -> list[str]:
         """Every namespace that was ever written, sorted."""

@@ -26,6 +26,11 @@ Tables:
   within the store's retention.
 - ``memory_vectors`` (2): each namespace's embeddings, one row per model, size and text key
   (``memory.vectors.text_key``), the vector as little-endian float32 bytes.
+- ``bot_updates`` (3): the updates the replicas received (``memory.pg.updates``), one row per
+  Telegram update id, in the ``lane`` of its chat; ``state`` ``waiting``, ``done`` (the body
+  emptied, the row kept a day to recognise a second delivery) or ``aside`` (poison, kept).
+- ``bot_lanes`` (3): the leases: the replica (``owner``) handling a chat's updates until
+  ``until`` (the database's clock), under a ``token`` from a sequence.
 """
 
 from __future__ import annotations
@@ -94,6 +99,29 @@ MIGRATIONS: tuple[str, ...] = (
         key bytea NOT NULL,
         vector bytea NOT NULL,
         PRIMARY KEY (namespace, model, dimensions, key)
+    );
+    """,
+    # 3: the updates shared by bot replicas, and the per-chat leases that order them.
+    """
+    CREATE TABLE bot_updates (
+        update_id bigint PRIMARY KEY,
+        lane text NOT NULL,
+        body text NOT NULL,
+        state text NOT NULL DEFAULT 'waiting' CHECK (state IN ('waiting', 'done', 'aside')),
+        tries integer NOT NULL DEFAULT 0,
+        received_at timestamptz NOT NULL DEFAULT now(),
+        finished_at timestamptz,
+        reason text
+    );
+    CREATE INDEX bot_updates_waiting ON bot_updates (update_id) WHERE state = 'waiting';
+    CREATE INDEX bot_updates_lane ON bot_updates (lane, update_id) WHERE state = 'waiting';
+    CREATE INDEX bot_updates_done ON bot_updates (finished_at) WHERE state = 'done';
+    CREATE SEQUENCE bot_lane_tokens;
+    CREATE TABLE bot_lanes (
+        lane text PRIMARY KEY,
+        token bigint NOT NULL,
+        owner text NOT NULL,
+        until timestamptz NOT NULL
     );
     """,
 )

@@ -1,0 +1,169 @@
+"""The updates several bot replicas share, and the per-chat leases that order them.
+
+``PgUpdateQueue`` implements ``memory.interface.UpdateQueue`` on two tables
+(``memory.pg.schema``, migration 3): ``bot_updates`` holds every update a replica received,
+one row per Telegram update id, so a second delivery (Telegram retrying, or a load balancer
+sending it to another replica) is recognised by the primary key and never handled twice;
+``bot_lanes`` holds the leases, one row per chat being handled.
+
+Claiming a lane is one statement: the oldest waiting update whose chat no live lease holds
+gives the lane, and an ``INSERT ... ON CONFLICT DO UPDATE ... WHERE until <= now()`` takes
+it. Two replicas racing for one lane both try; the loser's conditional update sees the
+winner's row once it commits and changes nothing, so it gets no lane (and claims again). Times
+are the database's (``now()``), never a replica's clock, so replicas whose clocks disagree still
+agree on when a lease ran out. Each claim has a new ``token`` (a sequence), and ``start``,
+``renew`` and ``release`` act only under the token they were given: a replica that stalled past
+its lease and wakes up cannot touch a lane another replica has claimed since.
+
+A replica killed while handling an update leaves its lease to run out; the next claim hands
+the lane, that update first, to another replica, with ``tries`` counting the handlings that
+never finished (the bot sets an update aside after a few: ``bot.chat.lanes``). A handled
+update keeps its row, body emptied, for ``forget``'s retention (a day by default in the
+bot), to recognise a late second delivery; one set aside keeps its body for a person.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from memory.interface import Delivery, Lane
+from memory.pg.database import Database
+
+CLAIM = """
+WITH candidate AS (
+    SELECT u.lane FROM bot_updates u
+    WHERE u.state = 'waiting'
+      AND NOT EXISTS (SELECT 1 FROM bot_lanes l WHERE l.lane = u.lane AND l.until > now())
+    ORDER BY u.update_id
+    LIMIT 1
+)
+INSERT INTO bot_lanes (lane, token, owner, until)
+SELECT lane, nextval('bot_lane_tokens'), %(owner)s, now() + make_interval(secs => %(lease)s)
+FROM candidate
+ON CONFLICT (lane) DO UPDATE
+    SET token = EXCLUDED.token, owner = EXCLUDED.owner, until = EXCLUDED.until
+    WHERE bot_lanes.until <= now()
+RETURNING lane, token
+"""
+
+WAITING = """
+SELECT update_id, body, tries FROM bot_updates
+WHERE lane = %s AND state = 'waiting' AND update_id > %s
+ORDER BY update_id
+LIMIT %s
+"""
+
+RENEW = """
+UPDATE bot_lanes SET until = now() + make_interval(secs => %s)
+WHERE lane = %s AND token = %s AND until > now()
+RETURNING 1
+"""
+
+
+class PgUpdateQueue:
+    """The bot's shared updates in one PostgreSQL database."""
+
+    def __init__(self, database: Database) -> None:
+        self._db = database
+
+    def receive(self, update: dict[str, Any], lane: str) -> bool:
+        """Keep ``update`` in ``lane``, durably; False if its id was received before."""
+        body = json.dumps(update, ensure_ascii=False, separators=(",", ":"))
+        with self._db.transaction(write=True) as connection:
+            row = connection.execute(
+                "INSERT INTO bot_updates (update_id, lane, body) VALUES (%s, %s, %s)"
+                " ON CONFLICT (update_id) DO NOTHING RETURNING 1",
+                (int(update["update_id"]), lane, body),
+            ).fetchone()
+        return row is not None
+
+    def claim(
+        self, owner: str, lease: float, limit: int = 32
+    ) -> tuple[Lane, list[Delivery]] | None:
+        """Lease the free lane whose oldest waiting update is the oldest, with its first
+        ``limit`` waiting updates; None if there is none (or another replica won it)."""
+        with self._db.transaction(write=True) as connection:
+            row = connection.execute(CLAIM, {"owner": owner, "lease": lease}).fetchone()
+            if row is None:
+                return None
+            lane = Lane(row[0], int(row[1]))
+            rows = connection.execute(WAITING, (lane.key, -(2**63), limit)).fetchall()
+        return lane, _deliveries(rows)
+
+    def waiting(self, lane: Lane, after: int, limit: int = 32) -> list[Delivery]:
+        """The lane's waiting updates after ``after``, in id order."""
+        with self._db.transaction(write=False) as connection:
+            rows = connection.execute(WAITING, (lane.key, after, limit)).fetchall()
+        return _deliveries(rows)
+
+    def start(self, lane: Lane, update_id: int, lease: float) -> bool:
+        """Renew the lease and count a try of ``update_id``; False if the lease is lost (then
+        nothing is counted)."""
+        with self._db.transaction(write=True) as connection:
+            if connection.execute(RENEW, (lease, lane.key, lane.token)).fetchone() is None:
+                return False
+            connection.execute(
+                "UPDATE bot_updates SET tries = tries + 1"
+                " WHERE update_id = %s AND state = 'waiting'",
+                (update_id,),
+            )
+        return True
+
+    def done(self, lane: Lane, update_id: int) -> None:
+        """Mark ``update_id`` handled (even if the lease ran out meanwhile: it was handled)."""
+        with self._db.transaction(write=True) as connection:
+            connection.execute(
+                "UPDATE bot_updates SET state = 'done', body = '', finished_at = now()"
+                " WHERE update_id = %s AND state = 'waiting'",
+                (update_id,),
+            )
+
+    def set_aside(self, update_id: int, reason: str) -> None:
+        """Never hand ``update_id`` out again; keep it, with ``reason``, for a person."""
+        with self._db.transaction(write=True) as connection:
+            connection.execute(
+                "UPDATE bot_updates SET state = 'aside', finished_at = now(), reason = %s"
+                " WHERE update_id = %s AND state = 'waiting'",
+                (reason, update_id),
+            )
+
+    def renew(self, lane: Lane, lease: float) -> bool:
+        """Extend the lease by ``lease`` seconds from now; whether it is still ours."""
+        with self._db.transaction(write=True, durable=False) as connection:
+            return connection.execute(RENEW, (lease, lane.key, lane.token)).fetchone() is not None
+
+    def release(self, lane: Lane, *, unstarted: int | None = None) -> None:
+        """Give the lane back; ``unstarted``'s try (a clean stop cut it short) is not counted."""
+        with self._db.transaction(write=True) as connection:
+            if unstarted is not None:
+                connection.execute(
+                    "UPDATE bot_updates SET tries = greatest(tries - 1, 0)"
+                    " WHERE update_id = %s AND state = 'waiting'",
+                    (unstarted,),
+                )
+            connection.execute(
+                "DELETE FROM bot_lanes WHERE lane = %s AND token = %s", (lane.key, lane.token)
+            )
+
+    def forget(self, older_than: float) -> int:
+        """Delete the handled updates finished more than ``older_than`` seconds ago."""
+        with self._db.transaction(write=True, durable=False) as connection:
+            cursor = connection.execute(
+                "DELETE FROM bot_updates WHERE state = 'done'"
+                " AND finished_at < now() - make_interval(secs => %s)",
+                (older_than,),
+            )
+            return int(cursor.rowcount)
+
+    def waiting_count(self) -> int:
+        """How many updates are received and neither handled nor set aside."""
+        with self._db.transaction(write=False) as connection:
+            row = connection.execute(
+                "SELECT count(*) FROM bot_updates WHERE state = 'waiting'"
+            ).fetchone()
+        return int(row[0])
+
+
+def _deliveries(rows: list[Any]) -> list[Delivery]:
+    return [Delivery(int(row[0]), json.loads(row[1]), int(row[2])) for row in rows]

@@ -1,0 +1,168 @@
+"""Two bot replicas on one PostgreSQL store, sharing its update queue (``bot.chat.lanes``).
+
+Each replica is a real Application with a store of its own on the session's PostgreSQL
+server; updates reach them as the webhook hands them over (``SharedUpdates.accept``), each to
+either replica, some twice to both, as a load balancer and Telegram's retries would.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import re
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack, asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from bench.fakes.telegram_server import TOKEN, FakeBotAPI
+from bot.chat.app import build_application, serving
+from bot.chat.inbox import MAX_TRIES
+from bot.chat.lanes import SharedUpdates
+from bot.config import parse_config
+from memory import open_store
+from memory.pg import PgStore
+
+USERS, MESSAGES = 8, 6
+
+
+@asynccontextmanager
+async def replica(
+    telegram: FakeBotAPI, pg_url: str, tmp_path: Path, name: str, admins: list[int] | None = None
+) -> AsyncIterator[SharedUpdates]:
+    config = parse_config(
+        {
+            "data_dir": str(tmp_path / name),
+            "storage": pg_url,
+            "telegram": {
+                "token": TOKEN,
+                "base_url": telegram.base_url,
+                "flood_control": False,
+                "admin_user_ids": admins or [],
+            },
+            "replicas": {"lease_seconds": 5, "poll_seconds": 0.05},
+        },
+        base_dir=tmp_path,
+    )
+    store = open_store(pg_url)
+    assert isinstance(store, PgStore)
+    application = build_application(config, store, None, jobs=False)
+    shared = application.update_queue
+    assert isinstance(shared, SharedUpdates)  # the store has a shared queue: replicas use it
+    async with serving(application):
+        yield shared
+
+
+async def drained(shared: SharedUpdates) -> None:
+    """Wait until no update waits (the last reply goes out just before its ``done``)."""
+    for _ in range(600):
+        if shared.queue.waiting_count() == 0:
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"{shared.queue.waiting_count()} updates still wait")
+
+
+def taken(telegram: FakeBotAPI) -> list[dict[str, Any]]:
+    """The updates the fake queued for getUpdates, taken out to be handed over by webhook."""
+    updates = list(telegram.updates)
+    telegram.updates.clear()
+    return updates
+
+
+async def test_two_replicas_handle_each_update_once_in_order_per_chat(
+    telegram: FakeBotAPI, pg_url: str, tmp_path: Path
+) -> None:
+    async with AsyncExitStack() as stack:
+        one = await stack.enter_async_context(replica(telegram, pg_url, tmp_path, "one"))
+        two = await stack.enter_async_context(replica(telegram, pg_url, tmp_path, "two"))
+        users = [FakeBotAPI.user(1000 + u, f"U{u}") for u in range(USERS)]
+        for i in range(MESSAGES):
+            for user in users:
+                telegram.send(f"/remember note {user['id']} {i}", user=user)
+        replicas = itertools.cycle((one, two))
+        for update in taken(telegram):
+            await next(replicas).accept(update)
+            if update["update_id"] % 3 == 0:  # delivered again, to the other replica
+                await next(replicas).accept(update)
+        replies = await telegram.wait(
+            "sendMessage", count=USERS * MESSAGES, timeout=60, where=lambda c: "note" in c.text
+        )
+        await asyncio.sleep(0.3)  # a duplicate handled late would show up now
+        replies = telegram.find("sendMessage", where=lambda c: "note" in c.text)
+        assert len(replies) == USERS * MESSAGES
+        for user in users:
+            said = [
+                int(m[1])
+                for c in replies
+                if c.params["chat_id"] == user["id"]
+                for m in [re.search(rf"note {user['id']} (\d+)", c.text)]
+                if m
+            ]
+            assert said == list(range(MESSAGES)), f"user {user['id']} answered {said}"
+        await drained(one)
+    with open_store(pg_url) as store:
+        for user in users:
+            contents = [m.content for m in store.namespace(f"users/{user['id']}").memories()]
+            assert contents == [f"note {user['id']} {i}" for i in range(MESSAGES)]
+
+
+async def test_a_stopped_replica_gives_its_lanes_to_the_other(
+    telegram: FakeBotAPI, pg_url: str, tmp_path: Path
+) -> None:
+    """A replica stopping mid-lane (its handler cut short) leaves the rest to the other."""
+    user = FakeBotAPI.user(77, "Slow")
+    async with replica(telegram, pg_url, tmp_path, "two") as two:
+        two_application = two.application
+        assert two_application is not None
+        await two.stop()  # the second replica only accepts for now
+        async with replica(telegram, pg_url, tmp_path, "one") as one:
+            answering = asyncio.Event()
+
+            def first_reply(params: dict[str, Any]) -> bool:
+                answering.set()  # step 0 is stored, and its reply is on its way
+                return not release.is_set()
+
+            release = telegram.hold("sendMessage", when=first_reply)
+            for i in range(3):
+                telegram.send(f"/remember step {i}", user=user)
+            for update in taken(telegram):
+                await one.accept(update)
+            await asyncio.wait_for(answering.wait(), 30)
+        release.set()
+        two.start(two_application)
+        await telegram.wait("sendMessage", timeout=60, where=lambda c: "step 2" in c.text)
+        await drained(two)
+        answered = [c.text for c in telegram.find("sendMessage", where=lambda c: "step" in c.text)]
+        assert sum("step 1" in text for text in answered) == 1  # only step 0 was cut short
+    with open_store(pg_url) as store:
+        contents = [m.content for m in store.namespace("users/77").memories()]
+    assert contents == ["step 0", "step 1", "step 2"]  # step 0 handled twice, stored once
+
+
+async def test_an_update_that_crashed_replicas_is_set_aside_and_the_admins_told(
+    telegram: FakeBotAPI, pg_url: str, tmp_path: Path
+) -> None:
+    admin = FakeBotAPI.user(5, "Admin")
+    telegram.private_chat(admin)  # the admin has started the bot
+    user = FakeBotAPI.user(78, "Unlucky")
+    telegram.send("/remember the crashing one", user=user)
+    telegram.send("/remember the next one", user=user)
+    first, second = taken(telegram)
+    with open_store(pg_url) as store:
+        queue = store.updates()
+        assert queue is not None
+        for update in (first, second):
+            queue.receive(update, str(user["id"]))
+        for _ in range(MAX_TRIES):  # three replicas died handling it
+            claimed = queue.claim("dead", 0.01)
+            assert claimed is not None
+            assert queue.start(claimed[0], first["update_id"], 0.01)
+            await asyncio.sleep(0.05)
+    async with replica(telegram, pg_url, tmp_path, "one", admins=[admin["id"]]) as one:
+        notice = await telegram.wait("sendMessage", chat_id=admin["id"], timeout=30)
+        assert str(first["update_id"]) in notice[0].text
+        await telegram.wait("sendMessage", chat_id=user["id"], timeout=30)
+        await drained(one)
+    with open_store(pg_url) as store:
+        contents = [m.content for m in store.namespace("users/78").memories()]
+    assert contents == ["the next one"]
