@@ -403,6 +403,11 @@ class Store(Protocol):
         """The client's record log called ``name`` (a document key: ``inbox``, ``poison``)."""
         ...
 
+    def ping(self) -> None:
+        """Check, cheaply, that the store can be reached and written (a health check);
+        raises ``MemoryStoreError`` saying why not."""
+        ...
+
     def close(self) -> None:
         """Make everything durable and let every resource go."""
         ...
