@@ -275,8 +275,9 @@ class Config:
                     sections.append(typing.cast(Any, value))
                 elif is_secret(spec) and isinstance(value, str) and value:
                     found.append(value)
-        if self.telegram.token and self.telegram.webhook_secret not in found:
-            found.append(self.telegram.webhook_secret)  # derived from the token: as secret
+        derived = self.telegram.webhook_secret  # from the token, when not configured
+        if self.telegram.webhook and self.telegram.token and derived not in found:
+            found.append(derived)
         return found
 
 
