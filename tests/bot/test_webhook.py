@@ -363,6 +363,24 @@ async def test_python_m_bot_serves_a_webhook_and_stops_cleanly_on_sigterm(
     assert stored(tmp_path / "data", "users/42") == ["served by webhook"]
 
 
+async def test_a_port_in_use_is_a_message_not_a_traceback(
+    telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        config = write_webhook_config(tmp_path / "config.toml", telegram, port)
+        log = tmp_path / "bot.log"
+        process = await start_process(config, log, SECRET)
+        code = await asyncio.wait_for(process.wait(), 60)
+    text = log.read_text("utf-8")
+    assert code == 1, text
+    assert f"Cannot listen on 127.0.0.1:{port} for the webhook" in text
+    assert "Traceback" not in text
+    assert not telegram.find("setWebhook")
+
+
 @pytest.mark.slow
 async def test_updates_accepted_and_not_handled_before_a_sigkill_are_handled_after_it(
     telegram: FakeBotAPI, tmp_path: Path
