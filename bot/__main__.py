@@ -1,4 +1,4 @@
-"""``python -m bot``: run the bot on Telegram (long polling), or ``python -m bot console``.
+"""``python -m bot``: run the bot on Telegram (polling or webhook), or ``python -m bot console``.
 
     python -m bot [--config PATH]                      # Telegram: needs a bot token
     python -m bot [--config PATH] console [--user-id N] [--lang en|zh] [--config PATH]
@@ -11,6 +11,10 @@ status 2 (with ``--or-console``, what ``make run`` uses, it opens the console in
 one-line hint); a configuration error exits with status 2 and names the key. Without a network it
 keeps trying to reach the Bot API (one log line per attempt, ``bot.chat.app.until_reachable``) until
 it can, or until Ctrl-C or SIGTERM, which stop it cleanly at any point.
+
+With ``[telegram] webhook_url`` set it serves a webhook instead of polling (``bot.chat.webhook``):
+its own web server on ``listen``:``port`` takes the updates Telegram posts, and ``setWebhook``
+tells Telegram where (retried like the rest); a stop never deletes the webhook.
 """
 
 from __future__ import annotations
@@ -93,14 +97,16 @@ def make_llm(config: Config) -> AsyncOpenAI | None:
     return make_client(config.llm.base_url, config.llm.api_key, config.llm.timeout)
 
 
-async def poll(application: BotApplication) -> None:
-    """Serve ``application`` until SIGINT or SIGTERM, then stop it cleanly.
+async def serve(application: BotApplication, config: Config) -> None:
+    """Serve ``application`` (polling, or by webhook as ``config`` says) until SIGINT or
+    SIGTERM, then stop it cleanly.
 
     The first signal cancels this task wherever it is (waiting for the network at start-up,
-    or polling), and ``serving`` shuts everything down; later signals are ignored so that they
-    cannot cut that shutdown short.
+    polling, serving the webhook), and ``serving`` shuts everything down; later signals are
+    ignored so that they cannot cut that shutdown short.
     """
     from bot.chat.app import serving
+    from bot.chat.webhook import inbox_server
 
     loop = asyncio.get_running_loop()
     task = asyncio.current_task()
@@ -116,10 +122,22 @@ async def poll(application: BotApplication) -> None:
 
     for signum in (signal.SIGINT, signal.SIGTERM):
         loop.add_signal_handler(signum, stop)
+    telegram = config.telegram
     try:
-        async with serving(application, poll_timeout=POLL_TIMEOUT):
-            log.info("polling Telegram")
-            await asyncio.Event().wait()  # until a signal
+        if telegram.webhook:
+            log.info(
+                "webhook mode: Telegram posts to %s; listening on %s:%d",
+                telegram.webhook_endpoint,
+                telegram.listen,
+                telegram.port,
+            )
+            async with serving(application, webhook=inbox_server(application)):
+                log.info("serving the webhook")
+                await asyncio.Event().wait()  # until a signal
+        else:
+            async with serving(application, poll_timeout=POLL_TIMEOUT):
+                log.info("polling Telegram")
+                await asyncio.Event().wait()  # until a signal
     except asyncio.CancelledError:
         if not stopping:
             raise
@@ -144,7 +162,7 @@ def open_configured_store(config: Config) -> Store | None:
 
 
 def run_telegram(config: Config) -> int:
-    """Poll Telegram until interrupted (Ctrl-C, SIGTERM)."""
+    """Poll Telegram, or serve its webhook, until interrupted (Ctrl-C, SIGTERM)."""
     from telegram.error import InvalidToken, TelegramError
 
     from bot.chat.app import build_application
@@ -160,7 +178,7 @@ def run_telegram(config: Config) -> int:
     application = build_application(config, store, make_llm(config))
     log.info("starting; memories in %s", config.store_name)
     try:
-        asyncio.run(poll(application))
+        asyncio.run(serve(application, config))
     except InvalidToken:
         print(
             "Telegram refused the bot token (Unauthorized). Check telegram.token or\n"
@@ -173,6 +191,15 @@ def run_telegram(config: Config) -> int:
             f"The Bot API at {config.telegram.base_url} refused to start the bot: "
             f"{SecretFilter(config.secrets()).redact(e.message)}\n"
             "Check telegram.base_url and the bot's settings with @BotFather.",
+            file=sys.stderr,
+        )
+        return 1
+    except OSError as e:  # the webhook server's address: in use, or not this machine's
+        if not config.telegram.webhook:
+            raise
+        print(
+            f"Cannot listen on {config.telegram.listen}:{config.telegram.port} for the webhook: "
+            f"{e.strerror or e}\nCheck telegram.listen and telegram.port.",
             file=sys.stderr,
         )
         return 1

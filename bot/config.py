@@ -8,8 +8,8 @@ silently falls back to a default. A section is one dataclass; adding a key (or a
 a later feature) is adding a field with a default.
 
 Secrets may stay out of the file: ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY``,
-``OPENAI_BASE_URL`` and ``DATABASE_URL`` (the top-level ``storage``) override it, checked as the
-file's keys are. A key is secret when its
+``OPENAI_BASE_URL``, ``TELEGRAM_WEBHOOK_SECRET`` and ``DATABASE_URL`` (the top-level
+``storage``) override it, checked as the file's keys are. A key is secret when its
 field says so (``metadata={"secret": True}``) or its name says so (a part ``token``, ``key``,
 ``secret``, ``password``...: ``api_key``, ``auth_token``); a message about a secret key names
 the key and the type it got, never the value (a token pasted into the wrong place is still a
@@ -23,7 +23,10 @@ when there is no file), so the bot finds the same memories wherever it is starte
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import hmac
 import os
+import re
 import tomllib
 import typing
 from collections.abc import Callable, Mapping
@@ -31,6 +34,7 @@ from dataclasses import dataclass, field
 from datetime import UTC
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 from bot.errors import ConfigError
 from bot.jobs.schedule import Schedule, parse_timezone
@@ -44,7 +48,13 @@ ENVIRONMENT = {
     "OPENAI_API_KEY": ("llm", "api_key"),
     "OPENAI_BASE_URL": ("llm", "base_url"),
     "EMBEDDING_API_KEY": ("embedding", "api_key"),
+    "TELEGRAM_WEBHOOK_SECRET": ("telegram", "secret_token"),
 }
+WEBHOOK_PATH = "/telegram"  # where updates are posted when webhook_url names no path
+HEALTH_PATH = "/healthz"  # the webhook server's health check (bot.chat.webhook)
+WEBHOOK_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts
+WEBHOOK_PORTS = (443, 80, 88, 8443)  # the ports Telegram's own server posts to
+LOOPBACK = ("127.0.0.1", "localhost", "::1")  # where a plain-http webhook_url may point (tests)
 
 
 def _choices(*values: str) -> dict[str, tuple[str, ...]]:
@@ -94,6 +104,12 @@ class TelegramConfig:
     group_scope: str = field(default="chat", metadata=_choices("chat", "user"))
     flood_control: bool = True
     base_file_url: str = ""  # where files are downloaded; "": base_url's last /bot -> /file/bot
+    # Webhook mode (bot.chat.webhook) when set: the https URL Telegram posts updates to.
+    webhook_url: str = ""
+    listen: str = "0.0.0.0"
+    port: int = field(default=8443, metadata=_between(1, 65535))
+    secret_token: str = field(default="", repr=False)  # "": derived from the token
+    max_connections: int = field(default=40, metadata=_between(1, 100))
 
     @property
     def file_url(self) -> str:
@@ -102,6 +118,35 @@ class TelegramConfig:
             return self.base_file_url
         head, found, tail = self.base_url.rpartition("/bot")
         return f"{head}/file/bot{tail}" if found else self.base_url
+
+    @property
+    def webhook(self) -> bool:
+        """Whether updates come by webhook (``webhook_url`` is set) rather than by polling."""
+        return bool(self.webhook_url)
+
+    @property
+    def webhook_path(self) -> str:
+        """The path the webhook server takes updates on: ``webhook_url``'s, or ``/telegram``."""
+        path = urlsplit(self.webhook_url).path
+        return path if path not in ("", "/") else WEBHOOK_PATH
+
+    @property
+    def webhook_endpoint(self) -> str:
+        """The URL given to ``setWebhook``: ``webhook_url``, ending in ``/telegram`` when it
+        names no path (Telegram posts to exactly this URL)."""
+        parts = urlsplit(self.webhook_url)
+        if parts.path not in ("", "/"):
+            return self.webhook_url
+        return parts._replace(path=WEBHOOK_PATH).geturl()
+
+    @property
+    def webhook_secret(self) -> str:
+        """``secret_token``, or one derived from the bot token: every replica with the same
+        token agrees on it without configuring one (HMAC-SHA256, 64 hex digits)."""
+        if self.secret_token:
+            return self.secret_token
+        digest = hmac.new(self.token.encode(), b"cogito-webhook", hashlib.sha256)
+        return digest.hexdigest()[:64]
 
 
 @dataclass(frozen=True)
@@ -240,6 +285,9 @@ class Config:
                     sections.append(typing.cast(Any, value))
                 elif is_secret(spec) and isinstance(value, str) and value:
                     found.append(value)
+        derived = self.telegram.webhook_secret  # from the token, when not configured
+        if self.telegram.webhook and self.telegram.token and derived not in found:
+            found.append(derived)
         return found
 
 
@@ -295,7 +343,44 @@ def parse_config(
     if not config.data_dir.is_absolute():
         config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
     _check_embedding(config.embedding, source)
+    _check_webhook(config.telegram, source)
     return config
+
+
+def _check_webhook(telegram: TelegramConfig, source: str) -> None:
+    """``webhook_url`` is a URL Telegram can post to; ``secret_token`` one Telegram takes."""
+    if telegram.secret_token and not WEBHOOK_SECRET_CHARS.fullmatch(telegram.secret_token):
+        raise ConfigError(
+            "telegram.secret_token must be 1 to 256 characters, each a letter (A-Z, a-z), a "
+            "digit, _ or - (as Telegram requires; the value is not shown: it is secret)",
+            key="telegram.secret_token",
+            source=source,
+        )
+    if not telegram.webhook_url:
+        return
+
+    def wrong(problem: str) -> ConfigError:
+        message = f"telegram.webhook_url {problem}, not {telegram.webhook_url!r}"
+        return ConfigError(message, key="telegram.webhook_url", source=source)
+
+    try:
+        parts = urlsplit(telegram.webhook_url)
+        port = parts.port
+    except ValueError as e:
+        raise wrong(f"is not a URL ({e})") from None
+    if parts.scheme not in ("https", "http") or not parts.hostname:
+        raise wrong("must be an https:// URL, such as https://bot.example.com/telegram")
+    if parts.scheme == "http" and parts.hostname not in LOOPBACK:
+        raise wrong("must be https:// (Telegram posts only over TLS; http only to 127.0.0.1)")
+    if parts.fragment or parts.username or parts.password:
+        raise wrong("must have no #fragment and no user name or password")
+    if telegram.webhook_path == HEALTH_PATH:
+        raise wrong(f"must not end in {HEALTH_PATH}, the health check's path")
+    # Telegram's own server posts to four ports only; a self-hosted one (base_url) may differ.
+    official = parts.scheme == "https" and telegram.base_url == TELEGRAM_API
+    if official and port is not None and port not in WEBHOOK_PORTS:
+        ports = ", ".join(map(str, WEBHOOK_PORTS))
+        raise wrong(f"must use one of the ports Telegram posts to ({ports})")
 
 
 def _check_embedding(embedding: EmbeddingConfig, source: str) -> None:

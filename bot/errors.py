@@ -6,6 +6,7 @@ to messages for the user; it raises its own only for what happens before it can 
     BotError                      message: str
     ├── ConfigError               key: str | None, source: str
     ├── NotAllowed                memory: Memory (the group policy refused a change to it)
+    ├── UpdateRefused             update_id: int (a webhook's update that can never be handled)
     └── ReminderError             reminder_id: str
         ├── ReminderNotFound      none with that id in the caller's namespace (or it ended)
         └── ReminderNotAllowed    the group policy refused a change to it
@@ -47,6 +48,15 @@ class NotAllowed(BotError):
     def __init__(self, memory: Memory) -> None:
         super().__init__(f"not allowed to change memory {memory.id}")
         self.memory = memory
+
+
+class UpdateRefused(BotError):
+    """An update posted to the webhook that can never be handled (``bot.chat.webhook``):
+    answered 400 and kept nowhere, rather than 500, which would have it posted again."""
+
+    def __init__(self, message: str, update_id: int) -> None:
+        super().__init__(message)
+        self.update_id = update_id
 
 
 class ReminderError(BotError):

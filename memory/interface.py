@@ -490,6 +490,11 @@ class Store(Protocol):
         """The update queue replicas share, or None when the store serves one process."""
         ...
 
+    def ping(self) -> None:
+        """Check, cheaply, that the store can be reached and written (a health check);
+        raises ``MemoryStoreError`` saying why not."""
+        ...
+
     def close(self) -> None:
         """Make everything durable and let every resource go."""
         ...

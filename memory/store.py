@@ -35,14 +35,16 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
 import re
+import tempfile
 import threading
 from collections import OrderedDict
 from pathlib import Path
 
 from memory.documents import FileDocuments
 from memory.embedding import Embedder, EmbedderHealth
-from memory.errors import MemoryStoreError, NamespaceInvalid
+from memory.errors import MemoryLoadFailed, MemorySaveFailed, MemoryStoreError, NamespaceInvalid
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.journal import JOURNAL, SNAPSHOT
 from memory.meaning import EmbeddingWorker
@@ -199,6 +201,24 @@ class MemoryStore:
                 with contextlib.suppress(NamespaceInvalid):
                     names.add(validate_namespace(name))
         return sorted(names)
+
+    def ping(self) -> None:
+        """The data directory exists and a file can be made in it (made and removed at once;
+        root ignores permissions, so only trying tells). A missing directory is not created:
+        an unmounted volume must not look like an empty store."""
+        if not self.data_dir.is_dir():
+            raise MemoryLoadFailed(
+                f"the data directory {self.data_dir} does not exist", path=self.data_dir
+            )
+        try:
+            fd, probe = tempfile.mkstemp(prefix=".ping-", dir=self.data_dir)
+            os.close(fd)
+            os.unlink(probe)
+        except OSError as e:
+            raise MemorySaveFailed(
+                f"cannot write in the data directory {self.data_dir}: {e.strerror}",
+                path=self.data_dir,
+            ) from e
 
     def maintain(self) -> None:
         """One round of background work: compact what is due, release what is idle."""

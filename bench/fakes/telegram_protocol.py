@@ -27,6 +27,7 @@ STRING_FIELDS = {
     "parse_mode",
     "callback_query_id",
     "url",
+    "secret_token",
     "action",
     "language_code",
     "description",

@@ -24,7 +24,9 @@ waiting for their answer until the test releases them (a slow chat). Unknown met
 Bot messages are stored per chat (``messages``), edits applied, so that a test can press a
 button of a message the bot sent (``press``) or reply to it (``send(..., reply_to=...)``).
 Telegram's side of chats and messages is ``telegram_chats``; its rules and the wire format are
-``telegram_protocol``.
+``telegram_protocol``. Updates wait in ``updates`` for ``getUpdates`` or, once the bot has called
+``setWebhook``, are POSTed to it as Telegram does (``telegram_webhook``: one chat's in order,
+failed deliveries retried, every attempt in ``deliveries``).
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from aiohttp import web
 from .telegram_chats import TelegramChats
 from .telegram_media import FILE_ROUTE, TelegramMedia
 from .telegram_protocol import ApiError, Call, parse_html, read_params, utf16_len
+from .telegram_webhook import Delivery, TelegramWebhook
 
 __all__ = [
     "ANONYMOUS_ADMIN",
@@ -53,6 +56,7 @@ __all__ = [
     "TOKEN",
     "ApiError",
     "Call",
+    "Delivery",
     "FakeBotAPI",
     "parse_html",
     "utf16_len",
@@ -84,7 +88,7 @@ class _Failure:
     when: Callable[[dict[str, Any]], bool] | None
 
 
-class FakeBotAPI(TelegramMedia, TelegramChats):
+class FakeBotAPI(TelegramWebhook, TelegramMedia, TelegramChats):
     """The fake server. Use as ``async with FakeBotAPI() as telegram:`` (or start/close)."""
 
     def __init__(self, token: str = TOKEN, *, username: str = BOT_USERNAME) -> None:
@@ -101,6 +105,7 @@ class FakeBotAPI(TelegramMedia, TelegramChats):
         )
         self.token = token
         self._init_media()
+        self._init_webhook()
         self.calls: list[Call] = []
         self.updates: list[dict[str, Any]] = []
         self.port = 0
@@ -136,11 +141,13 @@ class FakeBotAPI(TelegramMedia, TelegramChats):
         site = web.TCPSite(self._runner, "127.0.0.1", self.port)
         await site.start()
         self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._start_webhook()  # a webhook set before a close is served again
         return self
 
     async def close(self) -> None:
         self._closing = True
         self._updates_changed.set()
+        await self._stop_webhook()
         if self._runner is not None:
             await self._runner.cleanup()
             self._runner = None
@@ -187,6 +194,7 @@ class FakeBotAPI(TelegramMedia, TelegramChats):
         update = {"update_id": next(self._update_ids), **update}
         self.updates.append(update)
         self._updates_changed.set()
+        self._wake_webhook()
         return int(update["update_id"])
 
     def send(
@@ -457,12 +465,8 @@ class FakeBotAPI(TelegramMedia, TelegramChats):
     async def _api_getMe(self, params: dict[str, Any], files: Any) -> Any:
         return self.bot
 
-    async def _api_deleteWebhook(self, params: dict[str, Any], files: Any) -> Any:
-        if params.get("drop_pending_updates"):
-            self.updates.clear()
-        return True
-
     async def _api_getUpdates(self, params: dict[str, Any], files: Any) -> Any:
+        self._check_polling()  # 409 while a webhook is set
         offset = int(params.get("offset") or 0)
         limit = int(params.get("limit") or 100)
         timeout = float(params.get("timeout") or 0)

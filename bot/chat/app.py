@@ -64,6 +64,7 @@ from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.lanes import SharedUpdates
 from bot.chat.services import KEY, Services, services
 from bot.chat.updates import ChatOrderedUpdateProcessor
+from bot.chat.webhook import WebhookServer
 from bot.config import Config
 from bot.core.operations import Operations
 from bot.jobs.digest import Digest
@@ -336,16 +337,25 @@ def polling_failed(error: TelegramError) -> None:
 
 @contextlib.asynccontextmanager
 async def serving(
-    application: BotApplication, *, poll_timeout: float | None = None
+    application: BotApplication,
+    *,
+    poll_timeout: float | None = None,
+    webhook: WebhookServer | None = None,
 ) -> AsyncIterator[BotApplication]:
-    """Run ``application`` in the current event loop, as ``run_polling`` does.
+    """Run ``application`` in the current event loop, as ``run_polling`` (or, with
+    ``webhook``, ``run_webhook``) does.
 
     Initialise (``getMe``, retried while the Bot API is unreachable: ``until_reachable``),
-    ``post_init``, long-poll (when ``poll_timeout`` gives getUpdates' timeout; the console and
-    in-process benchmarks feed updates themselves), start; on leaving, also when cancelled while
-    waiting for the network, the reverse, ``post_shutdown`` last (it closes the store, so
-    memory.json is complete).
+    ``post_init``, then the updates' way in: long polling when ``poll_timeout`` gives
+    getUpdates' timeout, or the ``webhook`` server (``bot.chat.webhook``), started before the
+    Application and registered with ``setWebhook`` after it (retried too); neither for the
+    console and in-process benchmarks, which feed updates themselves. Start; on leaving, also
+    when cancelled while waiting for the network, the reverse, ``post_shutdown`` last (it
+    closes the store, so memory.json is complete). The webhook is never deleted: other
+    replicas may serve it still.
     """
+    if poll_timeout is not None and webhook is not None:
+        raise ValueError("updates come by polling or by webhook, not both")
     try:
         await until_reachable(application.bot, "connect", application.initialize)
         log.info("connected to the Bot API as @%s", application.bot.username)
@@ -358,9 +368,18 @@ async def serving(
                 bootstrap_retries=-1,  # deleteWebhook: retried, as getMe was
                 error_callback=polling_failed,
             )
+        if webhook is not None:
+            await webhook.start()  # updates accepted now wait in the queue until start()
         await application.start()
+        if webhook is not None:
+            await until_reachable(
+                application.bot, "set the webhook", lambda: set_webhook(application, webhook)
+            )
+            log.info("webhook set: Telegram posts updates to %s", webhook.settings.webhook_endpoint)
         yield application
     finally:
+        if webhook is not None:
+            await webhook.stop()  # first: no update is accepted that nobody would handle
         if application.updater is not None and application.updater.running:
             await application.updater.stop()
         if application.running:
@@ -368,6 +387,19 @@ async def serving(
         await application.shutdown()
         if application.post_shutdown is not None:
             await application.post_shutdown(application)
+
+
+async def set_webhook(application: BotApplication, webhook: WebhookServer) -> bool:
+    """``setWebhook`` as ``webhook`` serves it: its URL, its secret, the updates the bot
+    handles, and the pending updates kept (a restart, or another replica, loses none)."""
+    settings = webhook.settings
+    return await application.bot.set_webhook(
+        url=settings.webhook_endpoint,
+        secret_token=settings.webhook_secret,
+        allowed_updates=list(ALLOWED_UPDATES),
+        max_connections=settings.max_connections,
+        drop_pending_updates=False,
+    )
 
 
 async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -4,7 +4,8 @@ Telegram forgets an update once the bot confirms it (``getUpdates`` with a highe
 and python-telegram-bot confirms a batch as soon as it has queued it, before handling it. A bot
 killed with a batch in its queue would lose those messages: Telegram will not send them again,
 and their senders never get an answer. So every update is written here before it is queued, and
-fsynced before the next ``getUpdates`` confirms it (``SyncingRequest``); handling it appends
+fsynced before the next ``getUpdates`` confirms it (``SyncingRequest``), or, by webhook, before
+the server answers Telegram's request (``InboxQueue.put_durably``); handling it appends
 a ``done`` line. On start-up the updates without one are handled again, in update order,
 before any new update.
 
@@ -342,12 +343,24 @@ class InboxQueue(asyncio.Queue[object]):
 
     async def put(self, item: object) -> None:
         """Keep ``item`` in the inbox (if it is an update) and queue it, unless known."""
-        if isinstance(item, Update):
-            if self.inbox.knows(item.update_id):
-                log.info("update %s delivered again; already received", item.update_id)
-                return
-            self.inbox.receive(item.to_dict())
+        if isinstance(item, Update) and not self._receive(item.update_id, item.to_dict()):
+            return
         await super().put(item)
+
+    async def put_durably(self, update: Update, raw: dict[str, Any]) -> None:
+        """Keep ``update`` (``raw``: as Telegram sent it) in the inbox, fsynced, then queue
+        it, unless known: a webhook answers Telegram after this (``bot.chat.webhook``)."""
+        if self._receive(update.update_id, raw):
+            self.inbox.sync()
+            await super().put(update)
+
+    def _receive(self, update_id: int, raw: dict[str, Any]) -> bool:
+        """Keep the update in the inbox; False if it was received before (a second delivery)."""
+        if self.inbox.knows(update_id):
+            log.info("update %s delivered again; already received", update_id)
+            return False
+        self.inbox.receive(raw)
+        return True
 
     def recover(self) -> Recovered:
         """Open the inbox (``Inbox.open``): what a stop interrupted, and what it set aside."""

@@ -34,6 +34,7 @@ __all__ = ["PgDocuments", "PgNamespace", "PgRecordLog", "PgStore", "PgUpdateQueu
 log = logging.getLogger(__name__)
 
 BOT_SCOPE = ""  # the bot's own documents: no namespace name is empty
+PING_TIMEOUT = 2.0  # seconds a health check waits for a connection
 
 
 class PgStore:
@@ -147,6 +148,11 @@ class PgStore:
         with self._db.transaction(write=False) as connection:
             rows = connection.execute("SELECT DISTINCT name FROM record_logs").fetchall()
         return sorted(row[0] for row in rows)
+
+    def ping(self) -> None:
+        """``SELECT 1`` through the pool, waiting at most ``PING_TIMEOUT`` for a connection."""
+        with self._db.transaction(write=False, timeout=PING_TIMEOUT) as connection:
+            connection.execute("SELECT 1")
 
     def close(self) -> None:
         """Stop the embedding, save the vectors held, and let every connection go (every

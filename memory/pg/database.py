@@ -92,14 +92,17 @@ class Database:
             raise MemoryLoadFailed(message, path=Path(self.location)) from e
 
     @contextlib.contextmanager
-    def transaction(self, *, write: bool, durable: bool = True) -> Iterator[Any]:
+    def transaction(
+        self, *, write: bool, durable: bool = True, timeout: float | None = None
+    ) -> Iterator[Any]:
         """A connection in a transaction, committed on success, rolled back on any error.
 
         Without ``durable`` the commit does not wait for the disk (``synchronous_commit``
-        off): a crash of the server may lose it, never half of it.
+        off): a crash of the server may lose it, never half of it. ``timeout``: seconds to
+        wait for a connection (default: the pool's).
         """
         try:
-            with self._pool.connection() as connection:
+            with self._pool.connection(timeout=timeout) as connection:
                 if not durable:
                     connection.execute("SET LOCAL synchronous_commit = off")
                 yield connection
