@@ -61,6 +61,7 @@ class Result:
     duplicated: int = 0  # memories stored twice
     out_of_order: int = 0  # chats whose memories or first replies are not in the order sent
     replies_repeated: int = 0  # replies sent again (an update in progress at the kill)
+    taken_over: int = 0  # updates another replica handled again after the kill
     digests: Counter[int] = field(default_factory=Counter)  # chat -> digests at the due time
     reminders: Counter[int] = field(default_factory=Counter)  # chat -> reminders delivered
     notes: list[str] = field(default_factory=list)
@@ -149,8 +150,11 @@ def _token() -> str:
     return TOKEN
 
 
-async def run_once(pg_url: str, *, replicas: int, users: int, messages: int, kill: bool) -> Result:
-    """One run on a fresh database (``pg_url``); see the module's docstring."""
+async def run_once(
+    pg_url: str, *, replicas: int, users: int, messages: int, kill: bool, lead: float = 75
+) -> Result:
+    """One run on a fresh database (``pg_url``); see the module's docstring. With ``kill``,
+    the digest and the reminders are due at the first minute at least ``lead`` seconds on."""
     from bench.fakes.balancer import Balancer
     from bench.fakes.telegram_server import FakeBotAPI
 
@@ -167,8 +171,8 @@ async def run_once(pg_url: str, *, replicas: int, users: int, messages: int, kil
             # The digest and the reminders fall due together, after the load (checked then).
             due = None
             if kill:
-                due = (datetime.now(UTC) + timedelta(seconds=75)).replace(second=0, microsecond=0)
-                due += timedelta(minutes=1)
+                soonest = datetime.now(UTC) + timedelta(seconds=lead)
+                due = soonest.replace(second=0, microsecond=0) + timedelta(minutes=1)
             running = [
                 Replica(
                     write_config(
@@ -251,8 +255,13 @@ async def _count(
     result: Result, telegram: Any, since: int, ids: list[int], messages: int, pg_url: str,
     due: datetime | None,
 ) -> None:  # fmt: skip
+    import psycopg
+
     from memory import open_store
 
+    with psycopg.connect(pg_url) as connection:
+        row = connection.execute("SELECT count(*) FROM bot_updates WHERE tries > 1").fetchone()
+        result.taken_over = int(row[0]) if row else 0
     with open_store(pg_url) as store:
         for user_id in ids:
             stored = [
@@ -288,7 +297,8 @@ def _summary(result: Result, users: int) -> str:
     return (
         f"{result.replicas} replicas: {result.messages} messages in {result.seconds:.1f} s "
         f"({result.per_second:.1f}/s); lost {result.lost}, duplicated {result.duplicated}, "
-        f"chats out of order {result.out_of_order}, replies repeated {result.replies_repeated}"
+        f"chats out of order {result.out_of_order}, replies repeated {result.replies_repeated}, "
+        f"updates taken over after a kill {result.taken_over}"
         + (f", {once}, {reminded}" if result.digests or result.reminders else "")
         + ("; " + "; ".join(result.notes) if result.notes else "")
     )

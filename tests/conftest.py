@@ -6,8 +6,8 @@ import os
 from collections.abc import Iterator
 
 import pytest
-from bench.pg_server import Server, ServerUnavailable
 
+from bench.pg_server import Server, ServerUnavailable
 from memory.embedding import OfflineEmbedder
 
 SECRET_VARIABLES = ("TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_API_KEY")

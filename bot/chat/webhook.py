@@ -46,6 +46,7 @@ from telegram import Update
 from telegram.ext import Application
 
 from bot.chat.inbox import InboxQueue
+from bot.chat.lanes import SharedUpdates
 from bot.chat.services import KEY, Services
 from bot.config import HEALTH_PATH
 from bot.errors import UpdateRefused
@@ -205,6 +206,8 @@ def inbox_accept(application: AnyApplication) -> Accept:
         queue = application.update_queue
         if isinstance(queue, InboxQueue):
             await queue.put_durably(update, data)
+        elif isinstance(queue, SharedUpdates):  # replicas: into the database, as received
+            await queue.accept(data)
         else:
             await queue.put(update)
 
@@ -226,6 +229,9 @@ def bot_health(application: AnyApplication) -> Health:
         nonlocal running, last_error
         if not application.running:
             return "the bot is not running"
+        queue = application.update_queue
+        if isinstance(queue, SharedUpdates) and not queue.running:
+            return "the bot is not handling the shared updates"
         if running is None or running.done():
             running = asyncio.ensure_future(asyncio.to_thread(store.ping))
             running.add_done_callback(lambda done: done.cancelled() or done.exception())

@@ -15,8 +15,8 @@ from typing import Any
 from urllib.parse import urlsplit
 
 import pytest
-from bench.pg_server import Server
 
+from bench.pg_server import Server
 from memory import MemoryLoadFailed, MemorySaveFailed, open_store
 from memory.pg.schema import MIGRATIONS
 
