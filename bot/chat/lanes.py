@@ -21,6 +21,14 @@ admins are told. A clean stop gives back its lanes and the try it cut short.
 
 Replicas learn of new work by polling the queue every ``poll`` seconds (cheap: one indexed
 query), and at once when they received the update themselves.
+
+The database down. An update the queue cannot keep is handled at once by the replica that
+received it (in order with that chat's other such updates there), as ``bot.chat.inbox`` does
+when its disk refuses: the bot keeps answering what it can (``/help``, a reminder's buttons),
+and whatever needs the store tells its user that it could not be saved, so nothing claims to
+be kept that is not. For ``DIRECT_SECONDS`` after a refusal updates go that way without asking
+the database again (each try waits up to the pool's timeout); then the queue is tried again,
+and once it answers, everything goes through it as before.
 """
 
 from __future__ import annotations
@@ -50,6 +58,7 @@ CLAIM_BATCH = 16  # waiting updates fetched with a lane
 KEEP_HANDLED_SECONDS = 86_400.0  # a handled update's id is remembered this long
 FORGET_EVERY_SECONDS = 600.0
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 15.0  # waits while the database refuses
+DIRECT_SECONDS = 5.0  # after the queue refused an update, the next ones skip it this long
 
 # Told of an update set aside (the admins are: ``bot.chat.app``).
 SetAside = Callable[[Application[Any, Any, Any, Any, Any, Any], Pending], Awaitable[None]]
@@ -103,6 +112,9 @@ class SharedUpdates(asyncio.Queue[object]):
         self._handling = 0  # updates being handled now on this replica
         self._alone = asyncio.Lock()  # held while one update is handled alone
         self._failing = False
+        self._direct_until = 0.0  # loop time until which updates skip the refusing queue
+        self._direct_lanes: dict[str, asyncio.Lock] = {}  # chats with updates handled directly
+        self._direct: set[asyncio.Task[None]] = set()
 
     @property
     def running(self) -> bool:
@@ -110,16 +122,41 @@ class SharedUpdates(asyncio.Queue[object]):
         return self._runner is not None and not self._runner.done()
 
     async def accept(self, update: dict[str, Any]) -> None:
-        """Keep ``update`` in the queue (durable on return) and wake this replica.
+        """Keep ``update`` in the queue (durable on return) and wake this replica; if the
+        database refuses it, handle it here and now instead (see the module's docstring)."""
+        lane = lane_of(update)
+        loop = asyncio.get_running_loop()
+        if loop.time() >= self._direct_until:
+            try:
+                new = await asyncio.to_thread(self.queue.receive, update, lane)
+            except MemoryStoreError as e:
+                self._failed(e)
+                if self.application is None:  # not started: nobody could handle it here
+                    raise
+                self._direct_until = loop.time() + DIRECT_SECONDS
+            else:
+                self._recovered()
+                if new:
+                    self._wake.set()
+                else:
+                    log.info("update %s delivered again; already received", update["update_id"])
+                return
+        task = asyncio.create_task(self._handle_directly(lane, update))
+        self._direct.add(task)
+        task.add_done_callback(self._direct.discard)
 
-        Raises ``MemoryStoreError`` when the database refuses: the webhook then answers an
-        error, and Telegram delivers the update again later.
-        """
-        new = await asyncio.to_thread(self.queue.receive, update, lane_of(update))
-        if new:
-            self._wake.set()
-        else:
-            log.info("update %s delivered again; already received", update.get("update_id"))
+    async def _handle_directly(self, lane: str, update: dict[str, Any]) -> None:
+        """Handle an update the queue refused, after that chat's earlier such updates."""
+        application = self.application
+        if application is None:
+            return
+        lock = self._direct_lanes.setdefault(lane, asyncio.Lock())
+        try:
+            async with lock:
+                await application.process_update(Update.de_json(update, application.bot))
+        finally:
+            if not lock.locked() and self._direct_lanes.get(lane) is lock:
+                del self._direct_lanes[lane]
 
     async def put(self, item: object) -> None:
         """An update from polling: ``accept`` it; anything else (the Application's stop
@@ -138,7 +175,7 @@ class SharedUpdates(asyncio.Queue[object]):
     async def stop(self) -> None:
         """Stop claiming, cancel the lanes in progress and give them back (their try too)."""
         runner, self._runner = self._runner, None
-        tasks = [*self._lanes, *([runner] if runner is not None else [])]
+        tasks = [*self._lanes, *self._direct, *([runner] if runner is not None else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
