@@ -276,6 +276,8 @@ async def _count(
             firsts: list[int] = []
             said: Counter[int] = Counter()
             for call in telegram.find("sendMessage", since=since, chat_id=user_id):
+                if _is_digest(call) or _is_reminder(call):  # they quote the notes too
+                    continue
                 found = NOTE.search(call.text)
                 if found:
                     said[int(found[1])] += 1

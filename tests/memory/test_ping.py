@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from pg_server import Server
 
+from bench.pg_server import Server
 from memory import MemoryLoadFailed, MemorySaveFailed, MemoryStoreError, Store, open_store
 from memory.store import MemoryStore
 
