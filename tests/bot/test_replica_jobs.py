@@ -180,6 +180,29 @@ async def test_a_replica_that_claimed_a_reminder_and_died_leaves_it_to_another_o
     assert deliveries(telegram) == ["task 0"]
 
 
+async def test_a_digest_claimed_by_a_replica_that_died_is_not_sent_twice(
+    location: str, telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    """The digest is at most once (``bot.jobs.digest``): a period claimed and then not sent
+    (the replica died in between) is lost for that namespace, never doubled; the others are
+    sent by the survivor."""
+    clock = Clock(START - timedelta(hours=1))  # before the digest's time: nothing sent at start
+    set_up(location, telegram, clock(), reminder_count=0)
+    async with replicas(location, telegram, [clock, clock], tmp_path) as (doomed, survivor):
+        # What the doomed replica's claim of the 09:00 period leaves (the period recorded
+        # before sending); then it stops before sending.
+        services(doomed).digest.update(
+            f"users/{USERS[0]}", last_period=format_time(START), last_sent_at=format_time(START)
+        )
+        await doomed.stop()
+        await doomed.shutdown()
+        services(doomed).store.close()
+        clock.advance(hours=1, seconds=30)
+        for _ in range(2):
+            await services(survivor).digest.run(survivor.bot)
+    assert sorted(c.params["chat_id"] for c in digests(telegram)) == USERS[1:]
+
+
 async def test_replicas_whose_clocks_differ_still_send_each_reminder_once(
     location: str, telegram: FakeBotAPI, tmp_path: Path
 ) -> None:
