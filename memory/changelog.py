@@ -67,7 +67,7 @@ class ChangeLog:
         if bad:
             self._set_aside(bad, records)
         self._remember(records)
-        cutoff = self._cutoff()
+        cutoff = self.cutoff()
         shown = [r for r in records if r.at >= cutoff][-self.retention.max :]
         return History(tuple(shown), self._unreadable, self._kept)
 
@@ -116,16 +116,17 @@ class ChangeLog:
         if self._count is None:
             return
         slack = max(10, self.retention.max // 10)
-        if self._count <= self.retention.max + slack and self._oldest >= self._cutoff():
+        if self._count <= self.retention.max + slack and self._oldest >= self.cutoff():
             return
         history = self.read()  # within retention; unreadable lines copied aside first
         self._write(history.records)
         self._remember(list(history.records))
 
-    # -- internals --------------------------------------------------------------------------
-
-    def _cutoff(self) -> str:
+    def cutoff(self) -> str:
+        """The time before which records are past retention."""
         return format_time(datetime.now(UTC) - timedelta(days=self.retention.days))
+
+    # -- internals --------------------------------------------------------------------------
 
     def _remember(self, records: list[ChangeRecord]) -> None:
         self._count = len(records)

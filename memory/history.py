@@ -38,7 +38,7 @@ from __future__ import annotations
 
 import contextlib
 import secrets
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from pathlib import PurePath
@@ -241,6 +241,21 @@ class Retention:
         for name, value in (("history_days", self.days), ("history_max", self.max)):
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise MemoryInvalid(f"{name} must be a whole number of at least 1", field=name)
+
+
+def copied_records(
+    held: Iterable[str], incoming: Sequence[ChangeRecord], retention: Retention, cutoff: str
+) -> list[ChangeRecord]:
+    """The records of ``incoming`` (another store's history, oldest first) that a namespace
+    holding the refs ``held`` still lacks, within its ``retention`` (none before ``cutoff``):
+    what a migration copies, so that copying again copies nothing."""
+    refs = set(held)
+    fresh = []
+    for record in incoming[-retention.max :]:
+        if record.ref not in refs and record.at >= cutoff:
+            refs.add(record.ref)
+            fresh.append(record)
+    return fresh
 
 
 @dataclass(frozen=True)

@@ -52,7 +52,7 @@ import numpy.typing as npt
 
 from memory.duplicates import Near
 from memory.errors import DocumentConflict, MemoryInvalid
-from memory.history import History
+from memory.history import ChangeRecord, History
 from memory.model import Added, Hit, Memory, Stats
 
 ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
@@ -213,6 +213,10 @@ class VectorStore(Protocol):
         """Replace the stored vectors (atomically: a reader sees the old set or the new)."""
         ...
 
+    def stored(self) -> list[tuple[str, int]]:
+        """The models (and sizes) whose vectors are stored, to ``load`` each (a migration)."""
+        ...
+
 
 @dataclass(frozen=True)
 class SearchStatus:
@@ -329,10 +333,19 @@ class MemoryNamespace(MeaningSearch, Protocol):
         ...
 
     def import_memories(
-        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        skip_duplicates: bool = True,
+        history: Sequence[ChangeRecord] | None = None,
     ) -> int:
         """Add article-format records with their ids; how many were new. Content already
-        stored (after folding) is skipped too, unless not ``skip_duplicates``."""
+        stored (after folding) is skipped too, unless not ``skip_duplicates``.
+
+        ``history`` (a migration: another store's history of these memories, oldest first)
+        is recorded instead of ``import`` records: its records this namespace lacks (by
+        ``ref``), within its retention, even when no memory is new; so the copy's history is
+        the original's, and importing again records nothing twice."""
         ...
 
     def export(self) -> list[dict[str, Any]]:

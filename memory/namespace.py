@@ -26,7 +26,7 @@ import dataclasses
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -41,7 +41,7 @@ from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
-from memory.history import ChangeRecord, Retention, new_record
+from memory.history import ChangeRecord, Retention, copied_records, new_record
 from memory.history import History as ChangeHistory
 from memory.hybrid import DEPTH, dense_query, fuse
 from memory.interface import SearchStatus
@@ -369,11 +369,16 @@ class Namespace:
             )
 
     def import_memories(
-        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        skip_duplicates: bool = True,
+        history: Sequence[ChangeRecord] | None = None,
     ) -> int:
         """Add article-format records, ids kept; ids or contents already present are skipped.
 
         Without ``skip_duplicates`` only ids are: a benchmark's data set is taken as it is.
+        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``).
 
         All or nothing: one invalid record rejects the whole import. Returns how many were added.
         """
@@ -394,11 +399,19 @@ class Namespace:
                 if key:
                     keys[key] = memory.id
                 new.append(memory)
-            if new:
+            if history is None:
                 logged = [new_record("import", m.id, None, m) for m in new]
+            else:
+                held = (r.ref for r in self._changelog.read().records)
+                retention = self._changelog.retention
+                logged = copied_records(held, history, retention, self._changelog.cutoff())
+            if new:
                 self._commit([{"op": "put", "m": m.to_dict()} for m in new], records=logged)
                 for memory in new:
                     self._put(memory)
+            elif logged:  # the memories came before: their history alone
+                self._changelog.append(logged)
+                self._changelog.trim()
             return len(new)
 
     def export(self) -> list[dict[str, Any]]:

@@ -66,6 +66,21 @@ class FileVectors:
             log.warning("%s is unusable (embedding again): %s", self.path, e)
             return None
 
+    def stored(self) -> list[tuple[str, int]]:
+        """The model and size of the file's vectors (none if it has none usable)."""
+        try:
+            with self.path.open("rb") as file:
+                head = file.read(len(MAGIC))
+                line = file.readline(4096)
+            header = json.loads(line)
+            found = (str(header["model"]), int(header["dimensions"]))
+        except FileNotFoundError:
+            return []
+        except (OSError, KeyError, TypeError, ValueError) as e:
+            log.warning("%s is unusable: %s", self.path, e)
+            return []
+        return [found] if head == MAGIC and self.load(*found) is not None else []
+
     def save(self, vectors: VectorSet) -> None:
         """Write the file atomically (``MemorySaveFailed`` if it cannot be)."""
         keys = b"".join(vectors.keys)

@@ -134,7 +134,7 @@ def build_application(
 ) -> BotApplication:
     """The bot, wired: handlers, error handler, rate limiter, start-up and shutdown hooks, and
     (with ``jobs``) the scheduled digest and the reminders on the JobQueue. ``clock`` (UTC
-    now) is the reminders' time, for tests."""
+    now) is the digest's and the reminders' time, for tests."""
     telegram = config.telegram
     limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
     # Updates from Telegram go through the inbox (bot.chat.inbox), or the queue replicas
@@ -181,7 +181,11 @@ def build_application(
     if updates is not None:
         builder = builder.update_queue(updates)
     application = builder.build()
-    digest = Digest(config.digest, store)
+    digest = (
+        Digest(config.digest, store, clock=clock)
+        if clock is not None
+        else Digest(config.digest, store)
+    )
     reminders = (
         ReminderJob(config.reminders, store, clock=clock)
         if clock is not None

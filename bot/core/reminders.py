@@ -31,6 +31,12 @@ taken over once already is not sent a third time but recorded as delivered. So a
 is sent at least once unless the bot is down for good, and at most twice, only after a crash
 in that window.
 
+The lease is measured on the observer's clock (``Leases``): a claim is old once this process
+has seen that same claim, unchanged, for ``LEASE``. Comparing this process's clock with the
+claimant's ``since`` would make the lease as short as the clocks are apart: a replica whose
+clock runs three minutes ahead would take over, and send again, a reminder another replica is
+sending right now. So a replica started after a crash waits one ``LEASE`` from its first look.
+
 Permission: the one rule of ``bot.core.policy``. In a group's shared namespace only the member
 who set a reminder or an administrator may cancel, change, snooze or finish it; in a private
 chat (or ``group_scope = "user"``) everything is the caller's own.
@@ -453,6 +459,25 @@ def resume_chat(store: Store, namespace: str, chat_id: int, now: datetime) -> in
 # -- the job's side: claim, deliver, release, pause ------------------------------------------
 
 
+class Leases:
+    """The claims one process saw held, each with when it first saw it, by its own clock."""
+
+    def __init__(self) -> None:
+        self._seen: dict[str, tuple[Claim, datetime]] = {}
+
+    def expired(self, key: str, held: Claim, now: datetime) -> bool:
+        """Whether ``held`` (the claim on ``key``) was seen unchanged for ``LEASE`` by ``now``."""
+        seen = self._seen.get(key)
+        if seen is None or seen[0] != held or now < seen[1]:  # new to us, or our clock went back
+            self._seen[key] = (held, now)
+            return False
+        return now - seen[1] >= LEASE
+
+    def forget(self, key: str) -> None:
+        """``key`` holds no claim any more (or this process took it)."""
+        self._seen.pop(key, None)
+
+
 @dataclass(frozen=True)
 class Claimed:
     """The outcome of ``claim``: ``reminder`` (its state now) and whether to send ``at``."""
@@ -462,9 +487,20 @@ class Claimed:
     retaken: bool = False  # a crashed process's claim taken over: this is the one repeat
 
 
-def claim(store: Store, key: str, at: datetime, owner: str, now: datetime) -> Claimed:
-    """Claim occurrence ``at`` of the reminder at ``key`` for sending (module docstring)."""
+def claim(
+    store: Store,
+    key: str,
+    at: datetime,
+    owner: str,
+    now: datetime,
+    leases: Leases | None = None,
+) -> Claimed:
+    """Claim occurrence ``at`` of the reminder at ``key`` for sending (module docstring).
+
+    ``leases`` are what the calling process saw before; without, a claim held by anyone is
+    live (this is the first look)."""
     result: list[Claimed] = []
+    seen = leases if leases is not None else Leases()
 
     def take(value: Any) -> Any:
         result.clear()
@@ -477,7 +513,7 @@ def claim(store: Store, key: str, at: datetime, owner: str, now: datetime) -> Cl
         if current.next_at != at:  # sent, snoozed, changed or ended meanwhile
             result.append(Claimed(False, current))
             return value
-        if held is not None and held.at == at and now - held.since < LEASE:
+        if held is not None and held.at == at and not seen.expired(key, held, now):
             result.append(Claimed(False, current))  # someone is sending it right now
             return value
         if held is not None and held.at == at and held.tries >= 2:
@@ -492,9 +528,13 @@ def claim(store: Store, key: str, at: datetime, owner: str, now: datetime) -> Cl
         return claimed.to_json()
 
     if store.bot_documents().get(key) is None:
+        seen.forget(key)
         return Claimed(False, None)
     update_document(store.bot_documents(), key, take)
-    return result[0]
+    claimed = result[0]
+    if claimed.send or claimed.reminder is None or claimed.reminder.claim is None:
+        seen.forget(key)  # ours now, or free: nothing to watch
+    return claimed
 
 
 def _after_delivery(reminder: Reminder, at: datetime, now: datetime) -> Reminder:

@@ -102,6 +102,7 @@ class ReminderJob:
         self._heap: list[tuple[datetime, str]] = []  # the same, lazily cleaned
         self._retry: dict[str, tuple[int, datetime]] = {}  # key -> (failures, not before)
         self._scanned: datetime | None = None
+        self._leases = reminders.Leases()  # claims seen held, timed on this job's clock
         self._running = asyncio.Lock()
         self._task: asyncio.Task[TickResult] | None = None
 
@@ -179,7 +180,7 @@ class ReminderJob:
             for key, at in self._take_due(now):
                 try:
                     claimed = await asyncio.to_thread(
-                        reminders.claim, self.store, key, at, self.owner, now
+                        reminders.claim, self.store, key, at, self.owner, now, self._leases
                     )
                 except Exception:
                     # The store failed (disk, a bug): try again later, never lose the reminder.

@@ -28,7 +28,7 @@ import json
 import logging
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePath
@@ -41,7 +41,7 @@ from memory.bm25 import Bm25Ranker
 from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.history import ChangeRecord, History, Retention, new_record
+from memory.history import ChangeRecord, History, Retention, copied_records, new_record
 from memory.hybrid import DEPTH, dense_query, fuse
 from memory.interface import SearchStatus, VectorSet
 from memory.meaning import Meaning
@@ -181,6 +181,16 @@ class PgVectors:
         matrix = np.frombuffer(b"".join(v for _, v in good), dtype="<f4")
         vectors = matrix.astype(np.float32).reshape(len(good), dimensions)
         return VectorSet(model, dimensions, tuple(k for k, _ in good), vectors)
+
+    def stored(self) -> list[tuple[str, int]]:
+        """The models (and sizes) with vectors here, sorted."""
+        with self._db.transaction(write=False) as connection:
+            rows = connection.execute(
+                "SELECT DISTINCT model, dimensions FROM memory_vectors WHERE namespace = %s"
+                " ORDER BY model, dimensions",
+                (self.name,),
+            ).fetchall()
+        return [(str(model), int(dimensions)) for model, dimensions in rows]
 
     def save(self, vectors: VectorSet) -> None:
         """Replace the stored vectors of that model, in one transaction."""
@@ -447,10 +457,15 @@ class PgNamespace:
             )
 
     def import_memories(
-        self, records: Iterable[Mapping[str, Any]], *, skip_duplicates: bool = True
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        skip_duplicates: bool = True,
+        history: Sequence[ChangeRecord] | None = None,
     ) -> int:
         """Add article-format records, ids kept; ids or contents already present are skipped
-        (only ids without ``skip_duplicates``); all or nothing. How many were added."""
+        (only ids without ``skip_duplicates``); all or nothing. How many were added.
+        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``)."""
         incoming: dict[int, Memory] = {}
         for number, record in enumerate(records, start=1):
             try:
@@ -469,9 +484,19 @@ class PgNamespace:
                 if key:
                     keys.add(key)
                 new.append(memory)
+            if history is None:
+                logged = [new_record("import", m.id, None, m) for m in new]
+            else:
+                held = connection.execute(
+                    "SELECT record::jsonb ->> 'ref' FROM memory_history WHERE namespace = %s",
+                    (self.name,),
+                ).fetchall()
+                refs = (ref for (ref,) in held)
+                logged = copied_records(refs, history, self._retention, self._cutoff())
             if new:
                 self._write(connection, version, new)
-                self._record(connection, [new_record("import", m.id, None, m) for m in new])
+            if logged:
+                self._record(connection, logged)
         if new:
             self._taken(version, new)
         return len(new)

@@ -29,6 +29,7 @@ from bot.config import ReminderConfig, parse_config
 from bot.core import reminders, when
 from bot.core.policy import Actor, Caller
 from bot.jobs.reminders import ReminderJob
+from memory import Store, open_store
 from memory.store import MemoryStore
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
@@ -434,7 +435,7 @@ async def sender(telegram: FakeBotAPI) -> AsyncIterator[TelegramBot]:
 
 
 def alice_sets(
-    store: MemoryStore, phrase: str, now: datetime, zone: ZoneInfo = SHANGHAI, chat_id: int = 42
+    store: Store, phrase: str, now: datetime, zone: ZoneInfo = SHANGHAI, chat_id: int = 42
 ) -> reminders.Reminder:
     parsed = when.parse_reminder(phrase, now, zone)
     assert parsed is not None, phrase
@@ -444,7 +445,7 @@ def alice_sets(
     )
 
 
-def job(store: MemoryStore, **config: Any) -> ReminderJob:
+def job(store: Store, **config: Any) -> ReminderJob:
     return ReminderJob(ReminderConfig(**config), store, owner=f"test-{id(config)}")
 
 
@@ -496,15 +497,21 @@ def test_a_wall_time_skipped_or_repeated_by_dst_is_handled() -> None:
     assert due.next_after(due.at) == datetime(2026, 3, 30, 0, 30, tzinfo=UTC)
 
 
-async def test_two_processes_on_one_data_dir_send_each_reminder_once(
-    data_dir: Path, telegram: FakeBotAPI
+@pytest.fixture(params=["files", "postgres"])
+def location(request: pytest.FixtureRequest, data_dir: Path) -> str:
+    """Where the replicas' store is: a data directory, or a fresh PostgreSQL database."""
+    return str(data_dir) if request.param == "files" else str(request.getfixturevalue("pg_url"))
+
+
+async def test_two_processes_on_one_store_send_each_reminder_once(
+    location: str, telegram: FakeBotAPI
 ) -> None:
     telegram.private_chat(ALICE)
-    with MemoryStore(data_dir) as setter:
+    with open_store(location) as setter:
         for minute in range(8):
             alice_sets(setter, f"in {minute + 1} minutes task {minute}", START)
     due = START + timedelta(minutes=10)
-    with MemoryStore(data_dir) as one, MemoryStore(data_dir) as two:
+    with open_store(location) as one, open_store(location) as two:  # a store each, as replicas
         async with (
             TelegramBot(TOKEN, base_url=telegram.base_url) as first,
             TelegramBot(TOKEN, base_url=telegram.base_url) as second,
@@ -518,27 +525,60 @@ async def test_two_processes_on_one_data_dir_send_each_reminder_once(
 
 
 async def test_a_crash_between_send_and_record_repeats_it_at_most_once(
-    store: MemoryStore, telegram: FakeBotAPI, sender: TelegramBot
+    location: str, telegram: FakeBotAPI, sender: TelegramBot
 ) -> None:
     telegram.private_chat(ALICE)
-    reminder = alice_sets(store, "in 5 minutes backup", START)
+    with open_store(location) as dead:  # a replica that claims, sends, and dies
+        reminder = alice_sets(dead, "in 5 minutes backup", START)
+        at = reminder.due.at
+        assert reminders.claim(dead, reminder.key, at, "dead", at).send
+    with open_store(location) as store:
+        assert not reminders.claim(store, reminder.key, at, "other", at).send  # its lease holds
+        survivor = job(store)
+        assert (await survivor.run(sender, now=at + timedelta(seconds=1))).sent == []  # 1st look
+        later = at + reminders.LEASE + timedelta(seconds=1)
+        assert (await survivor.run(sender, now=later)).sent == [reminder.key]  # the one repeat
+        assert reminders.every(store)[0].state == "sent"
+        # And one taken over once already is never sent a third time.
+        second = alice_sets(store, "in 6 minutes restore", START)
+        t = second.due.at
+        assert reminders.claim(store, second.key, t, "dead-1", t).send
+        watched = reminders.Leases()
+        assert not reminders.claim(store, second.key, t, "dead-2", t, watched).send
+        retaken = reminders.claim(store, second.key, t, "dead-2", t + reminders.LEASE, watched)
+        assert retaken.send and retaken.retaken
+        since = telegram.mark()
+        third = job(store)
+        assert (await third.run(sender, now=t + reminders.LEASE * 2)).sent == []
+        assert (await third.run(sender, now=t + reminders.LEASE * 4)).sent == []
+        assert telegram.find("sendMessage", since=since) == []
+        assert [r.state for r in reminders.every(store) if r.id == second.id] == ["sent"]
+
+
+async def test_a_replica_whose_clock_runs_ahead_does_not_take_over_a_send_under_way(
+    location: str, telegram: FakeBotAPI
+) -> None:
+    """The lease is timed on each replica's own clock, from its first look at the claim."""
+    telegram.private_chat(ALICE)
+    with open_store(location) as setter:
+        reminder = alice_sets(setter, "in 5 minutes backup", START)
     at = reminder.due.at
-    # A process claimed it, sent it and died before recording it.
-    assert reminders.claim(store, reminder.key, at, "dead", at).send
-    assert not reminders.claim(store, reminder.key, at, "other", at).send  # its lease holds
-    later = at + reminders.LEASE + timedelta(seconds=1)
-    assert (await job(store).run(sender, now=later)).sent == [reminder.key]  # the one repeat
-    assert reminders.every(store)[0].state == "sent"
-    # And one taken over once already is never sent a third time.
-    second = alice_sets(store, "in 6 minutes restore", START)
-    t = second.due.at
-    assert reminders.claim(store, second.key, t, "dead-1", t).send
-    retaken = reminders.claim(store, second.key, t, "dead-2", t + reminders.LEASE * 2)
-    assert retaken.send and retaken.retaken
-    since = telegram.mark()
-    assert (await job(store).run(sender, now=t + reminders.LEASE * 4)).sent == []
-    assert telegram.find("sendMessage", since=since) == []
-    assert [r.state for r in reminders.every(store) if r.id == second.id] == ["sent"]
+    first_send = [True]
+    slow = telegram.hold("sendMessage", when=lambda _: bool(first_send and first_send.pop()))
+    with open_store(location) as one, open_store(location) as two:
+        async with (
+            TelegramBot(TOKEN, base_url=telegram.base_url) as first,
+            TelegramBot(TOKEN, base_url=telegram.base_url) as second,
+        ):
+            sending = asyncio.create_task(job(one).run(first, now=at))
+            await eventually(lambda: reminders.every(two)[0].claim is not None)
+            ahead = job(two)  # its clock is ten minutes ahead of the first replica's
+            for seconds in (600, 630, 660):  # within a lease of its first look, by its clock
+                assert (await ahead.run(second, now=at + timedelta(seconds=seconds))).sent == []
+            slow.set()
+            assert (await sending).sent == [reminder.key]
+            assert (await ahead.run(second, now=at + timedelta(minutes=20))).sent == []
+    assert len(telegram.find("sendMessage", chat_id=42, where=is_delivery)) == 1
 
 
 async def test_a_blocked_chat_pauses_its_reminders_until_it_writes_again(

@@ -6,7 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from memory import open_store
+import numpy as np
+
+from memory import Store, open_store
+from memory.interface import VectorSet
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -37,6 +40,8 @@ def fill(location: Path) -> None:
         twice = [{"id": 5, "content": "twice"}, {"id": 6, "content": "twice"}]
         assert ns.import_memories(twice, skip_duplicates=False) == 2
         store.namespace("chats/-100123").add("the group's memory")
+        # Embeddings of two texts (a model of 4 dimensions: what matters is that they move).
+        ns.vectors().save(vector_set("test-model", [b"k" * 16, b"l" * 16], 4))
         store.documents("users/42").put("history", [{"role": "user", "content": "你好"}])
         store.documents("users/7").put("digest", {"enabled": True})  # documents, no memories
         store.bot_documents().put("console", {"next_message_id": 12})
@@ -45,11 +50,33 @@ def fill(location: Path) -> None:
         inbox.append({"update_id": 2}, durable=True)
 
 
+def vector_set(model: str, keys: list[bytes], dimensions: int, start: float = 0.0) -> VectorSet:
+    rows = np.arange(len(keys) * dimensions, dtype=np.float32).reshape(len(keys), dimensions)
+    return VectorSet(model, dimensions, tuple(keys), rows + np.float32(start))
+
+
+def vectors_of(store: Store, name: str) -> dict[str, object]:
+    held = store.namespace(name).vectors()
+    found = {}
+    for model, dimensions in held.stored():
+        loaded = held.load(model, dimensions)
+        assert loaded is not None
+        found[f"{model}/{dimensions}"] = sorted(
+            zip(loaded.keys, loaded.vectors.tolist(), strict=True)
+        )
+    return found
+
+
 def everything(location: object) -> dict[str, object]:
     with open_store(str(location)) as store:
         names = store.namespace_names()
         return {
             "memories": {name: store.namespace(name).export() for name in names},
+            "history": {
+                name: [r.to_dict() for r in store.namespace(name).history().records]
+                for name in names
+            },
+            "vectors": {name: vectors_of(store, name) for name in names},
             "docs": {
                 scope: [(d.key, d.value) for d in store.documents(scope).list()]
                 for scope in ("users/42", "users/7", "chats/-100123")
@@ -67,12 +94,17 @@ def test_files_to_postgresql_and_back_keeps_everything_and_copies_nothing_twice(
     before = everything(data)
     assert before["memories"]["users/42"][0]["accessCount"] == 1  # type: ignore[index]
 
+    assert len(before["history"]["users/42"]) == 8  # type: ignore[index]
+    assert before["vectors"]["users/42"]  # type: ignore[index]
+
     first = run_migrate(data, pg_url)
     assert "namespaces 2, memories 6," in first and "documents 3," in first and "logs 1," in first
-    assert everything(pg_url) == before
+    assert "changes 9, changes present 0, vectors 2, vectors present 0" in first
+    assert everything(pg_url) == before  # the history as it was: no "import" records of its own
     again = run_migrate(data, pg_url)
     assert "memories 0, memories present 6, documents 0, documents present 3" in again
     assert "logs 0, logs present 1" in again
+    assert "changes 0, changes present 9, vectors 0, vectors present 2" in again
     assert everything(pg_url) == before
 
     back = tmp_path / "back"
@@ -94,3 +126,36 @@ def test_a_bad_location_is_a_message(tmp_path: Path) -> None:
     )
     assert done.returncode == 1
     assert "error [MEMORY_INVALID]" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_history_and_vectors_are_added_to_memories_copied_before(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A target that holds the memories already (a copy made without them) gets their history
+    and vectors, beside its own, and a rerun copies nothing."""
+    data = tmp_path / "data"
+    fill(data)
+    with open_store(data) as source, open_store(pg_url) as target:
+        ns = source.namespace("users/42")
+        copy = target.namespace("users/42")
+        assert copy.import_memories(ns.export(), skip_duplicates=False) == 5  # no history
+        copy.vectors().save(vector_set("test-model", [b"m" * 16], 4, 9))
+        copy.vectors().save(vector_set("other", [b"k" * 16], 2))
+    first = run_migrate(data, pg_url)
+    assert "memories 1, memories present 5," in first  # the group's memory only
+    assert "changes 9, changes present 0, vectors 2, vectors present 0" in first
+    copied = everything(pg_url)
+    source = everything(data)
+    first_copy = copied["history"]["users/42"][:5]  # type: ignore[index]
+    assert [r["op"] for r in first_copy] == ["import"] * 5  # its own, then the source's
+    assert copied["history"]["users/42"][5:] == source["history"]["users/42"]  # type: ignore[index]
+    held = copied["vectors"]["users/42"]  # type: ignore[index]
+    assert [key for key, _ in held["test-model/4"]] == [b"k" * 16, b"l" * 16, b"m" * 16]
+    assert [key for key, _ in held["other/2"]] == [b"k" * 16]  # another model's: left alone
+    again = run_migrate(data, pg_url)
+    assert "changes 0, changes present 9, vectors 0, vectors present 2" in again
+    assert everything(pg_url) == copied
+    back = tmp_path / "back"  # a folder keeps one model's vectors: the largest set goes
+    run_migrate(pg_url, back)
+    assert everything(back)["vectors"]["users/42"] == {"test-model/4": held["test-model/4"]}  # type: ignore[index]
+    assert "vectors 0, vectors present 3" in run_migrate(pg_url, back)
