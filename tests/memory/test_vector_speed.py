@@ -12,8 +12,14 @@ import sys
 from pathlib import Path
 
 import numpy as np
+import numpy.typing as npt
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
+from memory.hybrid import DEPTH, W_KEYWORDS, W_MEANING, fuse
+from memory.model import Memory
+from memory.text import created_terms, date_terms
 from memory.vectors import VectorIndex
 
 # A child process (nothing else runs in it): 10,000 vectors, 50 cosines, then the CPU ticks
@@ -75,3 +81,88 @@ def test_cosines_are_the_dot_products_of_the_held_memories() -> None:
     }
     assert cosines.dtype == np.float32
     assert cosines.tolist() == pytest.approx([expected[i] for i in ids.tolist()], abs=1e-5)
+
+
+def _fuse_by_sorting_all(
+    query: str,
+    keyword: list[tuple[int, float]],
+    ids: npt.NDArray[np.int64],
+    cosines: npt.NDArray[np.float32],
+    memories: dict[int, Memory],
+    limit: int,
+) -> list[tuple[int, float]]:
+    """The fusion as first written: every candidate scored in Python and sorted (the oracle)."""
+    low, high = float(cosines.min()), float(cosines.max())
+    dense = (cosines - low) / (high - low) if high > low else np.ones_like(cosines)
+    best = keyword[0][1] if keyword else 0.0
+    scores = {m: W_KEYWORDS * s / best if best > 0 else 0.0 for m, s in keyword}
+    closest = np.argsort(-dense, kind="stable")[:DEPTH]
+    for position in closest.tolist():
+        if int(ids[position]) in memories:
+            scores.setdefault(int(ids[position]), 0.0)
+    row = {m: i for i, m in enumerate(ids.tolist())}
+    for m in scores:
+        if m in row:
+            scores[m] += W_MEANING * float(dense[row[m]])
+
+    def order(pair: tuple[int, float]) -> tuple[float, int, str, int]:
+        memory = memories[pair[0]]
+        return (round(pair[1], 9), memory.access_count, memory.created_at, memory.id)
+
+    ranked = sorted(((m, s) for m, s in scores.items() if s > 0), key=order, reverse=True)
+    named = set(date_terms(query))
+    top = keyword[:limit]
+    deadline = {
+        m: place
+        for place, (m, _) in enumerate(top)
+        if named.intersection(created_terms(memories[m].created_at))
+    }
+    if not deadline:
+        return ranked[:limit]
+    out: list[tuple[int, float]] = []
+    score_of = dict(ranked)
+    pending = sorted(deadline, key=lambda m: deadline[m])
+    rest = [pair for pair in ranked]
+    while len(out) < limit and (pending or rest):
+        if pending and (deadline[pending[0]] <= len(out) or not rest):
+            chosen = pending.pop(0)
+            out.append((chosen, score_of.get(chosen, 0.0)))
+            rest = [pair for pair in rest if pair[0] != chosen]
+        else:
+            pair = rest.pop(0)
+            out.append(pair)
+            if pair[0] in pending:
+                pending.remove(pair[0])
+    return out
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    count=st.integers(1, 400),
+    limit=st.integers(1, 30),
+    levels=st.integers(1, 6),
+    dated=st.booleans(),
+    seed=st.integers(0, 2**32 - 1),
+)
+def test_fusion_keeps_only_the_best_yet_ranks_as_sorting_every_candidate(
+    count: int, limit: int, levels: int, dated: bool, seed: int
+) -> None:
+    # Few distinct values (``levels``) make many ties, broken by accessCount, date and id.
+    rng = np.random.default_rng(seed)
+    memories = {
+        i: Memory(
+            id=i,
+            content=f"m{i}",
+            created_at=f"2023-05-0{1 + int(rng.integers(3))}T10:00:00",
+            access_count=int(rng.integers(3)),
+        )
+        for i in range(1, count + 1)
+    }
+    ids = np.array(sorted(rng.choice(count, size=max(1, count * 3 // 4), replace=False) + 1))
+    cosines = (rng.integers(levels, size=len(ids)) / levels).astype(np.float32)
+    picked = rng.choice(count, size=min(count, max(limit, DEPTH)), replace=False) + 1
+    values = np.sort(rng.integers(1, levels + 1, size=len(picked)))[::-1] / levels
+    keyword = [(int(m), float(v)) for m, v in zip(picked, values, strict=True)]
+    query = "what happened on May 2nd?" if dated else "what happened?"
+    expected = _fuse_by_sorting_all(query, keyword, ids, cosines, memories, limit)
+    assert fuse(query, keyword, ids, cosines, memories, limit) == expected
