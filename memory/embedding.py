@@ -22,7 +22,20 @@ the bot searches by keywords).
 ``EmbedderHealth`` wraps any embedder for a long-running process: after a failure it answers
 ``EmbeddingFailed`` at once, without calling the embedder, for a back-off period (5 s,
 doubling up to 5 minutes), so that an endpoint that is down costs searches nothing; it logs a
-failure once, when the state changes, and once more when the embedder works again.
+failure once, when the state changes, and once more when the embedder works again. It also
+keeps the vectors of the last ``QUERY_CACHE`` queries (one text each; passages are never
+kept), so that a question asked again (a repeated message, a second page of the same search)
+is not embedded again: at 10,000 memories a hybrid search is about 21 ms, 19 of them the
+offline model embedding the query (``python -m bench.hybrid_bench``, whose questions are all
+different, so its figure owes nothing to this). 256 vectors of 384 floats are 0.4 MB.
+
+Measured and left as they are (``python -m bench.hybrid_bench``, 2 shared cores): two engine
+threads for a query halve its time on an idle machine (22 -> 12 ms) but, with one other
+busy process, make it 3 times slower (28 -> 93 ms median, p90 360 ms), as its threads wait
+for each other at the ~170 parallel regions of one text. Weights dequantised to float32 once
+(+85 MB) with numpy's BLAS doing the products: the 72 products of a 12-token query alone took
+15 ms on one thread (the engine: 17-19 ms in all, at 1.2 ms a token), since each query then
+reads 85 MB; not worth a second implementation of the model and its tokenizer.
 """
 
 from __future__ import annotations
@@ -31,6 +44,7 @@ import importlib.util
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -47,6 +61,7 @@ OFFLINE_MODEL = "multilingual-e5-small-q4"
 OFFLINE_DIMENSIONS = 384
 BACKOFF = 5.0
 BACKOFF_MAX = 300.0
+QUERY_CACHE = 256
 
 
 class Embedder(Protocol):
@@ -140,6 +155,7 @@ class EmbedderHealth:
         self._failures = 0
         self._retry_at = 0.0
         self._last_error = ""
+        self._queries: OrderedDict[str, Vectors] = OrderedDict()  # least recently used first
 
     @property
     def failing(self) -> bool:
@@ -153,7 +169,11 @@ class EmbedderHealth:
 
     def embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
         """The inner embedder's vectors; ``EmbeddingFailed`` at once while backing off."""
+        cached = query and len(texts) == 1
         with self._lock:
+            if cached and texts[0] in self._queries:
+                self._queries.move_to_end(texts[0])
+                return self._queries[texts[0]].copy()
             if self._failures and self._clock() < self._retry_at:
                 raise EmbeddingFailed(f"embeddings unavailable: {self._last_error}")
         try:
@@ -167,6 +187,10 @@ class EmbedderHealth:
                     "embeddings work again (%s) after %d failures", self.model, self._failures
                 )
             self._failures, self._retry_at, self._last_error = 0, 0.0, ""
+            if cached:
+                self._queries[texts[0]] = vectors.copy()
+                if len(self._queries) > QUERY_CACHE:
+                    self._queries.popitem(last=False)
         return vectors
 
     def _failed(self, message: str) -> None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory.embedding import QUERY_CACHE, EmbedderHealth, Vectors, unit_rows
+from memory.errors import EmbeddingFailed
 from memory.hybrid import DEPTH, W_KEYWORDS, W_MEANING, fuse
 from memory.model import Memory
 from memory.text import created_terms, date_terms
@@ -166,3 +169,67 @@ def test_fusion_keeps_only_the_best_yet_ranks_as_sorting_every_candidate(
     query = "what happened on May 2nd?" if dated else "what happened?"
     expected = _fuse_by_sorting_all(query, keyword, ids, cosines, memories, limit)
     assert fuse(query, keyword, ids, cosines, memories, limit) == expected
+
+
+class Counting:
+    """An embedder that counts the texts it embeds (vectors from the text's hash)."""
+
+    model = "counting-test"
+    dimensions = 4
+
+    def __init__(self) -> None:
+        self.embedded: list[tuple[str, bool]] = []
+        self.fail = False
+
+    def embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
+        if self.fail:
+            raise EmbeddingFailed("counting: scripted failure")
+        self.embedded += [(text, query) for text in texts]
+        rows = [
+            np.random.default_rng(list(text.encode())).random(4) + (1.0 if query else 2.0)
+            for text in texts
+        ]
+        return unit_rows(rows, len(texts), self.dimensions)
+
+
+def test_a_query_asked_again_is_not_embedded_again_and_the_cache_is_bounded() -> None:
+    inner = Counting()
+    health = EmbedderHealth(inner)
+    first = health.embed(["where is my code"], query=True)
+    again = health.embed(["where is my code"], query=True)
+    assert inner.embedded == [("where is my code", True)]
+    assert (
+        again.tolist() == first.tolist() == inner.embed(["where is my code"], query=True).tolist()
+    )
+    again[0, 0] = 99.0  # the caller's copy: the cache keeps its own
+    assert health.embed(["where is my code"], query=True).tolist() == first.tolist()
+    # A passage of the same text is its own vector, and passages are never kept.
+    inner.embedded.clear()
+    health.embed(["where is my code"], query=False)
+    health.embed(["where is my code"], query=False)
+    assert inner.embedded == [("where is my code", False)] * 2
+    # Bounded: the least recently used query goes first.
+    inner.embedded.clear()
+    for i in range(QUERY_CACHE):
+        health.embed([f"question {i}"], query=True)
+    health.embed(["question 0"], query=True)  # used again: now the most recent
+    health.embed(["one more"], query=True)  # evicts "where is my code", the oldest
+    assert len(health._queries) == QUERY_CACHE
+    inner.embedded.clear()
+    health.embed(["question 0"], query=True)
+    health.embed(["where is my code"], query=True)
+    assert inner.embedded == [("where is my code", True)]
+
+
+def test_a_cached_query_answers_while_the_embedder_fails_and_a_failure_is_not_kept() -> None:
+    inner = Counting()
+    health = EmbedderHealth(inner)
+    kept = health.embed(["where is my code"], query=True)
+    inner.fail = True
+    with pytest.raises(EmbeddingFailed):
+        health.embed(["something new"], query=True)
+    assert health.embed(["where is my code"], query=True).tolist() == kept.tolist()
+    inner.fail = False
+    with pytest.raises(EmbeddingFailed):  # backing off: not called, and nothing was kept
+        health.embed(["something new"], query=True)
+    assert "something new" not in health._queries
