@@ -18,11 +18,12 @@ short text were measured 30 times slower (4.6 s against 0.09 s for a query on 2 
 while one thread embeds a short text in 10-30 ms on an idle one. A query is embedded from its
 first ``MAX_QUERY_TOKENS`` (128) tokens: the engine's time grows with the tokens (1.2 ms each,
 and windows of 512 past that), and a pasted message of 2,000 characters took 1.3 s (English,
-405 tokens) or 3.5 s (Chinese, 893 tokens) to embed; 128 tokens take about 0.2 s. Every
-question of the retrieval benchmark is under 46 tokens, so none is cut (its figures are
-unchanged). Passages are embedded whole, in the background. ``offline_available()`` says
-whether the package is installed (it ships wheels for Linux x86_64 and macOS arm64; elsewhere
-it is not installed and the bot searches by keywords).
+405 tokens) or 3.5 s (Chinese, 893 tokens) to embed; the first 128 tokens of either took 0.3 s
+(finding them: 5-15 ms of the engine's token count). Every question of the retrieval benchmark
+is under 46 tokens, so none is cut (its figures are unchanged). Passages are embedded whole, in
+the background. ``offline_available()`` says whether the package is installed (it ships wheels
+for Linux x86_64 and macOS arm64; elsewhere it is not installed and the bot searches by
+keywords).
 
 ``EmbedderHealth`` wraps any embedder for a long-running process: after a failure it answers
 ``EmbeddingFailed`` at once, without calling the embedder, for a back-off period (5 s,
