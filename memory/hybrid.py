@@ -29,6 +29,10 @@ offline model (multilingual-e5-small, 4-bit); none of the values below is fitted
   is merged with those memories by deadline (earliest-deadline-first, which meets every
   deadline since a memory at keyword rank r needs one of the first r places), so the dense
   score reorders around them but never pushes them out.
+- Cost: the candidates' scores are added as arrays, and only the ``2 x limit`` best (and
+  whatever is within rounding of the last) get the tie-breaking sort key, a Python call each:
+  0.98 -> 0.45 ms a search at 10,000 memories (depth 100 on both sides), the same ranking
+  (tests/memory/test_vector_speed.py checks it against sorting every candidate).
 - Without an embedder, with nothing embedded yet, or when the query cannot be embedded (an
   endpoint down), the result is exactly the keyword ranking's.
 """
@@ -92,24 +96,27 @@ def fuse(
     closest = (
         np.argpartition(-dense, DEPTH)[:DEPTH] if len(dense) > DEPTH else np.arange(len(dense))
     )
-    for position in closest.tolist():
-        memory_id = int(ids[position])
+    for memory_id in ids[closest].tolist():
         if memory_id in memories:
             scores.setdefault(memory_id, 0.0)
     wanted = np.fromiter(scores, dtype=np.int64, count=len(scores))
     where = np.minimum(np.searchsorted(ids, wanted), len(ids) - 1)
-    has = ids[where] == wanted
-    for memory_id, position, found in zip(
-        wanted.tolist(), where.tolist(), has.tolist(), strict=True
-    ):
-        if found:
-            scores[memory_id] += W_MEANING * float(dense[position])
-    ranked = sorted(
-        ((m, s) for m, s in scores.items() if s > 0),
-        key=lambda pair: _order(memories, pair),
-        reverse=True,
-    )
-    return _keep_dates(query, ranked, keyword[:limit], memories, limit)
+    meaning = np.where(ids[where] == wanted, dense[where].astype(np.float64), 0.0)
+    base = np.fromiter(scores.values(), dtype=np.float64, count=len(scores))
+    # Each score is the keyword part plus W_MEANING x dense, as Python floats would add them.
+    total = base + W_MEANING * meaning
+    positive = total > 0
+    wanted, total = wanted[positive], total[positive]
+    # Only the best few need the tie-breaking sort key (a Python call each): the ``2 x limit``
+    # best are enough for ``_keep_dates``, and whatever is within rounding of the last of them.
+    if len(total) > 2 * limit:
+        cut = float(np.partition(total, -2 * limit)[-2 * limit]) - 1e-8
+        keep = total >= cut
+        top = list(zip(wanted[keep].tolist(), total[keep].tolist(), strict=True))
+    else:
+        top = list(zip(wanted.tolist(), total.tolist(), strict=True))
+    ranked = sorted(top, key=lambda pair: _order(memories, pair), reverse=True)
+    return _keep_dates(query, ranked, keyword[:limit], memories, limit, (wanted, total))
 
 
 def _keep_dates(
@@ -118,8 +125,13 @@ def _keep_dates(
     keyword: list[tuple[int, float]],
     memories: Mapping[int, Memory],
     limit: int,
+    scored: tuple[npt.NDArray[np.int64], npt.NDArray[np.float64]],
 ) -> list[tuple[int, float]]:
-    """``ranked`` with each dated keyword match at least as high as in ``keyword``."""
+    """``ranked`` with each dated keyword match at least as high as in ``keyword``.
+
+    ``ranked`` holds at least the best ``2 x limit`` (enough: at most ``limit`` dated ones are
+    placed out of its order); ``scored`` is every fused (id, score) > 0.
+    """
     named = set(date_terms(query))
     if not named:
         return ranked[:limit]
@@ -130,7 +142,7 @@ def _keep_dates(
     }
     if not deadline:
         return ranked[:limit]
-    score_of = dict(ranked)
+    score_of = dict(zip(scored[0].tolist(), scored[1].tolist(), strict=True))
     pending = sorted(deadline, key=lambda memory_id: deadline[memory_id])
     stream = iter(ranked)
     placed: set[int] = set()

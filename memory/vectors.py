@@ -16,8 +16,14 @@ atomically (a reader sees the old file or the new), without fsync, like the sear
 ``VectorIndex`` is what a namespace holds: per memory the key of its text, per key a row of a
 matrix grown by doubling, and the texts still to embed. A search multiplies the whole matrix
 by the query (one contiguous matrix-vector product: about 1 ms at 10,000 memories) and picks
-the rows of the memories it has. Rows of texts no longer held (an edited memory's old text)
-stay until the namespace is released; the file keeps only the rows of the texts held.
+the rows of the memories it has. The product is ``np.vecdot``, numpy's own loop, not BLAS's
+``@``: OpenBLAS runs a matrix-vector product this size on all its threads, which then spin
+waiting for more work and take the core that embeds the next query. Measured at 10,000
+memories on 2 shared cores (``python -m bench.hybrid_bench``, back to back, load 2.4-3.2):
+hybrid search median 31 / 52 / 64 ms with ``@``, 24 / 28 / 29 ms with OpenBLAS held to one
+thread; ``np.vecdot`` alone 0.95 ms against ``@``'s 0.26 ms idle and 6 ms under that load.
+Rows of texts no longer held (an edited memory's old text) stay until the namespace is
+released; the file keeps only the rows of the texts held.
 """
 
 from __future__ import annotations
@@ -233,7 +239,7 @@ class VectorIndex:
         ids, rows = self._view
         if not len(ids):
             return ids, np.zeros(0, dtype=np.float32)
-        return ids, (self._matrix[: self._used] @ query)[rows]
+        return ids, np.vecdot(self._matrix[: self._used], query)[rows]
 
     def snapshot(self) -> VectorSet:
         """The vectors of the held memories, for the file."""
