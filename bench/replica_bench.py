@@ -39,8 +39,10 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
+from bot.deploy import COMMAND  # + the config file: what the Dockerfile and compose.yaml run
+
 ROOT = Path(__file__).resolve().parents[1]
-COMMAND = ("python", "-m", "bot", "--config")  # + the config file: what the Dockerfile runs
+
 SECRET = "bench-webhook-secret"
 LEASE_SECONDS = 3  # how long a killed replica's chats wait for the other replica
 
