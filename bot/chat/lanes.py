@@ -114,6 +114,7 @@ class SharedUpdates(asyncio.Queue[object]):
         self._failing = False
         self._direct_until = 0.0  # loop time until which updates skip the refusing queue
         self._direct_lanes: dict[str, asyncio.Lock] = {}  # chats with updates handled directly
+        self._direct_queued: dict[str, int] = {}  # their updates holding or awaiting the lock
         self._direct: set[asyncio.Task[None]] = set()
 
     @property
@@ -150,13 +151,18 @@ class SharedUpdates(asyncio.Queue[object]):
         application = self.application
         if application is None:
             return
+        # Dropped once no update holds or awaits it: ``locked()`` is False also while the
+        # next waiter has been woken and not yet run, and a new lock then would let the next
+        # update overtake it.
         lock = self._direct_lanes.setdefault(lane, asyncio.Lock())
+        self._direct_queued[lane] = self._direct_queued.get(lane, 0) + 1
         try:
             async with lock:
                 await application.process_update(Update.de_json(update, application.bot))
         finally:
-            if not lock.locked() and self._direct_lanes.get(lane) is lock:
-                del self._direct_lanes[lane]
+            self._direct_queued[lane] -= 1
+            if not self._direct_queued[lane]:
+                del self._direct_queued[lane], self._direct_lanes[lane]
 
     async def put(self, item: object) -> None:
         """An update from polling: ``accept`` it; anything else (the Application's stop

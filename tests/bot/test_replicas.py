@@ -205,3 +205,41 @@ async def test_with_the_database_down_the_bot_answers_what_it_can_and_recovers(
     with open_store(pg_url) as store:
         contents = [m.content for m in store.namespace("users/79").memories()]
     assert contents == ["before the outage", "after the outage"]
+
+
+async def test_with_the_database_down_a_chats_updates_still_go_one_at_a_time_in_order(
+    telegram: FakeBotAPI, pg_server: Server, pg_url: str, tmp_path: Path
+) -> None:
+    """Handled directly (the queue refused them), a chat's updates wait for each other, also
+    one that arrives just as an earlier one hands the chat on to the next."""
+    user = FakeBotAPI.user(80, "Orderly")
+    arrived: list[str] = []
+    telegram.hold("sendMessage", when=lambda params: bool(arrived.append(params["text"])))
+    gates = [
+        telegram.hold("sendMessage", when=lambda params, n=n: len(arrived) == n) for n in (1, 2)
+    ]
+    async with replica(telegram, pg_url, tmp_path, "one", timeout=2) as one:
+        pg_server.stop()
+        try:
+            for text in ("/help", "/help", "/help"):
+                telegram.send(text, user=user)
+            first, second, third = taken(telegram)
+            await one.accept(first)  # refused by the database: handled here, now
+            await one.accept(second)
+            await one.accept(third)
+            while len(arrived) < 1:
+                await asyncio.sleep(0.05)
+            gates[0].set()  # the first is answered; the second takes the chat
+            while len(arrived) < 2:
+                await asyncio.sleep(0.05)
+            telegram.send("/no_such_command", user=user)
+            await one.accept(*taken(telegram))
+            for _ in range(40):  # out of order, it would be answered before the third now
+                if len(arrived) > 2:
+                    break
+                await asyncio.sleep(0.05)
+            gates[1].set()
+            await telegram.wait("sendMessage", count=4, timeout=60)
+        finally:
+            pg_server.start()
+    assert ["/remember" in text for text in arrived] == [True, True, True, False], arrived

@@ -9,11 +9,15 @@ import threading
 import time
 from collections import defaultdict
 from collections.abc import Iterator
+from typing import Any
 
+import psycopg
 import pytest
 
 from memory import open_store
 from memory.pg import PgStore
+from memory.pg.database import Database
+from memory.pg.updates import PgUpdateQueue
 
 LEASE = 30.0  # long enough that no lease runs out unless a test wants it to
 
@@ -213,3 +217,47 @@ def test_replicas_racing_handle_every_update_once_in_order_per_chat(
     for chat, ids in handled.items():
         assert ids == sorted(ids), f"chat {chat} out of order: {ids}"
     assert queues[0].waiting_count() == 0
+
+
+def _rows_read(watcher: Any) -> int:
+    """Entries of ``bot_updates``'s indexes and rows of its table the server has read."""
+    watcher.execute("SELECT pg_stat_clear_snapshot()")
+    row = watcher.execute(
+        "SELECT (SELECT sum(idx_tup_read) FROM pg_stat_user_indexes WHERE relname = 'bot_updates')"
+        " + (SELECT seq_tup_read FROM pg_stat_user_tables WHERE relname = 'bot_updates')"
+    ).fetchone()
+    return int(row[0])
+
+
+def test_a_claim_does_not_read_a_leased_chats_whole_backlog(pg_url: str) -> None:
+    """One chat flooded while a replica handles it: another replica's claim (at each poll)
+    must not walk that backlog to find a free chat behind it, nor to find that none is."""
+    backlog = 20_000
+    with open_store(pg_url) as store, psycopg.connect(pg_url, autocommit=True) as watcher:
+        queue = store.updates()
+        assert queue is not None
+        watcher.execute(
+            "INSERT INTO bot_updates (update_id, lane, body)"
+            " SELECT g, '1', '{}' FROM generate_series(1, %s) g",
+            (backlog,),
+        )
+        queue.receive(update(backlog + 1, 2), "2")
+        watcher.execute("ANALYZE bot_updates")
+        busy = queue.claim("a", LEASE, 16)
+        assert busy is not None and busy[0].key == "1"
+        # One connection, so that its statistics can be flushed when asked (a backend
+        # reports them when idle, at most once a second otherwise).
+        database = Database(pg_url, max_size=1)
+        database.open()
+        try:
+            other = PgUpdateQueue(database)
+            for expected in ("2", None):  # the free chat behind the backlog, then none free
+                before = _rows_read(watcher)
+                claimed = other.claim("b", LEASE, 16)
+                with database.transaction(write=False) as connection:
+                    connection.execute("SELECT pg_stat_force_next_flush()")
+                read = _rows_read(watcher) - before
+                assert (claimed[0].key if claimed else None) == expected
+                assert read < backlog // 20, f"a claim read {read} rows for a {backlog} backlog"
+        finally:
+            database.close()
