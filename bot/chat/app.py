@@ -386,6 +386,10 @@ async def serving(
             await webhook.stop()  # first: no update is accepted that nobody would handle
         if application.updater is not None and application.updater.running:
             await application.updater.stop()
+        if isinstance(application.update_queue, SharedUpdates):
+            # Before the bot's connection closes: a lane still running would send its reply
+            # into a closed client and then mark the update done, losing that reply.
+            await application.update_queue.stop()
         if application.running:
             await application.stop()
         await application.shutdown()
