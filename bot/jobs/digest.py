@@ -17,14 +17,36 @@ to the group of ``chats/<id>``
 
 Periods and restarts. The scheduled time of the latest run at or before ``now``
 (``Schedule.latest``) identifies the period; a namespace whose ``last_period`` is that time
-has had its report, so a report is never sent twice for one period, however often the job
-runs. The job runs at each scheduled time and once at start-up, which sends the reports a stop
-missed, if the scheduled time is less than ``grace_hours`` ago (older ones are dropped: the
-next period's report will come). The period is recorded before sending, and taken back if
-sending fails, so a crash in the middle of a send loses that report rather than doubling it.
-Recording is a compare-and-set on the document (``memory.update_document``) that claims the
-period only if no one has: two processes or replicas running the job at once send each report
-once, and a ``/digest off`` in between is never overwritten.
+has had its report (or is being sent it), so a report is never sent twice for one period,
+however often the job runs. The job runs at each scheduled time and once at start-up, which
+sends the reports a stop missed, if the scheduled time is less than ``grace_hours`` ago (older
+ones are dropped: the next period's report will come).
+
+Once, across replicas and crashes. Before a report is sent, its period is claimed: a
+compare-and-set on the document (``memory.update_document``) that sets ``last_period`` and
+``claim = {at, by, since, tries}`` (the period, this process, its clock, the how-many-th
+attempt) only if no one has claimed that period, so two processes or replicas running the job
+at once send each report once, and a ``/digest off`` in between is never overwritten. After
+the send, one more compare-and-set clears the claim and records ``last_sent_at`` (the time the
+report was built for: the next report's "added since") and ``delivered_at`` (when Telegram
+took it, by the sender's clock). A send that failed gives the period back, to be tried by a
+later run (a restart). A claim still there was left by a replica that died while sending: it
+is taken over, as a reminder's is (``bot.core.reminders``), once this process has seen that
+same claim unchanged for ``LEASE`` on its own clock (``Leases``), so replicas whose clocks
+disagree never take over a report being sent right now. The taker sends it with ``tries`` 2;
+a claim taken over once already is recorded as done, never sent a third time. So a report is
+sent at least once unless the bot is down past ``grace_hours``, and at most twice, only after
+a crash between sending and recording.
+
+Finding the left claims must not read every namespace: each claim is first marked in a
+bot-wide document ``digest-claims/<namespace>`` (``Store.bot_documents()``), written before the
+claim and removed after it is completed or given back (compare-and-set on the marker's
+version, so a marker written meanwhile by another attempt stays). A sweep job, every
+``SWEEP_SECONDS`` and at start-up, lists that prefix only, and per marker reads that
+namespace: a live claim is watched (and taken over after the lease); a completed, given back
+or switched-off one has its marker removed; an unclaimed namespace whose marker says a claim
+was about to be made keeps it for one lease (the claimant may be between its two writes).
+At rest, between runs, there are no markers and the sweep reads nothing else.
 
 Failures. Telegram answering 403 (the user blocked the bot, the bot left the group) switches
 that namespace off (``off_reason: "blocked"``) and is logged; any other failure for one
@@ -42,7 +64,10 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import logging
+import os
 import re
+import secrets
+import socket
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -53,12 +78,12 @@ from telegram.error import Forbidden
 from telegram.ext import Application, ContextTypes
 
 from bot.config import DigestConfig
-from bot.core.reminders import zone_of_chat
+from bot.core.reminders import LEASE, Claim, Leases, zone_of_chat
 from bot.jobs.report import build_report, render_report
 from bot.jobs.schedule import Schedule, parse_timezone
 from bot.view.replies import send_html
 from memory import Documents, Store, update_document
-from memory.errors import MemoryInvalid, MemoryStoreError
+from memory.errors import DocumentConflict, MemoryInvalid, MemoryStoreError
 from memory.model import Memory, format_time, parse_time
 
 log = logging.getLogger(__name__)
@@ -66,6 +91,9 @@ log = logging.getLogger(__name__)
 SETTINGS = "digest"  # the document's key
 SETTINGS_FILE = "digest.json"  # its file in the file store
 JOB_NAME = "digest"
+SWEEP_NAME = "digest-sweep"
+SWEEP_SECONDS = 60.0  # how often left claims are looked for (a takeover needs LEASE more)
+CLAIMS = "digest-claims"  # bot-wide markers of the claims in progress, one per namespace
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _CHAT_NAMESPACE = re.compile(r"(?:users|chats)/(-?\d+)")
 _BEFORE = timedelta(microseconds=1)
@@ -84,6 +112,26 @@ def _time(value: object) -> datetime | None:
         return None
 
 
+def _claim_json(claim: Claim | None) -> dict[str, Any] | None:
+    if claim is None:
+        return None
+    since = format_time(claim.since)
+    return {"at": format_time(claim.at), "by": claim.by, "since": since, "tries": claim.tries}
+
+
+def _claim_of(value: object) -> Claim | None:
+    """A claim as ``_claim_json`` wrote it; None if ``value`` is not one (a hand edit)."""
+    if not isinstance(value, dict):
+        return None
+    at, since = _time(value.get("at")), _time(value.get("since"))
+    by, tries = value.get("by"), value.get("tries")
+    if at is None or since is None or not isinstance(by, str):
+        return None
+    if not isinstance(tries, int) or isinstance(tries, bool) or tries < 1:
+        return None
+    return Claim(at, by, since, tries)
+
+
 @dataclass(frozen=True)
 class DigestSettings:
     """One namespace's ``digest.json``; a namespace without the file has these defaults."""
@@ -92,8 +140,10 @@ class DigestSettings:
     chat_id: int | None = None  # None: the chat the namespace is named after
     language: str | None = None  # None: guessed from the memories ("zh" if mostly Chinese)
     last_period: str | None = None  # scheduled time (UTC) of the last period reported
-    last_sent_at: str | None = None  # when that report was built
+    last_sent_at: str | None = None  # the time the last report sent was built for
     off_reason: str | None = None  # "user" (/digest off) or "blocked" (Telegram said 403)
+    claim: Claim | None = None  # who is sending a report, since when (module docstring)
+    delivered_at: str | None = None  # when Telegram took the last report (sender's clock)
 
     @classmethod
     def from_dict(cls, data: object) -> DigestSettings:
@@ -103,6 +153,11 @@ class DigestSettings:
         values: dict[str, Any] = {}
         for spec in dataclasses.fields(cls):
             value = data.get(spec.name)
+            if spec.name == "claim":
+                values["claim"] = _claim_of(value)
+                if value is not None and values["claim"] is None:
+                    log.warning("ignored claim = %r in a %s: not a claim", value, SETTINGS_FILE)
+                continue
             wanted = bool if spec.name == "enabled" else int if spec.name == "chat_id" else str
             if isinstance(value, wanted) and (wanted is bool or not isinstance(value, bool)):
                 values[spec.name] = value
@@ -118,7 +173,8 @@ class DigestSettings:
 
     def to_dict(self) -> dict[str, Any]:
         """The file's object: every key, ``null`` where unset."""
-        return dataclasses.asdict(self)
+        values = {spec.name: getattr(self, spec.name) for spec in dataclasses.fields(self)}
+        return {**values, "claim": _claim_json(self.claim)}
 
     @property
     def period(self) -> datetime | None:
@@ -129,6 +185,12 @@ class DigestSettings:
     def sent_at(self) -> datetime | None:
         """``last_sent_at`` as a time."""
         return _time(self.last_sent_at)
+
+    @property
+    def sending(self) -> Claim | None:
+        """The claim on ``last_period``, if its report is being sent (None: done, or free)."""
+        claim, period = self.claim, self.period
+        return claim if claim is not None and period is not None and claim.at == period else None
 
 
 @dataclass
@@ -145,7 +207,11 @@ class RunResult:
 class _Outgoing:
     chat_id: int
     markup: str
-    before: DigestSettings  # the settings before the period was recorded, to take it back
+    period: datetime
+    claim: Claim  # ours, on the document
+    built: datetime  # the time the report is of
+    before: str | None  # last_period before the claim, to give it back
+    marker: str  # the version of our marker
 
 
 def chat_of(name: str) -> int | None:
@@ -165,7 +231,7 @@ class Digest:
     """The digest job and the per-namespace settings behind ``/digest``.
 
     ``clock`` (UTC now by default) is the job's notion of the current time; tests pass a
-    controlled one, or call ``run`` with ``now``.
+    controlled one, or call ``run`` with ``now``. ``owner`` names this process in its claims.
     """
 
     def __init__(
@@ -174,10 +240,16 @@ class Digest:
         store: Store,
         *,
         clock: Callable[[], datetime] = _utc_now,
+        owner: str | None = None,
+        sweep_seconds: float = SWEEP_SECONDS,
     ) -> None:
         self.config = config
         self.store = store
         self.clock = clock
+        self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
+        self.sweep_seconds = sweep_seconds
+        self._leases = Leases()  # claims (and markers) seen held, timed on this clock
+        self._sweeping = asyncio.Lock()
         self.timezone = parse_timezone(config.timezone)
         self.schedule = Schedule.parse(config.schedule, self.timezone, now=clock())
         self.grace = timedelta(hours=config.grace_hours)
@@ -291,17 +363,93 @@ class Digest:
         )
         return result
 
-    async def _run_one(self, bot: Bot, name: str, period: datetime, now: datetime) -> str | None:
+    async def sweep(self, bot: Bot, now: datetime | None = None) -> RunResult:
+        """Take over the reports whose claim was never completed (module docstring): those
+        this process has seen claimed, unchanged, for ``LEASE``."""
+        now = now or self.clock()
+        result = RunResult(self.schedule.latest(now))
+        if not self.config.enabled:
+            return result
+        async with self._sweeping:
+            left = await asyncio.to_thread(self._left_claims, now)
+            for name, held in left:
+                outcome = await self._run_one(bot, name, held.at, now, held)
+                if outcome is not None:
+                    getattr(result, outcome).append(name)
+        if result.sent or result.switched_off or result.failed:
+            log.info(
+                "digest taken over: %d sent, %d switched off, %d failed",
+                len(result.sent),
+                len(result.switched_off),
+                len(result.failed),
+            )
+        return result
+
+    async def sweep_callback(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """The JobQueue callback of the sweep."""
+        await self.sweep(context.bot)
+
+    def _left_claims(self, now: datetime) -> list[tuple[str, Claim]]:
+        """The claims to take over now, by namespace; markers no longer needed are removed.
+        Runs in a worker thread."""
+        left = []
+        for marker in self.store.bot_documents().list(f"{CLAIMS}/"):
+            name = marker.key.removeprefix(f"{CLAIMS}/")
+            try:
+                held = self._look(name, marker.key, marker.value, marker.version, now)
+            except MemoryStoreError as e:
+                log.warning("the digest claim of %s could not be looked at: %s", name, e.message)
+                continue
+            if held is not None:
+                left.append((name, held))
+        return left
+
+    def _look(
+        self, name: str, key: str, value: object, version: str, now: datetime
+    ) -> Claim | None:
+        """What the marker ``key`` of namespace ``name`` asks for: the claim to take over, or
+        None (watched, or done with and its marker removed)."""
+        settings = self.settings(name)
+        held = settings.sending if self.is_on(settings) else None
+        if held is None:
+            marked = _claim_of(value)
+            # The claimant may be between its marker and its claim: give it one lease.
+            about_to = marked is not None and self._wants(settings, marked.at)
+            if about_to and marked is not None and not self._leases.expired(key, marked, now):
+                return None
+            self._leases.forget(key)
+            self._unmark(name, version)
+            return None
+        self._leases.forget(key)
+        if now - held.at > self.grace:
+            log.warning("digest for %s: the claim of %s is past the grace period", name, held.by)
+            self._finish(name, held.at, only=held, marker=version)
+            return None
+        if not self._leases.expired(name, held, now):
+            return None  # someone is sending it right now, or we have not watched it long
+        self._leases.forget(name)
+        if held.tries >= 2:
+            # Taken over after a crash once already: recorded as done, never a third copy.
+            log.warning("digest for %s: tried twice already (crashes), recorded as sent", name)
+            self._finish(name, held.at, only=held, marker=version)
+            return None
+        return held
+
+    async def _run_one(
+        self, bot: Bot, name: str, period: datetime, now: datetime, held: Claim | None = None
+    ) -> str | None:
         outgoing = None
         try:
-            outgoing = await asyncio.to_thread(self._prepare, name, period, now)
+            outgoing = await asyncio.to_thread(self._prepare, name, period, now, held)
             if outgoing is None:
                 return None
             await send_html(bot, outgoing.chat_id, outgoing.markup)
         except Forbidden as e:
             log.warning("digest for %s switched off: Telegram refused (%s)", name, e.message)
             try:
-                self.update(name, enabled=False, off_reason="blocked")
+                self.update(name, enabled=False, off_reason="blocked", claim=None)
+                if outgoing is not None:
+                    self._unmark(name, outgoing.marker)
             except MemoryStoreError as error:
                 log.warning("could not switch off the digest of %s: %s", name, error.message)
             return "switched_off"
@@ -309,57 +457,130 @@ class Digest:
             # One namespace's failure (Telegram, its files, a bug) must not stop the others.
             log.exception("digest for %s failed", name)
             if outgoing is not None:
-                self._take_back(name, period, outgoing.before)
+                self._take_back(name, outgoing)
             return "failed"
+        delivered = self.clock()
+        try:
+            await asyncio.to_thread(
+                self._finish,
+                name,
+                period,
+                built=outgoing.built,
+                delivered=delivered,
+                marker=outgoing.marker,
+            )
+        except Exception:
+            # Sent but not recorded (the store failed): the claim stays, and after its lease
+            # the report is sent once more (the documented at-most-one repeat).
+            log.exception("digest for %s sent but not recorded", name)
         return "sent"
 
-    def _prepare(self, name: str, period: datetime, now: datetime) -> _Outgoing | None:
-        """The report to send to ``name`` for ``period``, recorded as sent; None if it needs
-        none (off, already sent, no memories, no chat). Runs in a worker thread."""
+    def _prepare(
+        self, name: str, period: datetime, now: datetime, held: Claim | None = None
+    ) -> _Outgoing | None:
+        """The report to send to ``name`` for ``period``, claimed; None if it needs none (off,
+        already sent or being sent, no memories, no chat). With ``held``: take that left claim
+        over, if it is still there. Runs in a worker thread."""
         settings = self.settings(name)
         chat_id = settings.chat_id if settings.chat_id is not None else chat_of(name)
-        if not self._wants(settings, period) or chat_id is None:
+        if not self._needs(settings, period, held):
             return None
         memories = self.store.namespace(name).memories()
-        if not memories:
+        if chat_id is None or not memories:
+            if held is not None:  # nothing to send any more: the claim is done with
+                self._finish(name, period, only=held)
             return None
         since = settings.sent_at or self.schedule.latest(period - _BEFORE)
         markup = self._render(
             memories, since=since, now=now, language=settings.language, chat=chat_id
         )
-        claimed: list[DigestSettings] = []  # the settings the claim was made on, if it was
+        ours = Claim(period, self.owner, now, 1 if held is None else held.tries + 1)
+        # Marked before it is claimed: a claim never exists unmarked (the sweep's index).
+        marker = self.store.bot_documents().put(
+            f"{CLAIMS}/{name}", {"namespace": name, **(_claim_json(ours) or {})}
+        )
+        before: list[str | None] = []  # last_period before the claim, if it was made
 
         def claim(value: Any) -> Any:
-            claimed.clear()
-            before = DigestSettings.from_dict(value)  # /digest off may have come in meanwhile
-            if not self._wants(before, period):  # or another process sent it
+            before.clear()
+            current = DigestSettings.from_dict(value)  # /digest off may have come in meanwhile
+            if not self._needs(current, period, held):  # or another process sent it
                 return value
-            claimed.append(before)
+            earlier = self.schedule.latest(period - _BEFORE)
+            before.append(
+                current.last_period
+                if held is None
+                else (format_time(earlier) if earlier is not None else None)
+            )
             return dataclasses.replace(
-                before, last_period=format_time(period), last_sent_at=format_time(now)
+                current, last_period=format_time(period), claim=ours
             ).to_dict()
 
         update_document(self.store.documents(name), SETTINGS, claim)
-        return _Outgoing(chat_id, markup, claimed[0]) if claimed else None
+        if not before:
+            return None  # our marker stays until the sweep sees the claim done: it may be theirs
+        return _Outgoing(chat_id, markup, period, ours, now, before[0], marker.version)
+
+    def _needs(self, settings: DigestSettings, period: datetime, held: Claim | None) -> bool:
+        """Whether ``period`` is to be claimed: unclaimed, or (``held``) that claim still held."""
+        if held is None:
+            return self._wants(settings, period)
+        return self.is_on(settings) and settings.sending == held
 
     def _wants(self, settings: DigestSettings, period: datetime) -> bool:
         """Whether a namespace with ``settings`` still needs the report of ``period``."""
         last = settings.period
         return self.is_on(settings) and (last is None or last < period)
 
-    def _take_back(self, name: str, period: datetime, before: DigestSettings) -> None:
-        """Forget that ``period`` was sent to ``name`` (sending failed), unless that changed."""
+    def _finish(
+        self,
+        name: str,
+        period: datetime,
+        *,
+        only: Claim | None = None,
+        built: datetime | None = None,
+        delivered: datetime | None = None,
+        marker: str | None = None,
+    ) -> None:
+        """The report of ``period`` was sent (``built``: the time it is of), or is not to be
+        sent any more: clear the claim (``only`` that one), then our marker."""
+
+        def record(value: Any) -> Any:
+            current = DigestSettings.from_dict(value)
+            held = current.sending
+            if held is None or held.at != period or (only is not None and held != only):
+                return value  # completed by another, or changed meanwhile
+            changes: dict[str, Any] = {"claim": None}
+            if built is not None:
+                changes["last_sent_at"] = format_time(built)
+            if delivered is not None:
+                changes["delivered_at"] = format_time(delivered)
+            return dataclasses.replace(current, **changes).to_dict()
+
+        update_document(self.store.documents(name), SETTINGS, record)
+        if marker is not None:
+            self._unmark(name, marker)
+
+    def _unmark(self, name: str, version: str) -> None:
+        """Remove the marker of ``name`` if it is still at ``version``."""
+        try:
+            self.store.bot_documents().delete(f"{CLAIMS}/{name}", version=version)
+        except DocumentConflict:
+            # Another attempt marked it since: that marker is its own, cleared by it or a sweep.
+            log.debug("the digest marker of %s changed meanwhile: left in place", name)
+
+    def _take_back(self, name: str, outgoing: _Outgoing) -> None:
+        """Sending failed: give ``period`` back to ``name``, if our claim is still there."""
 
         def restore(value: Any) -> Any:
             current = DigestSettings.from_dict(value)
-            if current.period != period:
+            if current.sending != outgoing.claim:
                 return value
-            return dataclasses.replace(
-                current, last_period=before.last_period, last_sent_at=before.last_sent_at
-            ).to_dict()
+            return dataclasses.replace(current, last_period=outgoing.before, claim=None).to_dict()
 
         try:
             update_document(self.store.documents(name), SETTINGS, restore)
+            self._unmark(name, outgoing.marker)
         except MemoryStoreError as e:
             log.warning("could not take back the digest period of %s: %s", name, e.message)
 
@@ -387,11 +608,22 @@ class Digest:
             name=f"{JOB_NAME}-catch-up",
             job_kwargs={"misfire_grace_time": None},
         )
+        # From start-up on: the first look starts the lease of a claim left by a crash.
+        queue.run_repeating(
+            self.sweep_callback,
+            interval=self.sweep_seconds,
+            first=0,
+            name=SWEEP_NAME,
+            job_kwargs={"misfire_grace_time": None, "coalesce": True},
+        )
 
 
 __all__ = [
+    "CLAIMS",
     "JOB_NAME",
+    "LEASE",
     "SETTINGS_FILE",
+    "SWEEP_NAME",
     "Digest",
     "DigestSettings",
     "RunResult",

@@ -265,7 +265,7 @@ async def test_start_up_catches_up_once_through_the_job_queue(
         digest = make_digest(store, now)
         digest.register(application)
         names = sorted(job.name for job in application.job_queue.jobs())  # type: ignore[union-attr]
-        assert names == ["digest", "digest-catch-up"]
+        assert names == ["digest", "digest-catch-up", "digest-sweep"]
         since = telegram.mark()
         async with application:
             await application.start()
@@ -522,7 +522,7 @@ def test_the_application_schedules_the_digest_unless_told_not_to(tmp_path: Path)
             assert application.job_queue is not None
             return sorted(job.name or "" for job in application.job_queue.jobs())
 
-    assert job_names({}) == ["digest", "digest-catch-up", "reminders"]
+    assert job_names({}) == ["digest", "digest-catch-up", "digest-sweep", "reminders"]
     assert job_names({"enabled": False}) == ["reminders"]
     assert job_names({}, jobs=False) == []  # the console: no report may count as sent
 

@@ -10,19 +10,21 @@ what reaches Telegram.
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import os
 import re
 import signal
 import subprocess
 import sys
 import textwrap
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Coroutine
 from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 import pytest
+from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED
 from telegram.ext import Application
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
@@ -31,6 +33,7 @@ from bot.chat.services import KEY, Services
 from bot.config import parse_config
 from bot.core import reminders, when
 from bot.core.policy import Actor, Caller
+from bot.core.reminders import LEASE  # the digest takes a left claim over as a reminder does
 from memory import open_store
 from memory.model import format_time
 
@@ -114,9 +117,22 @@ async def replicas(
         build_application(config, open_store(config.store_location), None, clock=clock)
         for clock in clocks
     ]
+    catch_ups = {
+        job.job.id
+        for application in applications
+        for job in application.job_queue.jobs()  # type: ignore[union-attr]
+        if job.name == "digest-catch-up"
+    }
+    finished: set[str] = set()
+    for application in applications:
+        application.job_queue.scheduler.add_listener(  # type: ignore[union-attr]
+            lambda event: finished.add(event.job_id), EVENT_JOB_EXECUTED | EVENT_JOB_ERROR
+        )
     async with AsyncExitStack() as stack:
-        # Started together: the digest's catch-up of each runs as the others' does.
+        # Started together: the digest's catch-up of each runs as the others' does; the test
+        # goes on once each has run (at the start's time, whatever the test does next).
         await asyncio.gather(*(stack.enter_async_context(serving(a)) for a in applications))
+        await eventually(lambda: catch_ups <= finished, timeout=60)
         yield applications
 
 
@@ -180,27 +196,166 @@ async def test_a_replica_that_claimed_a_reminder_and_died_leaves_it_to_another_o
     assert deliveries(telegram) == ["task 0"]
 
 
-async def test_a_digest_claimed_by_a_replica_that_died_is_not_sent_twice(
+async def digest_jobs(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Run every digest job of ``application`` now, as its JobQueue does as time goes by."""
+    assert application.job_queue is not None
+    for job in application.job_queue.jobs():
+        if job.name is not None and job.name.startswith("digest"):
+            await job.run(application)
+
+
+class Doom:
+    """Telegram holds the first ``count`` reports to ``user`` unanswered, and the task sending
+    each dies (is cancelled) the moment it arrives: a replica killed between claiming a report
+    and recording it. ``hang_up`` lets the held requests go, failed: never counted as sent."""
+
+    def __init__(self, telegram: FakeBotAPI, user: int, count: int = 1) -> None:
+        self.telegram, self.user, self.left = telegram, user, count
+        self.task: asyncio.Task[Any] | None = None
+        self.held = telegram.hold("sendMessage", when=self._arrives)
+
+    def _arrives(self, params: dict[str, Any]) -> bool:
+        if str(params.get("chat_id")) != str(self.user) or not self.left:
+            return False
+        self.left -= 1
+        if self.task is not None:
+            self.task.cancel()
+        return True
+
+    async def kill(self, work: Coroutine[Any, Any, Any]) -> None:
+        """Run ``work`` until its report to ``user`` reaches Telegram, and kill it there."""
+        self.task = asyncio.create_task(work)
+        with contextlib.suppress(asyncio.CancelledError):
+            await self.task
+        assert self.task.cancelled(), "the report never reached Telegram"
+
+    def hang_up(self) -> None:
+        user = str(self.user)
+        self.telegram.fail(
+            "sendMessage", 500, "gone", times=99, when=lambda p: str(p["chat_id"]) == user
+        )
+        self.held.set()
+
+
+async def stop(application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+    """Stop a replica whose jobs died: its store closes with it."""
+    await application.stop()
+    await application.shutdown()
+    await services(application).reminders.stop()
+    services(application).store.close()
+
+
+async def test_a_digest_claimed_by_a_replica_that_died_is_sent_once_by_another(
     location: str, telegram: FakeBotAPI, tmp_path: Path
 ) -> None:
-    """The digest is at most once (``bot.jobs.digest``): a period claimed and then not sent
-    (the replica died in between) is lost for that namespace, never doubled; the others are
-    sent by the survivor."""
+    """The digest is sent once (``bot.jobs.digest``): a period claimed and then never sent
+    (the replica died in between) is taken over by another replica once the claim was seen
+    unchanged for the lease, and sent once; the other reports are sent by the survivor."""
     clock = Clock(START - timedelta(hours=1))  # before the digest's time: nothing sent at start
     set_up(location, telegram, clock(), reminder_count=0)
-    async with replicas(location, telegram, [clock, clock], tmp_path) as (doomed, survivor):
-        # What the doomed replica's claim of the 09:00 period leaves (the period recorded
-        # before sending); then it stops before sending.
-        services(doomed).digest.update(
-            f"users/{USERS[0]}", last_period=format_time(START), last_sent_at=format_time(START)
-        )
-        await doomed.stop()
-        await doomed.shutdown()
-        services(doomed).store.close()
-        clock.advance(hours=1, seconds=30)
-        for _ in range(2):
-            await services(survivor).digest.run(survivor.bot)
-    assert sorted(c.params["chat_id"] for c in digests(telegram)) == USERS[1:]
+    doom = Doom(telegram, USERS[0])
+    try:
+        async with replicas(location, telegram, [clock, clock], tmp_path) as (doomed, survivor):
+            clock.advance(hours=1, seconds=30)
+            await doom.kill(services(doomed).digest.run(doomed.bot))
+            await stop(doomed)
+            for _ in range(2):  # within the lease: the claim may be a live replica's
+                await digest_jobs(survivor)
+            assert sorted(c.params["chat_id"] for c in digests(telegram)) == USERS[1:]
+            clock.advance(seconds=LEASE.total_seconds())  # the lease ran out, on its clock
+            await digest_jobs(survivor)
+            for _ in range(3):
+                clock.advance(seconds=LEASE.total_seconds() + 60)
+                await digest_jobs(survivor)
+            assert sorted(c.params["chat_id"] for c in digests(telegram)) == USERS
+    finally:
+        doom.hang_up()
+    with open_store(location) as store:
+        found = store.documents(f"users/{USERS[0]}").get("digest")
+        assert found is not None and found.value["last_period"] == format_time(START)
+        assert found.value["claim"] is None and found.value["delivered_at"] is not None
+        assert store.bot_documents().list("digest-claims/") == []
+
+
+async def test_a_digest_sent_and_recorded_is_never_sent_again(
+    location: str, telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    clock = Clock(START + timedelta(seconds=30))  # the catch-up of each replica sends them
+    set_up(location, telegram, clock(), reminder_count=0)
+    async with replicas(location, telegram, [clock] * REPLICAS, tmp_path) as running:
+        await telegram.wait("sendMessage", count=len(USERS), where=lambda c: c in digests(telegram))
+        for _ in range(3):  # leases run out again and again: nothing is left to take over
+            clock.advance(seconds=LEASE.total_seconds() + 60)
+            for application in running:
+                await digest_jobs(application)
+    assert sorted(c.params["chat_id"] for c in digests(telegram)) == USERS
+    with open_store(location) as store:
+        assert store.bot_documents().list("digest-claims/") == []
+        for user in USERS:
+            found = store.documents(f"users/{user}").get("digest")
+            assert found is not None and found.value["claim"] is None
+
+
+async def test_a_digest_is_not_taken_over_by_a_replica_whose_clock_runs_ahead(
+    location: str, telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    """A replica whose clock runs minutes ahead of the one sending a report waits a whole
+    lease, on its own clock, before it takes over the claim: it never sends it again."""
+    behind = Clock(START - timedelta(hours=1))
+    ahead = Clock(START - timedelta(hours=1) + 2 * LEASE)
+    set_up(location, telegram, behind(), reminder_count=0)
+    first = [True]  # the first report to USERS[0] waits: a slow Telegram
+
+    def is_first(params: dict[str, Any]) -> bool:
+        return str(params.get("chat_id")) == str(USERS[0]) and bool(first and first.pop())
+
+    slow = telegram.hold("sendMessage", when=is_first)
+    async with replicas(location, telegram, [behind, ahead], tmp_path) as (late, early):
+        behind.advance(hours=1, seconds=30)
+        sending = asyncio.create_task(services(late).digest.run(late.bot))
+        await eventually(lambda: not first, timeout=10)  # claimed: Telegram is slow
+        ahead.advance(hours=1, seconds=30)  # 09:04:30 by this clock, 4 min after the claim
+        for _ in range(3):
+            await digest_jobs(early)  # sends the other reports, watches the claim
+        assert sorted(c.params["chat_id"] for c in digests(telegram)) == USERS[1:]
+        slow.set()
+        await sending
+        for clock in (behind, ahead):
+            clock.advance(seconds=LEASE.total_seconds() + 60)
+        for application in (late, early):
+            await digest_jobs(application)
+    assert sorted(c.params["chat_id"] for c in digests(telegram)) == USERS
+    with open_store(location) as store:
+        assert store.bot_documents().list("digest-claims/") == []
+
+
+async def test_a_digest_taken_over_and_left_again_is_not_sent_a_third_time(
+    location: str, telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    """At most one repeat: the replica that took a left claim over dies too; the third one
+    records the report as done instead of sending a third copy."""
+    clock = Clock(START - timedelta(hours=1))
+    set_up(location, telegram, clock(), reminder_count=0)
+    doom = Doom(telegram, USERS[0], count=2)
+    try:
+        async with replicas(location, telegram, [clock] * 3, tmp_path) as (first, second, third):
+            clock.advance(hours=1, seconds=30)
+            await doom.kill(services(first).digest.run(first.bot))
+            await stop(first)
+            await digest_jobs(second)  # sends the others; its first look at the claim
+            clock.advance(seconds=LEASE.total_seconds())
+            await doom.kill(services(second).digest.sweep(second.bot))  # takes over, dies too
+            await stop(second)
+            for _ in range(3):
+                await digest_jobs(third)
+                clock.advance(seconds=LEASE.total_seconds())
+        assert sorted(c.params["chat_id"] for c in digests(telegram)) == USERS[1:]
+    finally:
+        doom.hang_up()
+    with open_store(location) as store:
+        found = store.documents(f"users/{USERS[0]}").get("digest")
+        assert found is not None and found.value["claim"] is None
+        assert store.bot_documents().list("digest-claims/") == []
 
 
 async def test_replicas_whose_clocks_differ_still_send_each_reminder_once(
