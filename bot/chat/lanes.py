@@ -113,8 +113,6 @@ class SharedUpdates(asyncio.Queue[object]):
         self._alone = asyncio.Lock()  # held while one update is handled alone
         self._failing = False
         self._direct_until = 0.0  # loop time until which updates skip the refusing queue
-        self._direct_lanes: dict[str, asyncio.Lock] = {}  # chats with updates handled directly
-        self._direct_queued: dict[str, int] = {}  # their updates holding or awaiting the lock
         self._direct: set[asyncio.Task[None]] = set()
 
     @property
@@ -142,27 +140,20 @@ class SharedUpdates(asyncio.Queue[object]):
                 else:
                     log.info("update %s delivered again; already received", update["update_id"])
                 return
-        task = asyncio.create_task(self._handle_directly(lane, update))
+        task = asyncio.create_task(self._handle_directly(update))
         self._direct.add(task)
         task.add_done_callback(self._direct.discard)
 
-    async def _handle_directly(self, lane: str, update: dict[str, Any]) -> None:
-        """Handle an update the queue refused, after that chat's earlier such updates."""
+    async def _handle_directly(self, update: dict[str, Any]) -> None:
+        """Handle an update the queue refused, after that chat's earlier such updates: through
+        the Application's update processor (``bot.chat.updates``, a lane per chat)."""
         application = self.application
         if application is None:
             return
-        # Dropped once no update holds or awaits it: ``locked()`` is False also while the
-        # next waiter has been woken and not yet run, and a new lock then would let the next
-        # update overtake it.
-        lock = self._direct_lanes.setdefault(lane, asyncio.Lock())
-        self._direct_queued[lane] = self._direct_queued.get(lane, 0) + 1
-        try:
-            async with lock:
-                await application.process_update(Update.de_json(update, application.bot))
-        finally:
-            self._direct_queued[lane] -= 1
-            if not self._direct_queued[lane]:
-                del self._direct_queued[lane], self._direct_lanes[lane]
+        parsed = Update.de_json(update, application.bot)
+        await application.update_processor.process_update(
+            parsed, application.process_update(parsed)
+        )
 
     async def put(self, item: object) -> None:
         """An update from polling: ``accept`` it; anything else (the Application's stop
