@@ -15,6 +15,9 @@ Three measurements, each in a fresh child process so that RSS figures are the pr
   cores, the memories' vectors are random unit vectors written to ``memory.vectors`` through
   ``FileVectors`` under each text's key: a search's cost does not depend on the vectors' values
   (``--embed`` embeds them for real instead).
+- ``backlog``: the same hybrid search, one every 0.1 s, while the store's background worker
+  embeds a backlog (``--memories`` memories none of which has a vector yet, as after an
+  upgrade): the engine is shared, and a search waits for the passage in progress.
 - ``rss``: peak RSS (``ru_maxrss``) after those searches, keywords only and with the model.
 - ``add``: median time of ``add`` into a namespace of 1,000 memories, without an embedder and
   with the offline one (whose background thread embeds meanwhile).
@@ -123,6 +126,28 @@ def _search(data: Path, ranker: str, threads: int, queries: int) -> dict[str, An
     }
 
 
+def _backlog(data: Path, count: int, queries: int) -> dict[str, Any]:
+    with MemoryStore(data) as store:
+        store.namespace("users/1").import_memories(
+            {"id": i + 1, "content": text} for i, text in enumerate(_sentences(count, 4))
+        )
+    with MemoryStore(data, embedder=OfflineEmbedder()) as store:
+        ns = store.namespace("users/1")
+        ns.search("warm up", ranker="hybrid", touch=False)  # loads the model, starts the worker
+        times, began, embedded = [], time.perf_counter(), ns.search_status().embedded
+        for i in range(queries):
+            time.sleep(0.1)
+            started = time.perf_counter()
+            ns.search(f"{QUESTIONS[i % len(QUESTIONS)]} {i}", ranker="hybrid", touch=False)
+            times.append(time.perf_counter() - started)
+        rate = (ns.search_status().embedded - embedded) / (time.perf_counter() - began)
+    return {
+        "median_ms": round(statistics.median(times) * 1000, 2),
+        "p90_ms": round(sorted(times)[int(len(times) * 0.9)] * 1000, 2),
+        "rate": round(rate, 1),
+    }
+
+
 def _add(data: Path, with_embedder: bool, adds: int) -> dict[str, Any]:
     embedder = OfflineEmbedder() if with_embedder else None
     with MemoryStore(data, embedder=embedder) as store:
@@ -161,6 +186,8 @@ def main(argv: list[str] | None = None) -> int:
         kind, folder, *rest = args.child
         if kind == "search":
             result = _search(Path(folder), rest[0], int(rest[1]), args.queries)
+        elif kind == "backlog":
+            result = _backlog(Path(folder), args.memories, min(args.queries, 50))
         else:
             result = _add(Path(folder), rest[0] == "1", args.adds)
         print(json.dumps(result))
@@ -169,7 +196,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="hybrid-bench-") as tmp:
         data = Path(tmp) / "data"
         _fill(data, args.memories, args.embed)
-        common = [f"--queries={args.queries}", f"--adds={args.adds}"]
+        common = [f"--memories={args.memories}", f"--queries={args.queries}", f"--adds={args.adds}"]
         busy = [
             subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(args.busy)
         ]
@@ -184,6 +211,12 @@ def main(argv: list[str] | None = None) -> int:
                     f" peak RSS {result['max_rss_mb']} MB" + (f"; {chosen}" if chosen else ""),
                     flush=True,
                 )
+            result = _child(common, ["backlog", str(Path(tmp) / "backlog")])
+            print(
+                f"search while a backlog is embedded: median {result['median_ms']} ms,"
+                f" p90 {result['p90_ms']} ms (the backlog: {result['rate']} memories/s meanwhile)",
+                flush=True,
+            )
         finally:
             for process in busy:
                 process.kill()

@@ -84,7 +84,8 @@ import threading
 import time
 import unicodedata
 from collections import Counter, OrderedDict, deque
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from typing import Any, Protocol
 
 import numpy as np
@@ -169,7 +170,7 @@ class OfflineEmbedder:
         # searched; without ``query_prefix`` a query is embedded as a passage (measured worse).
         self.query_prefix = query_prefix
         self.query_threads = query_threads or QueryThreads()
-        self._lock = threading.Lock()  # one inference at a time, as the package's server does
+        self._turns = Turns()  # one inference at a time, as the package's server does
         self._engine: Any = None
         self._set_threads: Callable[[int], object] | None = None
 
@@ -178,21 +179,32 @@ class OfflineEmbedder:
         if not texts:
             return np.zeros((0, self.dimensions), dtype=np.float32)
         prefix = bool(query and self.query_prefix)
-        with self._lock:
-            engine = self._load()
-            try:
-                texts = [_bounded(text) for text in texts]
-                if query:
-                    texts = [_first_tokens(engine, text, prefix) for text in texts]
-                chosen = self._threads_for(query and len(texts) == 1)
-                started = time.perf_counter()
-                raw = engine.encode(list(texts), prefix)
-                if chosen:
-                    size = len(texts[0].encode("utf-8")) + len(PREFIXES[prefix])
-                    self.query_threads.cost(chosen, time.perf_counter() - started, size)
-            except (OSError, RuntimeError, ValueError) as e:
-                raise EmbeddingFailed(f"the offline model failed: {e}") from e
+        texts = [_bounded(text) for text in texts]
+        if query:
+            with self._turns.turn(query=True):
+                engine = self._load()
+                texts = [_first_tokens(engine, text, prefix) for text in texts]
+                raw = self._encode(engine, texts, prefix, len(texts) == 1)
+        else:
+            rows = []
+            for text in texts:  # one passage a call: a query waits for one at most
+                with self._turns.turn(query=False):
+                    rows.append(self._encode(self._load(), [text], prefix, False))
+            raw = np.concatenate(rows)
         return unit_rows(raw, len(texts), self.dimensions)
+
+    def _encode(self, engine: Any, texts: list[str], prefix: bool, one_query: bool) -> Any:
+        """The engine's rows for ``texts``, with the threads this call gets."""
+        try:
+            chosen = self._threads_for(one_query)
+            started = time.perf_counter()
+            raw = engine.encode(texts, prefix)
+        except (OSError, RuntimeError, ValueError) as e:
+            raise EmbeddingFailed(f"the offline model failed: {e}") from e
+        if chosen:
+            size = len(texts[0].encode("utf-8")) + len(PREFIXES[prefix])
+            self.query_threads.cost(chosen, time.perf_counter() - started, size)
+        return raw
 
     def _threads_for(self, one_query: bool) -> int:
         """Tell the engine its threads for this call; the count chosen, if it was a choice."""
@@ -221,6 +233,40 @@ class OfflineEmbedder:
                 getattr(self._engine, "_lib", None), "omp_set_num_threads", None
             )
         return self._engine
+
+
+class Turns:
+    """One engine call at a time, and a query's before the passages' waiting with it."""
+
+    def __init__(self) -> None:
+        self._changed = threading.Condition()
+        self._busy = False
+        self._queries = 0  # waiting
+        self._waiting = 0
+
+    def waiting(self) -> int:
+        """How many calls are waiting for their turn."""
+        with self._changed:
+            return self._waiting
+
+    @contextmanager
+    def turn(self, *, query: bool) -> Iterator[None]:
+        """Hold the engine for one call (a query as soon as the call in progress ends)."""
+        with self._changed:
+            self._queries += query
+            self._waiting += 1
+            try:
+                self._changed.wait_for(lambda: not self._busy and (query or not self._queries))
+            finally:
+                self._queries -= query
+                self._waiting -= 1
+            self._busy = True
+        try:
+            yield
+        finally:
+            with self._changed:
+                self._busy = False
+                self._changed.notify_all()
 
 
 def running_threads() -> int | None:

@@ -1,7 +1,10 @@
-"""How many engine threads a query gets (``memory.embedding.QueryThreads``).
+"""How the offline engine is shared: the threads a query gets, and whose turn it is.
 
-Two when a CPU is idle beside the query's and they have not been measured slower lately, one
-otherwise; passages always one. No timing thresholds: the costs here are given, and the real
+Two threads when a CPU is idle beside the query's and they have not been measured slower
+lately, one otherwise; passages always one (``memory.embedding.QueryThreads``). One call at a
+time, one passage a call, and a query before the passages waiting with it (``Turns``), so a
+search during the background embedding of a backlog waits for one passage, not a batch. No
+timing thresholds: the costs here are given, the order of calls is observed, and the real
 engine is checked for the threads it starts and the vectors it returns.
 """
 
@@ -10,11 +13,14 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import threading
 from pathlib import Path
+from typing import Any
 
+import numpy as np
 import pytest
 
-from memory.embedding import EXPLORE, QueryThreads, running_threads
+from memory.embedding import EXPLORE, OfflineEmbedder, QueryThreads, Turns, running_threads
 
 
 def test_a_second_thread_only_while_a_cpu_is_idle_beside_this_one() -> None:
@@ -127,3 +133,70 @@ def test_the_engine_runs_the_threads_chosen_and_they_change_no_vector() -> None:
     # (the library and the calling thread are shared), then one after passages.
     assert result["counts"] == [2, 1, 1]
     assert result["same"] is True  # the count changes no vector, to the bit
+
+
+class Engine:
+    """An engine whose calls are recorded, and whose first call waits to be let go."""
+
+    dim = 384
+
+    def __init__(self) -> None:
+        self.calls: list[tuple[bool, list[str]]] = []
+        self.started = threading.Event()
+        self.go = threading.Event()
+
+    def encode(self, texts: list[str], is_query: bool) -> Any:
+        self.calls.append((is_query, texts))
+        if len(self.calls) == 1:
+            self.started.set()
+            self.go.wait(10)
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_a_query_goes_before_the_passages_waiting_with_it() -> None:
+    engine = Engine()
+    embedder = OfflineEmbedder(threads=1)
+    embedder._engine = engine  # the real embedder's scheduling, on an engine that tells
+    background = threading.Thread(
+        target=embedder.embed, args=(["p1", "p2", "p3"],), kwargs={"query": False}
+    )
+    background.start()
+    assert engine.started.wait(10)  # the first passage is in the engine
+    query = threading.Thread(target=embedder.embed, args=(["q"],), kwargs={"query": True})
+    query.start()
+    while embedder._turns.waiting() < 1:  # the query (the batch asks for its next turn later)
+        threading.Event().wait(0.001)
+    engine.go.set()
+    background.join(10)
+    query.join(10)
+    assert engine.calls == [(False, ["p1"]), (True, ["q"]), (False, ["p2"]), (False, ["p3"])]
+
+
+def test_turns_are_one_at_a_time_and_queries_first() -> None:
+    turns, order, inside, crowded = Turns(), [], [], []
+    holding, release = threading.Event(), threading.Event()
+
+    def take(name: str, query: bool) -> None:
+        with turns.turn(query=query):
+            inside.append(name)
+            crowded.append(len(inside) > 1)
+            order.append(name)
+            if name == "first":
+                holding.set()
+                release.wait(10)
+            inside.remove(name)
+
+    workers = [threading.Thread(target=take, args=("first", False))]
+    workers[0].start()
+    assert holding.wait(10)
+    for name, query in (("p1", False), ("p2", False), ("q1", True), ("q2", True)):
+        workers.append(threading.Thread(target=take, args=(name, query)))
+        workers[-1].start()
+    while turns.waiting() < 4:
+        threading.Event().wait(0.001)
+    release.set()
+    for worker in workers:
+        worker.join(10)
+    assert not any(crowded)  # never two in the engine
+    assert order[0] == "first"
+    assert sorted(order[1:3]) == ["q1", "q2"] and sorted(order[3:]) == ["p1", "p2"]
