@@ -15,15 +15,21 @@ nothing is downloaded at run time and nothing needs a server. It is loaded on fi
 at import; the weights are memory-mapped (+74 MB RSS). Its engine runs OpenMP threads, and how
 many a text gets is chosen per call (``QueryThreads``, below): passages get one, in the
 background, leaving the other cores to the bot; a query gets two when a second CPU is idle at
-that moment, else one. A query is embedded from its
-first ``MAX_QUERY_TOKENS`` (128) tokens: the engine's time grows with the tokens (1.2 ms each,
-and windows of 512 past that), and a pasted message of 2,000 characters took 1.3 s (English,
-405 tokens) or 3.5 s (Chinese, 893 tokens) to embed; the first 128 tokens of either took 0.3 s
-(finding them: 5-15 ms of the engine's token count). Every question of the retrieval benchmark
-is under 46 tokens, so none is cut (its figures are unchanged). Passages are embedded whole, in
-the background. ``offline_available()`` says whether the package is installed (it ships wheels
-for Linux x86_64 and macOS arm64; elsewhere it is not installed and the bot searches by
-keywords).
+that moment, else one. The engine does one call at a time (``Turns``), a passage a call, and a
+query waiting goes before the passages waiting with it: while the background worker embedded a
+backlog (after an upgrade), every search waited for its batch of 32 in the engine, 930-990 ms
+median; now it waits for one passage, 40-52 ms (``python -m bench.hybrid_bench``, its backlog
+line), and the backlog still moves (31 -> 22 memories/s beside a search every 0.1 s). One text a
+call costs the engine nothing measurable (28-33 ms a text for calls of 1, 2, 8 or 32). A passage
+already in the engine is not interrupted: a long one delays a search by up to its own time (1.2
+ms a token). A query is embedded from its first ``MAX_QUERY_TOKENS`` (128) tokens: the engine's
+time grows with the tokens (1.2 ms each, and windows of 512 past that), and a pasted message of
+2,000 characters took 1.3 s (English, 405 tokens) or 3.5 s (Chinese, 893 tokens) to embed; the
+first 128 tokens of either took 0.3 s (finding them: 5-15 ms of the engine's token count). Every
+question of the retrieval benchmark is under 46 tokens, so none is cut (its figures are
+unchanged). Passages are embedded whole, in the background. ``offline_available()`` says whether
+the package is installed (it ships wheels for Linux x86_64 and macOS arm64; elsewhere it is not
+installed and the bot searches by keywords).
 
 ``EmbedderHealth`` wraps any embedder for a long-running process: after a failure it answers
 ``EmbeddingFailed`` at once, without calling the embedder, for a back-off period (5 s,
