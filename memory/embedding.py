@@ -50,7 +50,7 @@ a fixed count of several was once 30 times slower (4.6 s against 0.09 s). So nei
 right all the time, and ``QueryThreads`` decides per query, from two things:
 
 - the threads the kernel is running or about to run at that instant (``/proc/loadavg``'s
-  fourth field, about 10 microseconds to read): a second thread only if a CPU is idle beside
+  fourth field, 14 microseconds to read): a second thread only if a CPU is idle beside
   the one this query runs on. That sees another process, another of the bot's threads or the
   background embedding; it does not see a hypervisor's other guests or a container's CPU
   quota, whose CPUs look idle and are not;
