@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from memory.embedding import EXPLORE, OfflineEmbedder, QueryThreads, Turns, running_threads
+from memory.errors import EmbeddingFailed
 
 
 def test_a_second_thread_only_while_a_cpu_is_idle_beside_this_one() -> None:
@@ -200,3 +201,27 @@ def test_turns_are_one_at_a_time_and_queries_first() -> None:
     assert not any(crowded)  # never two in the engine
     assert order[0] == "first"
     assert sorted(order[1:3]) == ["q1", "q2"] and sorted(order[3:]) == ["p1", "p2"]
+
+
+class Failing(Engine):
+    """An engine whose first call fails."""
+
+    def encode(self, texts: list[str], is_query: bool) -> Any:
+        self.calls.append((is_query, texts))
+        if len(self.calls) == 1:
+            raise RuntimeError("engine failed")
+        return np.ones((len(texts), self.dim), dtype=np.float32)
+
+
+def test_a_failed_call_gives_its_turn_back() -> None:
+    embedder = OfflineEmbedder(threads=1)
+    embedder._engine = Failing()
+    with pytest.raises(EmbeddingFailed, match="engine failed"):
+        embedder.embed(["p1", "p2"], query=False)
+    shapes: list[tuple[int, ...]] = []
+    after = threading.Thread(
+        target=lambda: shapes.append(embedder.embed(["q"], query=True).shape), daemon=True
+    )
+    after.start()
+    after.join(10)
+    assert not after.is_alive() and shapes == [(1, 384)]  # the engine was free again
