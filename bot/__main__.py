@@ -166,6 +166,7 @@ def run_telegram(config: Config) -> int:
     from telegram.error import InvalidToken, TelegramError
 
     from bot.chat.app import build_application
+    from memory import MemoryStoreError
 
     if not config.telegram.allowed_user_ids:
         log.warning(
@@ -174,6 +175,12 @@ def run_telegram(config: Config) -> int:
         )
     store = open_configured_store(config)
     if store is None:
+        return 1
+    try:
+        store.claim_serving()  # a data directory serves one bot process (its inbox)
+    except MemoryStoreError as e:
+        store.close()
+        print(f"Cannot serve the bot: {e.message}", file=sys.stderr)
         return 1
     application = build_application(config, store, make_llm(config))
     log.info("starting; memories in %s", config.store_name)

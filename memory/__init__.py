@@ -14,6 +14,7 @@ from memory.errors import (
     MemorySaveFailed,
     MemoryStoreError,
     NamespaceInvalid,
+    StoreInUse,
 )
 from memory.files import parse_json
 from memory.interface import (
@@ -49,6 +50,7 @@ __all__ = [
     "RecordLog",
     "Stats",
     "Store",
+    "StoreInUse",
     "UpdateQueue",
     "open_store",
     "parse_json",

@@ -94,6 +94,12 @@ class DocumentConflict(MemoryStoreError):
         self.actual = actual
 
 
+class StoreInUse(MemoryStoreError):
+    """Another process serves the bot from this store, which allows one (``claim_serving``)."""
+
+    code = "STORE_IN_USE"
+
+
 class EmbeddingFailed(MemoryStoreError):
     """Texts could not be embedded (model missing, endpoint down or answering garbage)."""
 

@@ -472,6 +472,21 @@ class FileLock:
         fcntl.flock(self._open(), fcntl.LOCK_EX)
         self.held = True
 
+    def try_acquire(self) -> bool:
+        """Take the lock if nobody holds it; whether it was taken (``OSError`` as ``acquire``)."""
+        try:
+            fcntl.flock(self._open(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return False
+        self.held = True
+        return True
+
+    def write(self, text: str) -> None:
+        """Replace the lock file's text (who holds it, for whoever finds it held)."""
+        fd = self._open()
+        os.ftruncate(fd, 0)
+        os.pwrite(fd, text.encode("utf-8"), 0)
+
     def release(self) -> None:
         """Let the lock go, and close the lock file: an idle holder keeps no file open."""
         if self._fd is not None:

@@ -503,6 +503,11 @@ class Store(Protocol):
         """The update queue replicas share, or None when the store serves one process."""
         ...
 
+    def claim_serving(self) -> None:
+        """Claim the store for this process's bot until ``close``: ``StoreInUse`` if the store
+        serves one process and another holds it; nothing where replicas share ``updates``."""
+        ...
+
     def ping(self) -> None:
         """Check, cheaply, that the store can be reached and written (a health check);
         raises ``MemoryStoreError`` saying why not."""

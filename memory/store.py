@@ -39,12 +39,20 @@ import os
 import re
 import tempfile
 import threading
+import time
 from collections import OrderedDict
 from pathlib import Path
 
 from memory.documents import FileDocuments
 from memory.embedding import Embedder, EmbedderHealth
-from memory.errors import MemoryLoadFailed, MemorySaveFailed, MemoryStoreError, NamespaceInvalid
+from memory.errors import (
+    MemoryLoadFailed,
+    MemorySaveFailed,
+    MemoryStoreError,
+    NamespaceInvalid,
+    StoreInUse,
+)
+from memory.files import FileLock
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.journal import JOURNAL, SNAPSHOT
 from memory.meaning import EmbeddingWorker
@@ -56,6 +64,7 @@ __all__ = ["RANKERS", "MemoryStore", "Namespace", "validate_namespace"]
 log = logging.getLogger(__name__)
 
 BOT_FOLDER = ".bot"  # the client's own files: no namespace name has a dot, so none is here
+SERVING_LOCK = "serving.lock"  # held by the one bot process serving the directory
 _SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
@@ -117,6 +126,7 @@ class MemoryStore:
                 embedder if isinstance(embedder, EmbedderHealth) else EmbedderHealth(embedder)
             )
         self._worker = EmbeddingWorker()
+        self._serving = FileLock(self.data_dir / BOT_FOLDER / SERVING_LOCK)
 
     def __enter__(self) -> MemoryStore:
         return self
@@ -192,6 +202,39 @@ class MemoryStore:
         (``bot_log("inbox")``); replicas share a PostgreSQL store's queue instead."""
         return None
 
+    def claim_serving(self) -> None:
+        """Claim the data directory for this process's bot, which serves it alone: its inbox
+        (``bot_log("inbox")``) is one process's, and a second bot replaying it would handle
+        the first one's updates again. A second claim, from another process or another store
+        on the same directory, is ``StoreInUse`` naming the holder. The claim is an ``flock``
+        on ``data_dir/.bot/serving.lock``, let go on ``close`` or when the process dies. A
+        directory where the lock file cannot be made is served unclaimed, said in the log (the
+        inbox fails there too, and the bot runs without it)."""
+        if self._serving.held:
+            return
+        try:
+            self._serving.path.parent.mkdir(parents=True, exist_ok=True)
+            taken = self._serving.try_acquire()
+        except OSError as e:
+            log.warning(
+                "cannot claim %s for this process (%s): a second bot on it would not be refused",
+                self.data_dir,
+                e.strerror or e,
+            )
+            return
+        if not taken:
+            holder = ""
+            with contextlib.suppress(OSError, UnicodeDecodeError):
+                holder = self._serving.path.read_text("utf-8").strip()
+            raise StoreInUse(
+                f"another bot process ({holder or 'its process id unknown'}) serves the data"
+                f" directory {self.data_dir}; stop it first, or give each bot its own data"
+                " directory (several replicas of one bot share a PostgreSQL store instead)"
+            )
+        with contextlib.suppress(OSError):
+            started = time.strftime("%Y-%m-%d %H:%M:%S %Z")
+            self._serving.write(f"pid {os.getpid()}, since {started}\n")
+
     def namespace_names(self) -> list[str]:
         """Every namespace that has memories on disk, sorted."""
         names = set()
@@ -249,3 +292,4 @@ class MemoryStore:
                 namespace.release()
             except MemoryStoreError as e:
                 log.warning("could not flush %s on close: %s", namespace.name, e.message)
+        self._serving.close()

@@ -127,6 +127,9 @@ class PgStore:
         """The updates every replica on this database shares (``memory.pg.updates``)."""
         return PgUpdateQueue(self._db)
 
+    def claim_serving(self) -> None:
+        """Nothing to claim: every replica on this database shares its update queue."""
+
     def namespace_names(self) -> list[str]:
         """Every namespace that was ever written, sorted."""
         with self._db.transaction(write=False) as connection:

@@ -178,3 +178,43 @@ async def test_a_token_telegram_refuses_is_explained(telegram: FakeBotAPI, tmp_p
     assert process.returncode == 2
     assert "Telegram refused the bot token" in err.decode()
     assert "not-the-token" not in err.decode()
+
+
+async def test_a_second_bot_on_the_same_data_dir_is_refused_and_the_first_carries_on(
+    telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    # A careless second start (another terminal, a second service): its inbox replay would
+    # handle the first bot's updates again. It is refused, saying which process holds the data.
+    (tmp_path / "config.toml").write_text(
+        f'[telegram]\nbase_url = "{telegram.base_url}"\nallowed_user_ids = [42]\n'
+    )
+
+    async def bot(stdout: int | None = None) -> asyncio.subprocess.Process:
+        return await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "bot",
+            cwd=tmp_path,
+            env={**os.environ, "TELEGRAM_BOT_TOKEN": TOKEN},
+            stdout=stdout,
+            stderr=asyncio.subprocess.PIPE,
+        )
+
+    first = await bot(asyncio.subprocess.PIPE)
+    try:
+        telegram.send("/remember the first bot runs", user=ALICE)
+        [reply] = await telegram.wait("sendMessage", chat_id=42, timeout=60)
+        assert "Remembered" in reply.text
+        second = await bot()
+        _, err = await asyncio.wait_for(second.communicate(), 60)
+        assert second.returncode == 1
+        assert f"another bot process (pid {first.pid}" in err.decode(), err.decode()
+        telegram.send("/remember still the first", user=ALICE)
+        replies = await telegram.wait("sendMessage", chat_id=42, count=2, timeout=60)
+        assert "Remembered" in replies[-1].text
+    finally:
+        first.send_signal(signal.SIGINT)
+        out, err = await first.communicate()
+    assert first.returncode == 0, (out + err).decode()
+    memories = json.loads((tmp_path / "data" / "users" / "42" / "memory.json").read_text("utf-8"))
+    assert [m["content"] for m in memories] == ["the first bot runs", "still the first"]
