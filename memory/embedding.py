@@ -62,10 +62,11 @@ An engine thread that has nothing to do spins for ``SPIN_COUNT`` rounds (``GOMP_
 set unless the environment sets it) before it sleeps: OpenMP's default spun 8.5 ms after each
 query, a CPU taken from the bot and counted as running by the next query's check; 30,000
 rounds spin about 1 ms, and a query takes as long (16-18 ms), for 34 ms of CPU instead of 40.
-In ``python -m bench.hybrid_bench`` (10,000 memories, median of 5 runs, 2 shared cores):
-hybrid search 20.0 ms where one thread took 29.3 ms in the same runs (two threads for about
-nine queries in ten, the rest explorations), and 27 ms beside a busy process, where every
-query got one thread (``--busy 1``), as fast as one thread there.
+In ``python -m bench.hybrid_bench`` (10,000 memories, 2 shared cores, two batches of 5 runs,
+medians): hybrid search 20.0 and 22.1 ms where one thread took 29.3 and 27.3 ms in the same
+runs (two threads for 65-90 queries in 100, the rest explorations, a busy moment or a spell
+where two were not faster), and beside a busy process (``--busy 1``) every query got one
+thread: 22.7 ms, where one thread fixed took 25.4 ms.
 
 At most ``MOST_THREADS`` (2), the only count measured here (a 2-core machine). Without
 ``/proc`` (macOS) the decision rests on the costs alone; an engine built without OpenMP
