@@ -17,166 +17,32 @@ and so does a time-looking leftover ("at 25:00"): a phrase is understood whole o
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 
-# A number as people write it: digits, or Chinese numerals (一, 十二, 二十四, 两, 〇).
-CN_DIGITS = {"零": 0, "〇": 0, "一": 1, "二": 2, "两": 2, "三": 3, "四": 4}
-CN_DIGITS |= {"五": 5, "六": 6, "七": 7, "八": 8, "九": 9}
-NUM = r"(?:\d{1,4}|[零〇一二两三四五六七八九十]{1,4})"
-EN_NUMBERS = {
-    "a": 1, "an": 1, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6,
-    "seven": 7, "eight": 8, "nine": 9, "ten": 10, "eleven": 11, "twelve": 12,
-    "fifteen": 15, "twenty": 20, "thirty": 30, "forty": 40, "forty-five": 45, "fifty": 50,
-    "sixty": 60, "ninety": 90, "couple of": 2, "a couple of": 2, "few": 3, "a few": 3,
-}  # fmt: skip
-EN_NUM = (
-    r"(?:\d+(?:\.\d+)?|a couple of|couple of|a few|forty-five|"
-    + "|".join(sorted((k for k in EN_NUMBERS if " " not in k), key=len, reverse=True))
-    + ")"
+from bot.core.timewords import (
+    CN_DAY,
+    CN_WEEK,
+    EN_DAY,
+    EN_MONTH,
+    EN_NUM,
+    EN_NUMBERS,
+    MONTHS_EN,
+    NUM,
+    ORD,
+    PERIOD_DEFAULT,
+    WEEKDAYS_CN,
+    WEEKDAYS_EN,
+    B,
+    E,
+    Reading,
+    Scanner,
+    cn_number,
+    en_number,
+    normalise,
+    set_part,
 )
-WEEKDAYS_EN = {
-    "monday": 0, "mon": 0, "tuesday": 1, "tue": 1, "tues": 1, "wednesday": 2, "wed": 2,
-    "thursday": 3, "thu": 3, "thur": 3, "thurs": 3, "friday": 4, "fri": 4,
-    "saturday": 5, "sat": 5, "sunday": 6, "sun": 6,
-}  # fmt: skip
-EN_DAY = r"(?:" + "|".join(sorted(WEEKDAYS_EN, key=len, reverse=True)) + r")"
-WEEKDAYS_CN = {"一": 0, "二": 1, "三": 2, "四": 3, "五": 4, "六": 5, "日": 6, "天": 6, "末": 5}
-WEEKDAYS_CN |= {str(i + 1): i for i in range(7)}
-CN_DAY = r"[一二三四五六日天1-7]"
-CN_WEEK = r"(?:周|星期|礼拜)"
-MONTHS_EN = {
-    "january": 1, "jan": 1, "february": 2, "feb": 2, "march": 3, "mar": 3, "april": 4,
-    "apr": 4, "may": 5, "june": 6, "jun": 6, "july": 7, "jul": 7, "august": 8, "aug": 8,
-    "september": 9, "sep": 9, "sept": 9, "october": 10, "oct": 10, "november": 11, "nov": 11,
-    "december": 12, "dec": 12,
-}  # fmt: skip
-EN_MONTH = r"(?:" + "|".join(sorted(MONTHS_EN, key=len, reverse=True)) + r")"
-ORD = r"(?:st|nd|rd|th)"
-# English words are bounded by non-letters; Chinese needs no boundary.
-B = r"(?<![a-z0-9])"
-E = r"(?![a-z0-9])"
 
-# Parts of the day: the hour they stand for alone, and how a clock hour within them reads.
-PERIOD_DEFAULT = {"dawn": 6, "morning": 9, "noon": 12, "afternoon": 15, "dusk": 18}
-PERIOD_DEFAULT |= {"evening": 20, "night": 21, "midnight": 0}
-
-
-@dataclass
-class Reading:
-    """What a phrase says, part by part (``None``: the phrase does not say)."""
-
-    text: str = ""
-    offset_minutes: float | None = None  # "in 2 hours", "半小时后"
-    offset_days: int | None = None  # "in 3 days", "两周后"
-    offset_months: int | None = None  # "in 2 months", "三个月后"
-    day_delta: int | None = None  # today 0, tomorrow 1, 后天 2, yesterday -1
-    week_shift: int | None = None  # this week 0, next week 1, 下下周 2; None with a weekday: next
-    weekday: int | None = None  # 0 Monday
-    year: int | None = None
-    year_shift: int | None = None  # this year 0, next year 1, 后年 2
-    month: int | None = None
-    day: int | None = None
-    hour: int | None = None
-    minute: int = 0
-    meridiem: str | None = None  # "am", "pm"
-    period: str | None = None  # a key of PERIOD_DEFAULT
-    frequency: str | None = None  # daily, weekdays, weekly, monthly, yearly
-    interval: int = 1
-    weekdays: tuple[int, ...] = ()
-    unsupported: bool = False  # "every hour": a rule a Due cannot hold
-    parts: list[str] = field(default_factory=list)
-
-    @property
-    def has_time(self) -> bool:
-        return bool(self.parts)
-
-
-def cn_number(token: str) -> int | None:
-    """``"二十四"`` -> 24, ``"12"`` -> 12, ``"二〇二七"`` -> 2027; ``None`` if not a number."""
-    if token.isdigit():
-        return int(token)
-    if "十" in token:
-        head, _, tail = token.partition("十")
-        if "十" in tail or (head and head not in CN_DIGITS) or (tail and tail not in CN_DIGITS):
-            return None
-        return CN_DIGITS.get(head, 1) * 10 + CN_DIGITS.get(tail, 0)
-    if all(c in CN_DIGITS for c in token):
-        value = 0
-        for c in token:
-            value = value * 10 + CN_DIGITS[c]
-        return value
-    return None
-
-
-def en_number(token: str) -> float | None:
-    token = token.strip()
-    try:
-        return float(token)
-    except ValueError:
-        value = EN_NUMBERS.get(token)
-        return None if value is None else float(value)
-
-
-def normalise(text: str) -> str:
-    """Full-width ASCII to ASCII, the ideographic space to a space, curly quotes to straight.
-
-    Every character maps to exactly one, so positions in the result are positions in ``text``.
-    """
-    out = []
-    for c in text:
-        code = ord(c)
-        if 0xFF01 <= code <= 0xFF5E:
-            c = chr(code - 0xFEE0)
-        elif c == "\u3000":
-            c = " "
-        elif c in "\u2019\u2018":
-            c = "'"
-        out.append(c)
-    return "".join(out)
-
-
-class Scanner:
-    """The phrase being read: the lower-cased text, with the spans already read masked."""
-
-    def __init__(self, text: str) -> None:
-        self.original = normalise(text)
-        self.work = "".join(c.lower() if len(c.lower()) == 1 else c for c in self.original)
-        self.masked = [False] * len(self.work)
-        self.conflict = False
-
-    def find(self, pattern: re.Pattern[str]) -> list[re.Match[str]]:
-        """Every match of ``pattern`` in the unmasked text; each is masked as it is found."""
-        found = []
-        for match in pattern.finditer(self.current()):
-            found.append(match)
-            for i in range(match.start(), match.end()):
-                self.masked[i] = True
-        return found
-
-    def current(self) -> str:
-        return "".join("\0" if m else c for c, m in zip(self.work, self.masked, strict=True))
-
-    def rest(self) -> str:
-        """The unmasked original text, each masked run replaced by one space."""
-        out: list[str] = []
-        for c, m in zip(self.original, self.masked, strict=True):
-            if not m:
-                out.append(c)
-            elif not out or out[-1] != "\0":
-                out.append("\0")
-        return "".join(out).replace("\0", " ")
-
-
-def _set(reading: Reading, scanner: Scanner, name: str, value: object) -> None:
-    """Set one part; a second, different value for the same part is a conflict."""
-    old = getattr(reading, name)
-    if old is not None and old != value:
-        scanner.conflict = True
-    setattr(reading, name, value)
-
-
-def _compile(pattern: str, flags: int = 0) -> re.Pattern[str]:
-    return re.compile(pattern, flags)
+# What other modules read from here; the lexical layer lives in ``bot.core.timewords``.
+__all__ = ["PERIOD_DEFAULT", "Reading", "normalise", "read"]
 
 
 # --- repeats -------------------------------------------------------------------------------
@@ -188,73 +54,76 @@ CN_WEEKDAY_LIST = (
 EN_WEEKDAY_LIST = rf"{EN_DAY}s?(?:\s*(?:,|and|&|/|,\s*and)\s*{EN_DAY}s?{E})*"
 
 REPEAT_CN = [
-    (_compile(rf"每(?:隔)?({NUM})?个?(?:小时|钟头|分钟)|每隔?({NUM})?秒"), "unsupported"),
+    (re.compile(rf"每(?:隔)?({NUM})?个?(?:小时|钟头|分钟)|每隔?({NUM})?秒"), "unsupported"),
     (
-        _compile(r"每个?工作日|工作日每天|(?:周|星期)一(?:到|至|-|~)(?:周|星期)?五每?天?"),
+        re.compile(r"每个?工作日|工作日每天|(?:周|星期)一(?:到|至|-|~)(?:周|星期)?五每?天?"),
         "weekdays",
     ),
-    (_compile(rf"每(隔)?({NUM})?个?{CN_WEEK}\s*({CN_WEEKDAY_LIST})"), "weekly"),
-    (_compile(rf"每个?{CN_WEEK}末"), "weekend"),
-    (_compile(rf"每(隔)?({NUM})?个?{CN_WEEK}"), "weekly"),
+    (re.compile(rf"每(隔)?({NUM})?个?{CN_WEEK}\s*({CN_WEEKDAY_LIST})"), "weekly"),
+    (re.compile(rf"每个?{CN_WEEK}末"), "weekend"),
+    (re.compile(rf"每(隔)?({NUM})?个?{CN_WEEK}"), "weekly"),
     (
-        _compile(
+        re.compile(
             rf"每(隔)?({NUM})?个?月\s*(?:的)?(?:({NUM})\s*[号日]|(月底|最后一天|底)|(月初|初))"
         ),
         "monthly",
     ),
-    (_compile(rf"每(隔)?({NUM})?个?月"), "monthly"),
-    (_compile(r"每(隔)?(" + NUM + r")?年"), "yearly"),
-    (_compile(rf"每(隔)?({NUM})?[天日]|天天|每个?(?=早上|早晨|上午|中午|下午|傍晚|晚上)"), "daily"),
-    (_compile(r"每(晚|早|晨)"), "daily-period"),
+    (re.compile(rf"每(隔)?({NUM})?个?月"), "monthly"),
+    (re.compile(r"每(隔)?(" + NUM + r")?年"), "yearly"),
+    (
+        re.compile(rf"每(隔)?({NUM})?[天日]|天天|每个?(?=早上|早晨|上午|中午|下午|傍晚|晚上)"),
+        "daily",
+    ),
+    (re.compile(r"每(晚|早|晨)"), "daily-period"),
 ]
 REPEAT_EN = [
     (
-        _compile(
+        re.compile(
             rf"{B}(?:every|each)\s+(?:{EN_NUM}\s+)?(?:hours?|minutes?|mins?|seconds?){E}|{B}hourly{E}"
         ),
         "unsupported",
     ),
     (
-        _compile(
+        re.compile(
             rf"{B}(?:every|each|on)\s+(?:week\s*days?|work\s*days?|working\s+days?){E}"
             rf"|{B}(?:week\s*days|monday\s+(?:to|through|thru|-)\s+friday){E}"
         ),
         "weekdays",
     ),
     (
-        _compile(
+        re.compile(
             rf"{B}(?:every|each)\s+(other\s+|{EN_NUM}\s+)?weeks?\s+on\s+({EN_WEEKDAY_LIST}){E}"
         ),
         "weekly-list",
     ),
-    (_compile(rf"{B}(?:every|each)\s+(other\s+)?({EN_WEEKDAY_LIST}){E}"), "weekly-every"),
+    (re.compile(rf"{B}(?:every|each)\s+(other\s+)?({EN_WEEKDAY_LIST}){E}"), "weekly-every"),
     (
-        _compile(
+        re.compile(
             rf"{B}(?:on\s+)?((?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s"
             rf"(?:\s*(?:,|and|&)\s*(?:monday|tuesday|wednesday|thursday|friday|saturday|sunday)s)*){E}"
         ),
         "weekly-plural",
     ),
-    (_compile(rf"{B}(?:every|each)\s+weekend{E}|{B}(?:on\s+)?weekends{E}"), "weekend"),
-    (_compile(rf"{B}(?:every|each)\s+(other\s+|{EN_NUM}\s+)?weeks?{E}"), "weekly-plain"),
+    (re.compile(rf"{B}(?:every|each)\s+weekend{E}|{B}(?:on\s+)?weekends{E}"), "weekend"),
+    (re.compile(rf"{B}(?:every|each)\s+(other\s+|{EN_NUM}\s+)?weeks?{E}"), "weekly-plain"),
     (
-        _compile(
+        re.compile(
             rf"{B}(?:every|each)\s+(other\s+|{EN_NUM}\s+)?months?{E}"
             rf"|{B}(?:of\s+)?(?:every|each)\s+month(){E}"
         ),
         "monthly-plain",
     ),
-    (_compile(rf"{B}(?:every|each)\s+(other\s+|{EN_NUM}\s+)?years?{E}"), "yearly-plain"),
+    (re.compile(rf"{B}(?:every|each)\s+(other\s+|{EN_NUM}\s+)?years?{E}"), "yearly-plain"),
     (
-        _compile(rf"{B}(?:every|each)\s+(other\s+|{EN_NUM}\s+)?days?{E}|{B}everyday(){E}"),
+        re.compile(rf"{B}(?:every|each)\s+(other\s+|{EN_NUM}\s+)?days?{E}|{B}everyday(){E}"),
         "daily-plain",
     ),
     (
-        _compile(rf"{B}(?:every|each)\s+(morning|afternoon|evening|night){E}|{B}nightly(){E}"),
+        re.compile(rf"{B}(?:every|each)\s+(morning|afternoon|evening|night){E}|{B}nightly(){E}"),
         "daily-period-en",
     ),
     # "weekly report every monday": the adjective is a repeat only when nothing else is.
-    (_compile(rf"{B}(daily|weekly|monthly|yearly|annually){E}"), "adjective"),
+    (re.compile(rf"{B}(daily|weekly|monthly|yearly|annually){E}"), "adjective"),
 ]
 ADJECTIVE = {"daily": "daily", "weekly": "weekly", "monthly": "monthly", "yearly": "yearly"}
 ADJECTIVE["annually"] = "yearly"
@@ -318,11 +187,11 @@ def _repeat(scanner: Scanner, reading: Reading) -> None:
                 reading.interval = _interval_cn(m.group(1), m.group(2))
                 if m.lastindex and m.lastindex >= 3:
                     if m.group(3):
-                        _set(reading, scanner, "day", cn_number(m.group(3)))
+                        set_part(reading, scanner, "day", cn_number(m.group(3)))
                     elif m.group(4):
-                        _set(reading, scanner, "day", 31)
+                        set_part(reading, scanner, "day", 31)
                     elif m.group(5):
-                        _set(reading, scanner, "day", 1)
+                        set_part(reading, scanner, "day", 1)
             elif kind == "yearly":
                 reading.frequency = "yearly"
                 reading.interval = _interval_cn(m.group(1), m.group(2))
@@ -332,7 +201,7 @@ def _repeat(scanner: Scanner, reading: Reading) -> None:
                     reading.interval = _interval_cn(m.group(1), m.group(2))
             elif kind == "daily-period":
                 reading.frequency = "daily"
-                _set(reading, scanner, "period", {"晚": "evening"}.get(m.group(1), "morning"))
+                set_part(reading, scanner, "period", {"晚": "evening"}.get(m.group(1), "morning"))
             elif kind in ("weekly-list", "weekly-every", "weekly-plural"):
                 reading.frequency = "weekly"
                 if kind != "weekly-plural":
@@ -346,7 +215,7 @@ def _repeat(scanner: Scanner, reading: Reading) -> None:
             elif kind == "daily-period-en":
                 reading.frequency = "daily"
                 word = m.group(1) or "night"
-                _set(reading, scanner, "period", word)
+                set_part(reading, scanner, "period", word)
             if reading.interval < 1:
                 scanner.conflict = True
 
@@ -354,15 +223,15 @@ def _repeat(scanner: Scanner, reading: Reading) -> None:
 # --- offsets ("in 2 hours", "半小时后") ------------------------------------------------------
 
 CN_UNIT_MINUTES = {"分钟": 1.0, "分": 1.0, "小时": 60.0, "钟头": 60.0, "刻钟": 15.0}
-OFFSET_CN = _compile(
+OFFSET_CN = re.compile(
     rf"(?:过|再过)?\s*(?:({NUM})\s*个?\s*(半)?|(半)\s*个?)\s*"
     r"(分钟|分|小时|钟头|刻钟|天|日|周|星期|礼拜|个月|月|年)\s*(?:以|之)?后"
 )
-OFFSET_CN_BEFORE = _compile(rf"过\s*({NUM})\s*个?\s*(分钟|小时|钟头|天)")
-OFFSET_CN_COMPOUND = _compile(
+OFFSET_CN_BEFORE = re.compile(rf"过\s*({NUM})\s*个?\s*(分钟|小时|钟头|天)")
+OFFSET_CN_COMPOUND = re.compile(
     rf"({NUM})\s*个?\s*(?:小时|钟头)\s*零?\s*({NUM})\s*分钟?\s*(?:以|之)?后"
 )
-OFFSET_EN = _compile(
+OFFSET_EN = re.compile(
     rf"{B}(?:in|after)\s+(?:(?:about|around|roughly|another)\s+)?"
     rf"(?:({EN_NUM})\s*(?:and\s+a\s+half\s+)?|(half\s+an?|a\s+half))\s*"
     rf"(minutes?|mins?|m|hours?|hrs?|h|days?|d|weeks?|wks?|months?|years?|fortnight)"
@@ -383,12 +252,12 @@ def _add_offset(reading: Reading, scanner: Scanner, amount: float, unit: str) ->
     elif unit in ("个月", "月") or unit.startswith("mo"):
         if amount != int(amount):
             scanner.conflict = True
-        _set(reading, scanner, "offset_months", int(amount))
+        set_part(reading, scanner, "offset_months", int(amount))
         return
     elif unit == "年" or unit.startswith("y"):
         if amount != int(amount):
             scanner.conflict = True
-        _set(reading, scanner, "offset_months", int(amount) * 12)
+        set_part(reading, scanner, "offset_months", int(amount) * 12)
         return
     else:
         minutes = CN_UNIT_MINUTES.get(unit)
@@ -400,7 +269,7 @@ def _add_offset(reading: Reading, scanner: Scanner, amount: float, unit: str) ->
     if days != int(days):
         reading.offset_minutes = (reading.offset_minutes or 0.0) + days * 1440
     else:
-        _set(reading, scanner, "offset_days", int(days))
+        set_part(reading, scanner, "offset_days", int(days))
 
 
 def _offsets(scanner: Scanner, reading: Reading) -> None:
@@ -458,14 +327,14 @@ def _offsets(scanner: Scanner, reading: Reading) -> None:
 
 # --- dates ---------------------------------------------------------------------------------
 
-YEAR_CN = _compile(r"(今年|明年|后年)")
-YEAR_EN = _compile(rf"{B}this\s+year{E}")
-DATE_ISO = _compile(r"(?<!\d)(\d{4})\s*[-/.]\s*(\d{1,2})\s*[-/.]\s*(\d{1,2})(?!\d)")
-DATE_CN = _compile(
+YEAR_CN = re.compile(r"(今年|明年|后年)")
+YEAR_EN = re.compile(rf"{B}this\s+year{E}")
+DATE_ISO = re.compile(r"(?<!\d)(\d{4})\s*[-/.]\s*(\d{1,2})\s*[-/.]\s*(\d{1,2})(?!\d)")
+DATE_CN = re.compile(
     rf"(?:({NUM})\s*年\s*)?({NUM}|下个?|这个?|本)\s*月\s*(?:份\s*)?(?:的\s*)?({NUM})\s*[日号]?"
     rf"|(?<![月\d])(?<![零〇一二两三四五六七八九十])({NUM})\s*[号日](?!子|本|元|记)"
 )
-DATE_EN = _compile(
+DATE_EN = re.compile(
     rf"{B}(?:on\s+)?(?:the\s+)?(\d{{1,2}}){ORD}?\s+(?:of\s+)?({EN_MONTH})\.?(?:,?\s+(\d{{4}}))?{E}"
     rf"|{B}(?:on\s+)?({EN_MONTH})\.?\s+(?:the\s+)?(\d{{1,2}}){ORD}?(?:,?\s+(\d{{4}}))?{E}"
     rf"|{B}(?:on\s+)?the\s+(\d{{1,2}}){ORD}(?:\s+of\s+(?:the|this|next)\s+month)?{E}"
@@ -476,30 +345,30 @@ DATE_EN = _compile(
 def _dates(scanner: Scanner, reading: Reading) -> None:
     for m in scanner.find(YEAR_CN):
         reading.parts.append("year")
-        _set(reading, scanner, "year_shift", {"今年": 0, "明年": 1, "后年": 2}[m.group(1)])
+        set_part(reading, scanner, "year_shift", {"今年": 0, "明年": 1, "后年": 2}[m.group(1)])
     for _ in scanner.find(YEAR_EN):
         reading.parts.append("year")
-        _set(reading, scanner, "year_shift", 0)
+        set_part(reading, scanner, "year_shift", 0)
     for m in scanner.find(DATE_ISO):
         reading.parts.append("date")
-        _set(reading, scanner, "year", int(m.group(1)))
-        _set(reading, scanner, "month", int(m.group(2)))
-        _set(reading, scanner, "day", int(m.group(3)))
+        set_part(reading, scanner, "year", int(m.group(1)))
+        set_part(reading, scanner, "month", int(m.group(2)))
+        set_part(reading, scanner, "day", int(m.group(3)))
     for m in scanner.find(DATE_CN):
         reading.parts.append("date")
         if m.group(4):
-            _set(reading, scanner, "day", cn_number(m.group(4)))
+            set_part(reading, scanner, "day", cn_number(m.group(4)))
             continue
         if m.group(1):
-            _set(reading, scanner, "year", cn_number(m.group(1)))
+            set_part(reading, scanner, "year", cn_number(m.group(1)))
         month = m.group(2)
         if month.startswith("下"):
-            _set(reading, scanner, "month", -1)
+            set_part(reading, scanner, "month", -1)
         elif month[0] in "这本":
-            _set(reading, scanner, "month", 0)
+            set_part(reading, scanner, "month", 0)
         else:
-            _set(reading, scanner, "month", cn_number(month))
-        _set(reading, scanner, "day", cn_number(m.group(3)))
+            set_part(reading, scanner, "month", cn_number(month))
+        set_part(reading, scanner, "day", cn_number(m.group(3)))
     for m in scanner.find(DATE_EN):
         reading.parts.append("date")
         if m.group(1):
@@ -507,44 +376,44 @@ def _dates(scanner: Scanner, reading: Reading) -> None:
         elif m.group(4):
             month, day, year = m.group(4), m.group(5), m.group(6)
         elif m.group(7):
-            _set(reading, scanner, "day", int(m.group(7)))
+            set_part(reading, scanner, "day", int(m.group(7)))
             if "next month" in m.group(0):
-                _set(reading, scanner, "month", -1)
+                set_part(reading, scanner, "month", -1)
             continue
         else:
             first, second = int(m.group(8)), int(m.group(9))
             # Month first (12/24), unless that cannot be a date (24/12).
             if first > 12 >= second:
                 first, second = second, first
-            _set(reading, scanner, "month", first)
-            _set(reading, scanner, "day", second)
+            set_part(reading, scanner, "month", first)
+            set_part(reading, scanner, "day", second)
             continue
-        _set(reading, scanner, "month", MONTHS_EN[month.rstrip(".")])
-        _set(reading, scanner, "day", int(day))
+        set_part(reading, scanner, "month", MONTHS_EN[month.rstrip(".")])
+        set_part(reading, scanner, "day", int(day))
         if year:
-            _set(reading, scanner, "year", int(year))
+            set_part(reading, scanner, "year", int(year))
 
 
 # --- weekdays and day words ----------------------------------------------------------------
 
-WEEK_CN = _compile(
+WEEK_CN = re.compile(
     rf"(?:在|于)?(下下个?|下个?|这个?|本|上个?)?\s*{CN_WEEK}\s*([一二三四五六日天末1-7])"
     rf"|(下下个?|下个?|这个?|本)\s*{CN_WEEK}(?![一二三四五六日天末1-7])"
 )
-WEEK_EN = _compile(
+WEEK_EN = re.compile(
     rf"{B}(?:on\s+)?(?:(this|next|coming|this\s+coming|the\s+next|the\s+following|last)\s+)?"
     rf"({EN_DAY}|weekend){E}(?:\s+after\s+next{E})?"
     rf"|{B}(next|this)\s+week{E}(?:\s+after\s+next{E})?"
     rf"|{B}(?:of\s+)?next\s+(month|year){E}"
 )
 SHIFT_CN = {"下下": 2, "下": 1, "这": 0, "本": 0, "上": -1}
-DAY_CN = _compile(
+DAY_CN = re.compile(
     r"(?:在|于)?(大后天|后天|明天|明日|明儿|今天|今日|今儿|昨天|昨日|前天)"
     r"|(今|明|昨)(晚|早|晨|夜)(?!点)"
 )
 DAY_CN_DELTA = {"大后天": 3, "后天": 2, "明天": 1, "明日": 1, "明儿": 1, "今天": 0, "今日": 0}
 DAY_CN_DELTA |= {"今儿": 0, "昨天": -1, "昨日": -1, "前天": -2, "今": 0, "明": 1, "昨": -1}
-DAY_EN = _compile(
+DAY_EN = re.compile(
     rf"{B}(?:on\s+)?(?:the\s+)?day\s+after\s+tomorrow{E}|{B}overmorrow{E}"
     rf"|{B}(today|tomorrow|tmrw?|tmr|tomorow|tonight|tonite|yesterday){E}"
     rf"|{B}this\s+(morning|afternoon|evening){E}"
@@ -556,69 +425,69 @@ def _weeks(scanner: Scanner, reading: Reading) -> None:
     for m in scanner.find(WEEK_CN):
         reading.parts.append("week")
         if m.group(3):  # 下周 alone: its Monday
-            _set(reading, scanner, "week_shift", SHIFT_CN[m.group(3).rstrip("个")])
-            _set(reading, scanner, "weekday", 0)
+            set_part(reading, scanner, "week_shift", SHIFT_CN[m.group(3).rstrip("个")])
+            set_part(reading, scanner, "weekday", 0)
             continue
         shift = m.group(1)
         if shift:
-            _set(reading, scanner, "week_shift", SHIFT_CN[shift.rstrip("个")])
-        _set(reading, scanner, "weekday", WEEKDAYS_CN[m.group(2)])
+            set_part(reading, scanner, "week_shift", SHIFT_CN[shift.rstrip("个")])
+        set_part(reading, scanner, "weekday", WEEKDAYS_CN[m.group(2)])
     for m in scanner.find(WEEK_EN):
         reading.parts.append("week")
         after_next = "after next" in m.group(0)
         if m.group(3):  # next week / this week: its Monday, or today for "this"
             if m.group(3) == "this":
-                _set(reading, scanner, "day_delta", 0)
+                set_part(reading, scanner, "day_delta", 0)
             else:
-                _set(reading, scanner, "week_shift", 2 if after_next else 1)
-                _set(reading, scanner, "weekday", 0)
+                set_part(reading, scanner, "week_shift", 2 if after_next else 1)
+                set_part(reading, scanner, "weekday", 0)
             continue
         if m.group(4):  # "the 5th next month", "dec 24 next year"; alone they say no day
             if m.group(4) == "month":
-                _set(reading, scanner, "month", -1)
+                set_part(reading, scanner, "month", -1)
             else:
-                _set(reading, scanner, "year_shift", 1)
+                set_part(reading, scanner, "year_shift", 1)
             continue
         word = (m.group(1) or "").replace("  ", " ")
         day = m.group(2)
-        _set(reading, scanner, "weekday", 5 if day == "weekend" else WEEKDAYS_EN[day])
+        set_part(reading, scanner, "weekday", 5 if day == "weekend" else WEEKDAYS_EN[day])
         if after_next:
-            _set(reading, scanner, "week_shift", 2)
+            set_part(reading, scanner, "week_shift", 2)
         elif word in ("next", "the following"):
-            _set(reading, scanner, "week_shift", 1)
+            set_part(reading, scanner, "week_shift", 1)
         elif word == "last":
-            _set(reading, scanner, "week_shift", -1)
+            set_part(reading, scanner, "week_shift", -1)
 
 
 def _days(scanner: Scanner, reading: Reading) -> None:
     for m in scanner.find(DAY_CN):
         reading.parts.append("day")
         if m.group(1):
-            _set(reading, scanner, "day_delta", DAY_CN_DELTA[m.group(1)])
+            set_part(reading, scanner, "day_delta", DAY_CN_DELTA[m.group(1)])
         else:
-            _set(reading, scanner, "day_delta", DAY_CN_DELTA[m.group(2)])
+            set_part(reading, scanner, "day_delta", DAY_CN_DELTA[m.group(2)])
             kind = m.group(3)
-            _set(reading, scanner, "period", "evening" if kind in "晚夜" else "morning")
+            set_part(reading, scanner, "period", "evening" if kind in "晚夜" else "morning")
     for m in scanner.find(DAY_EN):
         reading.parts.append("day")
         text = m.group(0)
         if "after tomorrow" in text or "overmorrow" in text:
-            _set(reading, scanner, "day_delta", 2)
+            set_part(reading, scanner, "day_delta", 2)
         elif "before yesterday" in text:
-            _set(reading, scanner, "day_delta", -2)
+            set_part(reading, scanner, "day_delta", -2)
         elif m.group(2):
-            _set(reading, scanner, "day_delta", 0)
-            _set(reading, scanner, "period", m.group(2))
+            set_part(reading, scanner, "day_delta", 0)
+            set_part(reading, scanner, "period", m.group(2))
         else:
             word = m.group(1)
             if word.startswith("tom") or word.startswith("tm"):
-                _set(reading, scanner, "day_delta", 1)
+                set_part(reading, scanner, "day_delta", 1)
             elif word == "yesterday":
-                _set(reading, scanner, "day_delta", -1)
+                set_part(reading, scanner, "day_delta", -1)
             else:
-                _set(reading, scanner, "day_delta", 0)
+                set_part(reading, scanner, "day_delta", 0)
                 if word.startswith("toni"):
-                    _set(reading, scanner, "period", "evening")
+                    set_part(reading, scanner, "period", "evening")
 
 
 # --- clock and part of the day -------------------------------------------------------------
@@ -630,15 +499,15 @@ PERIOD_CN = {
     "夜间": "night", "夜晚": "night", "半夜": "midnight", "午夜": "midnight", "深夜": "night",
 }  # fmt: skip
 CN_PERIOD = "|".join(sorted((p for p in PERIOD_CN if len(p) > 1), key=len, reverse=True))
-CLOCK_CN = _compile(
+CLOCK_CN = re.compile(
     rf"(?:在|于|到)?\s*({CN_PERIOD}|晚|早)?\s*的?\s*({NUM})\s*(?:点钟?|时|:)\s*"
     rf"(?:(半)|(一刻|1刻)|(三刻|3刻)|(整)|({NUM})\s*分?)?"
 )
-PERIOD_CN_RE = _compile(rf"(?:在|于|到)?({CN_PERIOD})")
+PERIOD_CN_RE = re.compile(rf"(?:在|于|到)?({CN_PERIOD})")
 HOUR_WORDS = "|".join(
     k for k, v in EN_NUMBERS.items() if 1 <= v <= 12 and len(k) > 2 and " " not in k
 )
-CLOCK_EN = _compile(
+CLOCK_EN = re.compile(
     rf"{B}(?:(?:at|by|around|about|@)\s+)?(?:(half|quarter)\s+(past|to|after)\s+)?"
     rf"(\d{{1,2}})(?:\s*[:.]\s*(\d{{2}}))?\s*(a\.?m\.?|p\.?m\.?|o'?clock|h(?![a-z]))?{E}"
     rf"(?:\s+(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E})?"
@@ -646,7 +515,7 @@ CLOCK_EN = _compile(
     rf"|{B}(?:at\s+)({HOUR_WORDS})"
     rf"(?:\s+(o'?clock))?{E}(?:\s+(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E})?"
 )  # fmt: skip
-PERIOD_EN = _compile(rf"{B}(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E}")
+PERIOD_EN = re.compile(rf"{B}(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E}")
 
 
 def _clock(scanner: Scanner, reading: Reading) -> None:
@@ -654,8 +523,8 @@ def _clock(scanner: Scanner, reading: Reading) -> None:
         if m.group(7):
             reading.parts.append("clock")
             word = m.group(7)
-            _set(reading, scanner, "hour", 0 if word == "midnight" else 12)
-            _set(reading, scanner, "period", "midnight" if word == "midnight" else "noon")
+            set_part(reading, scanner, "hour", 0 if word == "midnight" else 12)
+            set_part(reading, scanner, "period", "midnight" if word == "midnight" else "noon")
             continue
         if m.group(8):
             hour_word, suffix, period = m.group(8), m.group(9), m.group(10)
@@ -682,14 +551,14 @@ def _clock(scanner: Scanner, reading: Reading) -> None:
                 minute = quarter
         if minute > 59:
             scanner.conflict = True
-        _set(reading, scanner, "hour", hour)
+        set_part(reading, scanner, "hour", hour)
         reading.minute = minute
         if suffix:
             suffix = suffix.replace(".", "")
             if suffix in ("am", "pm"):
                 reading.meridiem = suffix
         if period:
-            _set(reading, scanner, "period", period)
+            set_part(reading, scanner, "period", period)
     for m in scanner.find(CLOCK_CN):
         cn_hour = cn_number(m.group(2))
         if cn_hour is None:
@@ -707,7 +576,7 @@ def _clock(scanner: Scanner, reading: Reading) -> None:
                 continue
         reading.parts.append("clock")
         if m.group(1):
-            _set(reading, scanner, "period", PERIOD_CN[m.group(1)])
+            set_part(reading, scanner, "period", PERIOD_CN[m.group(1)])
         minute = 0
         if m.group(3):
             minute = 30
@@ -721,19 +590,19 @@ def _clock(scanner: Scanner, reading: Reading) -> None:
                 scanner.conflict = True
                 continue
             minute = value
-        _set(reading, scanner, "hour", cn_hour)
+        set_part(reading, scanner, "hour", cn_hour)
         reading.minute = minute
     for m in scanner.find(PERIOD_CN_RE):
         reading.parts.append("period")
-        _set(reading, scanner, "period", PERIOD_CN[m.group(1)])
+        set_part(reading, scanner, "period", PERIOD_CN[m.group(1)])
     for m in scanner.find(PERIOD_EN):
         reading.parts.append("period")
-        _set(reading, scanner, "period", m.group(1))
+        set_part(reading, scanner, "period", m.group(1))
 
 
 # --- the rest: the reminder's text ---------------------------------------------------------
 
-LEADING = _compile(
+LEADING = re.compile(
     r"^(?:[\s,.;:!?，。；：！？、~-]+"
     r"|(?:please|pls|plz|hey|hi|ok|okay|bot|can\s+you|could\s+you|would\s+you|will\s+you"
     r"|kindly|also|and|then)(?![a-z])"
@@ -745,13 +614,13 @@ LEADING = _compile(
     r"|的(?!士)|一下|在(?=\s|$)|,)",
     re.IGNORECASE,
 )
-TRAILING = _compile(
+TRAILING = re.compile(
     r"(?:[\s,.;:!?，。；：！？、~-]+|提醒我一下|提醒我|提醒一下|提醒|叫我|喊我|吧|哦|哈|啊|呀"
     r"|please|pls|thanks|thank\s+you|(?<![a-z])(?:at|on|in|by|to)|的(?=\s*$)|在)$",
     re.IGNORECASE,
 )
 # A time-looking leftover: the phrase said more about the time than was understood.
-LEFTOVER_TIME = _compile(
+LEFTOVER_TIME = re.compile(
     r"\d{1,2}\s*:\s*\d{2}|(?<![a-z])\d{1,2}\s*(?:am|pm)(?![a-z])|\d+\s*[点时](?!心|子)"
     r"|(?<![a-z])(?:tomorrow|tonight|today|yesterday|next\s+(?:week|month|"
     + EN_DAY
