@@ -29,6 +29,7 @@ from bot.core.timewords import (
     cn_number,
     en_number,
     set_part,
+    words,
 )
 
 # --- dates ---------------------------------------------------------------------------------
@@ -83,7 +84,7 @@ def read_dates(scanner: Scanner, reading: Reading) -> None:
             month, day, year = m.group(4), m.group(5), m.group(6)
         elif m.group(7):
             set_part(reading, scanner, "day", int(m.group(7)))
-            if "next month" in m.group(0):
+            if "next month" in words(m.group(0)):
                 set_part(reading, scanner, "month", -1)
             continue
         else:
@@ -140,7 +141,7 @@ def read_weeks(scanner: Scanner, reading: Reading) -> None:
         set_part(reading, scanner, "weekday", WEEKDAYS_CN[m.group(2)])
     for m in scanner.find(WEEK_EN):
         reading.parts.append("week")
-        after_next = "after next" in m.group(0)
+        after_next = "after next" in words(m.group(0))
         if m.group(3):  # next week / this week: its Monday, or today for "this"
             if m.group(3) == "this":
                 set_part(reading, scanner, "day_delta", 0)
@@ -154,7 +155,7 @@ def read_weeks(scanner: Scanner, reading: Reading) -> None:
             else:
                 set_part(reading, scanner, "year_shift", 1)
             continue
-        word = (m.group(1) or "").replace("  ", " ")
+        word = words(m.group(1) or "")
         day = m.group(2)
         set_part(reading, scanner, "weekday", 5 if day == "weekend" else WEEKDAYS_EN[day])
         if after_next:
@@ -176,7 +177,7 @@ def read_days(scanner: Scanner, reading: Reading) -> None:
             set_part(reading, scanner, "period", "evening" if kind in "晚夜" else "morning")
     for m in scanner.find(DAY_EN):
         reading.parts.append("day")
-        text = m.group(0)
+        text = words(m.group(0))
         if "after tomorrow" in text or "overmorrow" in text:
             set_part(reading, scanner, "day_delta", 2)
         elif "before yesterday" in text:

@@ -42,6 +42,7 @@ from bot.core.timewords import (
     en_number,
     normalise,
     set_part,
+    words,
 )
 
 # What other modules read from here; the lexical layer lives in ``bot.core.timewords``.
@@ -317,7 +318,7 @@ def _offsets(scanner: Scanner, reading: Reading) -> None:
                 scanner.conflict = True
                 continue
             amount = number
-            if "and a half" in m.group(0):
+            if "and a half" in words(m.group(0)):
                 amount += 0.5
         _add_offset(reading, scanner, amount, m.group(3))
         if m.group(5):

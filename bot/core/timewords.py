@@ -111,8 +111,14 @@ def en_number(token: str) -> float | None:
     try:
         return float(token)
     except ValueError:
-        value = EN_NUMBERS.get(token)
+        value = EN_NUMBERS.get(words(token))
         return None if value is None else float(value)
+
+
+def words(text: str) -> str:
+    """``text``'s words joined by one space: the patterns take any whitespace between words,
+    and what they matched is compared with phrases written with one ("day  after\ttomorrow")."""
+    return " ".join(text.split())
 
 
 def normalise(text: str) -> str:

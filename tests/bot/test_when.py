@@ -359,3 +359,16 @@ def test_a_request_for_a_reminder_is_one(text: str) -> None:
 )
 def test_a_question_or_a_statement_is_not_a_request(text: str) -> None:
     assert not asks_for_reminder(text)
+
+
+@pytest.mark.parametrize("gap", ["  ", "\t", " \n ", "\u3000 ", "\u00a0"])
+def test_any_whitespace_between_the_words_reads_the_same_time(gap: str) -> None:
+    # The patterns take any whitespace between words; what they matched must then be read
+    # the same way ("day  after  tomorrow" once raised AttributeError).
+    for phrase in PHRASES:
+        if " " not in phrase.text:
+            continue
+        spaced = phrase.text.replace(" ", gap)
+        single = parse_reminder(phrase.text, NOW, SHANGHAI)
+        spread = parse_reminder(spaced, NOW, SHANGHAI)
+        assert (single and single.due) == (spread and spread.due), (phrase.text, spaced)
