@@ -6,9 +6,7 @@ finds every reminder with one ``list("reminders/")`` and the job needs no index 
 that could drift; keyed by namespace, so that a chat's reminders are one prefix
 (``/reminders``) and a button is resolved in the presser's namespace only (a crafted id of
 another namespace's reminder finds nothing). Through the store interface only, so that a
-PostgreSQL store keeps them as it keeps the rest. A chat's settings (its time zone, whether it
-was told the default one) are the bot-wide document ``reminder-chats/<chat id>``: the zone
-belongs to the chat, whatever namespace its members write to (``group_scope``).
+PostgreSQL store keeps them as it keeps the rest.
 
 A reminder holds its text, who set it (``Actor.key`` and the display name the delivery
 mentions in a group), the chat it goes to, its ``Due`` (``bot.core.when``: instant, zone, local
@@ -40,6 +38,8 @@ sending right now. So a replica started after a crash waits one ``LEASE`` from i
 Permission: the one rule of ``bot.core.policy``. In a group's shared namespace only the member
 who set a reminder or an administrator may cancel, change, snooze or finish it; in a private
 chat (or ``group_scope = "user"``) everything is the caller's own.
+
+A chat's time zone is ``bot.core.chat_zones``.
 """
 
 from __future__ import annotations
@@ -52,7 +52,6 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
 from bot.core.policy import Caller
 from bot.core.when import Due
@@ -65,7 +64,6 @@ from memory.model import format_time, parse_time
 log = logging.getLogger(__name__)
 
 PREFIX = "reminders"
-CHATS = "reminder-chats"
 PENDING, SENT, PAUSED, DONE, CANCELLED = "pending", "sent", "paused", "done", "cancelled"
 STATES = (PENDING, SENT, PAUSED, DONE, CANCELLED)
 ENDED = (DONE, CANCELLED)
@@ -629,61 +627,3 @@ def prune(store: Store, now: datetime) -> int:
         if reminder.state in (*ENDED, SENT) and now - last > PRUNE_AFTER:
             removed += documents.delete(document.key, version=document.version)
     return removed
-
-
-# -- a chat's time zone ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChatZone:
-    """The time zone reminders use in one chat, and whether it is the configured default."""
-
-    zone: ZoneInfo
-    chosen: bool  # set with /timezone
-    told: bool  # the chat was told which default zone it uses
-
-
-def _chat_key(chat_id: int) -> str:
-    return f"{CHATS}/{chat_id}"
-
-
-def chat_zone(store: Store, chat_id: int, default: ZoneInfo) -> ChatZone:
-    """The zone of ``chat_id``: the one it set with /timezone, else ``default``."""
-    found = store.bot_documents().get(_chat_key(chat_id))
-    value = found.value if found is not None and isinstance(found.value, dict) else {}
-    name = value.get("timezone")
-    if isinstance(name, str):
-        try:
-            return ChatZone(ZoneInfo(name), True, True)
-        except (ValueError, KeyError, OSError):
-            log.warning("ignored the unknown time zone %r of chat %s", name, chat_id)
-    return ChatZone(default, False, bool(value.get("told")))
-
-
-def set_chat_zone(store: Store, chat_id: int, zone: ZoneInfo) -> None:
-    """Set the zone of ``chat_id`` (``/timezone``)."""
-
-    def change(value: Any) -> Any:
-        base = value if isinstance(value, dict) else {}
-        return {**base, "timezone": zone.key}
-
-    update_document(store.bot_documents(), _chat_key(chat_id), change)
-
-
-def tell_default_once(store: Store, chat_id: int) -> bool:
-    """Record that ``chat_id`` was told its default zone; whether this is the first time."""
-    first: list[bool] = []
-
-    def change(value: Any) -> Any:
-        base = value if isinstance(value, dict) else {}
-        first[:] = [not base.get("told")]
-        return {**base, "told": True}
-
-    update_document(store.bot_documents(), _chat_key(chat_id), change)
-    return first[0]
-
-
-def zone_of_chat(store: Store, chat_id: int) -> ZoneInfo | None:
-    """The zone ``chat_id`` chose with /timezone, if any (for the digest)."""
-    found = chat_zone(store, chat_id, ZoneInfo("UTC"))
-    return found.zone if found.chosen else None

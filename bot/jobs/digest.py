@@ -53,7 +53,7 @@ that namespace off (``off_reason: "blocked"``) and is logged; any other failure 
 namespace is logged and the run goes on with the others.
 
 A report shows its times in the chat's own zone when it set one with ``/timezone``
-(``bot.core.reminders.zone_of_chat``), else in ``[digest] timezone``.
+(``bot.core.chat_zones.zone_of_chat``), else in ``[digest] timezone``.
 
 Reporting is not access: the report reads ``Namespace.memories`` and never searches, so no
 ``accessCount`` or ``accessedAt`` changes.
@@ -78,7 +78,8 @@ from telegram.error import Forbidden
 from telegram.ext import Application, ContextTypes
 
 from bot.config import DigestConfig
-from bot.core.reminders import LEASE, Claim, Leases, zone_of_chat
+from bot.core.chat_zones import zone_of_chat
+from bot.core.reminders import LEASE, Claim, Leases
 from bot.jobs.report import build_report, render_report
 from bot.jobs.schedule import Schedule, parse_timezone
 from bot.view.replies import send_html
