@@ -29,11 +29,7 @@ taken over once already is not sent a third time but recorded as delivered. So a
 is sent at least once unless the bot is down for good, and at most twice, only after a crash
 in that window.
 
-The lease is measured on the observer's clock (``Leases``): a claim is old once this process
-has seen that same claim, unchanged, for ``LEASE``. Comparing this process's clock with the
-claimant's ``since`` would make the lease as short as the clocks are apart: a replica whose
-clock runs three minutes ahead would take over, and send again, a reminder another replica is
-sending right now. So a replica started after a crash waits one ``LEASE`` from its first look.
+The lease a claim holds (shared with the digest) is ``bot.core.lease``.
 
 Permission: the one rule of ``bot.core.policy``. In a group's shared namespace only the member
 who set a reminder or an administrator may cancel, change, snooze or finish it; in a private
@@ -53,6 +49,7 @@ from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.core.lease import Claim, Leases
 from bot.core.policy import Caller
 from bot.core.when import Due
 from bot.errors import ReminderNotAllowed, ReminderNotFound
@@ -67,7 +64,6 @@ PREFIX = "reminders"
 PENDING, SENT, PAUSED, DONE, CANCELLED = "pending", "sent", "paused", "done", "cancelled"
 STATES = (PENDING, SENT, PAUSED, DONE, CANCELLED)
 ENDED = (DONE, CANCELLED)
-LEASE = timedelta(minutes=2)  # a claim older than this was left by a crash
 PRUNE_AFTER = timedelta(days=30)  # ended (or sent and never snoozed) reminders are then removed
 MAX_TEXT_CHARS = 1000
 MAX_PER_NAMESPACE = 200  # reminders not ended, per namespace
@@ -87,16 +83,6 @@ def _time(value: object) -> datetime | None:
 
 def _iso(value: datetime | None) -> str | None:
     return format_time(value) if value is not None else None
-
-
-@dataclass(frozen=True)
-class Claim:
-    """Who is sending which occurrence, since when, and the how-many-th attempt it is."""
-
-    at: datetime
-    by: str
-    since: datetime
-    tries: int = 1
 
 
 @dataclass(frozen=True)
@@ -455,25 +441,6 @@ def resume_chat(store: Store, namespace: str, chat_id: int, now: datetime) -> in
 
 
 # -- the job's side: claim, deliver, release, pause ------------------------------------------
-
-
-class Leases:
-    """The claims one process saw held, each with when it first saw it, by its own clock."""
-
-    def __init__(self) -> None:
-        self._seen: dict[str, tuple[Claim, datetime]] = {}
-
-    def expired(self, key: str, held: Claim, now: datetime) -> bool:
-        """Whether ``held`` (the claim on ``key``) was seen unchanged for ``LEASE`` by ``now``."""
-        seen = self._seen.get(key)
-        if seen is None or seen[0] != held or now < seen[1]:  # new to us, or our clock went back
-            self._seen[key] = (held, now)
-            return False
-        return now - seen[1] >= LEASE
-
-    def forget(self, key: str) -> None:
-        """``key`` holds no claim any more (or this process took it)."""
-        self._seen.pop(key, None)
 
 
 @dataclass(frozen=True)

@@ -44,6 +44,7 @@ from telegram.ext import Application, ContextTypes
 
 from bot.config import ReminderConfig
 from bot.core import reminders
+from bot.core.lease import Leases
 from bot.core.reminders import Reminder
 from bot.jobs import reminder_view
 from bot.jobs.schedule import parse_timezone
@@ -102,7 +103,7 @@ class ReminderJob:
         self._heap: list[tuple[datetime, str]] = []  # the same, lazily cleaned
         self._retry: dict[str, tuple[int, datetime]] = {}  # key -> (failures, not before)
         self._scanned: datetime | None = None
-        self._leases = reminders.Leases()  # claims seen held, timed on this job's clock
+        self._leases = Leases()  # claims seen held, timed on this job's clock
         self._running = asyncio.Lock()
         self._task: asyncio.Task[TickResult] | None = None
 
