@@ -35,7 +35,7 @@ from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view
 from bot.chat.choices import choice_prompt
 from bot.chat.reminding import offer_for
 from bot.chat.services import services
-from bot.core import adding, operations, reminders
+from bot.core import adding, chat_zones, operations
 from bot.core.entry import Entry, parse_entry, split_command
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
@@ -67,7 +67,7 @@ async def chat_zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> ZoneInf
     found = services(context)
     default = parse_timezone(found.config.reminders.timezone)
     try:
-        chosen = await asyncio.to_thread(reminders.chat_zone, found.store, chat_id, default)
+        chosen = await asyncio.to_thread(chat_zones.chat_zone, found.store, chat_id, default)
     except MemoryStoreError as e:  # a setting: the default zone will do, the store says the rest
         log.warning("could not read the time zone of chat %s (%s); using %s", chat_id, e, default)
         return default

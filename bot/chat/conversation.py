@@ -42,8 +42,8 @@ from bot.chat.access import message_source
 from bot.chat.confirmations import changes_keyboard, pending_prompt
 from bot.chat.reminding import remember_reminder
 from bot.config import LLMConfig
+from bot.core.chat_zones import chat_zone
 from bot.core.policy import Caller
-from bot.core.reminders import chat_zone
 from bot.jobs import reminder_view
 from bot.jobs.reminders import ReminderJob
 from bot.view.i18n import t

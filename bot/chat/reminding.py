@@ -31,7 +31,7 @@ from telegram.ext import ContextTypes
 
 from bot.chat.access import button_press, caller_of, may_change_settings, with_admin
 from bot.chat.services import services
-from bot.core import operations, reminders, when
+from bot.core import chat_zones, operations, reminders, when
 from bot.core.entry import keywords, split_command
 from bot.core.policy import Caller, source_of
 from bot.core.reminders import Reminder
@@ -75,9 +75,9 @@ class _Request:
     source: str  # idempotency: the message (and which request of it)
 
 
-def _zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> reminders.ChatZone:
+def _zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> chat_zones.ChatZone:
     job = _job(context)
-    return reminders.chat_zone(job.store, chat_id, job.zone)
+    return chat_zones.chat_zone(job.store, chat_id, job.zone)
 
 
 async def set_reminder(
@@ -140,7 +140,7 @@ async def set_reminder(
     job.track(reminder)
     store = services(context).store
     await run(lambda: remember_reminder(store, caller, reminder, request.source))
-    first = not zone.chosen and await run(lambda: reminders.tell_default_once(job.store, chat_id))
+    first = not zone.chosen and await run(lambda: chat_zones.tell_default_once(job.store, chat_id))
     reply, keyboard = reminder_view.confirmation(
         reminder, language, moved=due.moved, date_only=due.date_only, default_zone=first
     )
@@ -238,7 +238,7 @@ async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not await may_change_settings(update, context):
         await reply_html(message, t(language, "timezone_admins_only"))
         return
-    await run(lambda: reminders.set_chat_zone(job.store, chat_id, chosen))
+    await run(lambda: chat_zones.set_chat_zone(job.store, chat_id, chosen))
     now = escape(reminder_view.when_text(job.clock(), chosen, language))
     await reply_html(message, t(language, "timezone_set", zone=escape(chosen.key), now=now))
 

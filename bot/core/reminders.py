@@ -1,4 +1,4 @@
-"""Reminders: what is kept, who may change it, and how an occurrence is claimed to be sent once.
+"""Reminders: what is kept and who may change it.
 
 Storage. Every reminder is one bot-wide document (``Store.bot_documents()``) under
 ``reminders/<namespace>/<id>`` (``reminders/users/42/k3v9x2ab``): bot-wide, so that start-up
@@ -6,9 +6,7 @@ finds every reminder with one ``list("reminders/")`` and the job needs no index 
 that could drift; keyed by namespace, so that a chat's reminders are one prefix
 (``/reminders``) and a button is resolved in the presser's namespace only (a crafted id of
 another namespace's reminder finds nothing). Through the store interface only, so that a
-PostgreSQL store keeps them as it keeps the rest. A chat's settings (its time zone, whether it
-was told the default one) are the bot-wide document ``reminder-chats/<chat id>``: the zone
-belongs to the chat, whatever namespace its members write to (``group_scope``).
+PostgreSQL store keeps them as it keeps the rest.
 
 A reminder holds its text, who set it (``Actor.key`` and the display name the delivery
 mentions in a group), the chat it goes to, its ``Due`` (``bot.core.when``: instant, zone, local
@@ -19,27 +17,13 @@ next one to send is the earlier of the two. ``state`` is ``pending`` (something 
 chat: 403), ``done`` or ``cancelled``. Ended ones are pruned ``PRUNE_AFTER`` after their last
 change. Ids are eight lower-case letters and digits: short and stable for buttons.
 
-Once. Before an occurrence is sent, it is claimed: a compare-and-set on the document
-(``memory.update_document``) that writes ``claim = {at, by, since, tries}`` only if the
-reminder is still pending at that occurrence and nobody holds a live claim. Of two processes
-(or replicas) due at once, one claims and sends; the other sees the claim and does nothing.
-After the send, ``delivered`` moves the reminder on (the next occurrence of a series, or
-``sent``) and clears the claim in one more compare-and-set. A send that failed is released
-(``release``), to be tried again. A crash between sending and recording leaves the claim: after
-``LEASE`` another process (or this one, restarted) takes it over and sends again, once; a claim
-taken over once already is not sent a third time but recorded as delivered. So an occurrence
-is sent at least once unless the bot is down for good, and at most twice, only after a crash
-in that window.
-
-The lease is measured on the observer's clock (``Leases``): a claim is old once this process
-has seen that same claim, unchanged, for ``LEASE``. Comparing this process's clock with the
-claimant's ``since`` would make the lease as short as the clocks are apart: a replica whose
-clock runs three minutes ahead would take over, and send again, a reminder another replica is
-sending right now. So a replica started after a crash waits one ``LEASE`` from its first look.
-
 Permission: the one rule of ``bot.core.policy``. In a group's shared namespace only the member
 who set a reminder or an administrator may cancel, change, snooze or finish it; in a private
 chat (or ``group_scope = "user"``) everything is the caller's own.
+
+How an occurrence is then sent once (claim, deliver, release, pause) is ``bot.core.delivery``,
+the job's side, and the lease a claim holds (shared with the digest) is ``bot.core.lease``. A
+chat's time zone is ``bot.core.chat_zones``.
 """
 
 from __future__ import annotations
@@ -52,8 +36,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from typing import Any
-from zoneinfo import ZoneInfo
 
+from bot.core.lease import Claim
 from bot.core.policy import Caller
 from bot.core.when import Due
 from bot.errors import ReminderNotAllowed, ReminderNotFound
@@ -65,11 +49,9 @@ from memory.model import format_time, parse_time
 log = logging.getLogger(__name__)
 
 PREFIX = "reminders"
-CHATS = "reminder-chats"
 PENDING, SENT, PAUSED, DONE, CANCELLED = "pending", "sent", "paused", "done", "cancelled"
 STATES = (PENDING, SENT, PAUSED, DONE, CANCELLED)
 ENDED = (DONE, CANCELLED)
-LEASE = timedelta(minutes=2)  # a claim older than this was left by a crash
 PRUNE_AFTER = timedelta(days=30)  # ended (or sent and never snoozed) reminders are then removed
 MAX_TEXT_CHARS = 1000
 MAX_PER_NAMESPACE = 200  # reminders not ended, per namespace
@@ -89,16 +71,6 @@ def _time(value: object) -> datetime | None:
 
 def _iso(value: datetime | None) -> str | None:
     return format_time(value) if value is not None else None
-
-
-@dataclass(frozen=True)
-class Claim:
-    """Who is sending which occurrence, since when, and the how-many-th attempt it is."""
-
-    at: datetime
-    by: str
-    since: datetime
-    tries: int = 1
 
 
 @dataclass(frozen=True)
@@ -454,236 +426,3 @@ def resume_chat(store: Store, namespace: str, chat_id: int, now: datetime) -> in
             except ReminderNotFound:
                 continue
     return count
-
-
-# -- the job's side: claim, deliver, release, pause ------------------------------------------
-
-
-class Leases:
-    """The claims one process saw held, each with when it first saw it, by its own clock."""
-
-    def __init__(self) -> None:
-        self._seen: dict[str, tuple[Claim, datetime]] = {}
-
-    def expired(self, key: str, held: Claim, now: datetime) -> bool:
-        """Whether ``held`` (the claim on ``key``) was seen unchanged for ``LEASE`` by ``now``."""
-        seen = self._seen.get(key)
-        if seen is None or seen[0] != held or now < seen[1]:  # new to us, or our clock went back
-            self._seen[key] = (held, now)
-            return False
-        return now - seen[1] >= LEASE
-
-    def forget(self, key: str) -> None:
-        """``key`` holds no claim any more (or this process took it)."""
-        self._seen.pop(key, None)
-
-
-@dataclass(frozen=True)
-class Claimed:
-    """The outcome of ``claim``: ``reminder`` (its state now) and whether to send ``at``."""
-
-    send: bool
-    reminder: Reminder | None
-    retaken: bool = False  # a crashed process's claim taken over: this is the one repeat
-
-
-def claim(
-    store: Store,
-    key: str,
-    at: datetime,
-    owner: str,
-    now: datetime,
-    leases: Leases | None = None,
-) -> Claimed:
-    """Claim occurrence ``at`` of the reminder at ``key`` for sending (module docstring).
-
-    ``leases`` are what the calling process saw before; without, a claim held by anyone is
-    live (this is the first look)."""
-    result: list[Claimed] = []
-    seen = leases if leases is not None else Leases()
-
-    def take(value: Any) -> Any:
-        result.clear()
-        try:
-            current = Reminder.from_json(value)
-        except ValueError:
-            result.append(Claimed(False, None))
-            return value
-        held = current.claim
-        if current.next_at != at:  # sent, snoozed, changed or ended meanwhile
-            result.append(Claimed(False, current))
-            return value
-        if held is not None and held.at == at and not seen.expired(key, held, now):
-            result.append(Claimed(False, current))  # someone is sending it right now
-            return value
-        if held is not None and held.at == at and held.tries >= 2:
-            # Taken over after a crash once already: record it as sent, never a third copy.
-            log.warning("reminder %s: sent twice already (crashes), recorded as sent", key)
-            moved = _after_delivery(current, at, now)
-            result.append(Claimed(False, moved))
-            return moved.to_json()
-        tries = held.tries + 1 if held is not None and held.at == at else 1
-        claimed = replace(current, claim=Claim(at, owner, now, tries))
-        result.append(Claimed(True, claimed, retaken=tries > 1))
-        return claimed.to_json()
-
-    if store.bot_documents().get(key) is None:
-        seen.forget(key)
-        return Claimed(False, None)
-    update_document(store.bot_documents(), key, take)
-    claimed = result[0]
-    if claimed.send or claimed.reminder is None or claimed.reminder.claim is None:
-        seen.forget(key)  # ours now, or free: nothing to watch
-    return claimed
-
-
-def _after_delivery(reminder: Reminder, at: datetime, now: datetime) -> Reminder:
-    snooze_at = None if reminder.snooze_at == at else reminder.snooze_at
-    series_at = reminder.series_at
-    if series_at is not None and series_at <= at:
-        series_at = reminder.due.next_after(max(at, now)) if reminder.due.repeat else None
-    state = PENDING if series_at is not None or snooze_at is not None else SENT
-    return replace(
-        reminder,
-        series_at=series_at,
-        snooze_at=snooze_at,
-        state=state,
-        claim=None,
-        sent_at=at,
-        changed_at=now,
-    )
-
-
-def delivered(store: Store, key: str, at: datetime, now: datetime) -> Reminder | None:
-    """Occurrence ``at`` was sent: move on to the next one (or ``sent``); the reminder now."""
-    result: list[Reminder] = []
-
-    def record(value: Any) -> Any:
-        result.clear()
-        try:
-            current = Reminder.from_json(value)
-        except ValueError:
-            return value
-        if current.claim is None or current.claim.at != at:
-            result.append(current)  # cancelled, or changed, while it was being sent
-            return value
-        moved = _after_delivery(current, at, now)
-        result.append(moved)
-        return moved.to_json()
-
-    if store.bot_documents().get(key) is None:
-        return None
-    update_document(store.bot_documents(), key, record)
-    return result[0] if result else None
-
-
-def release(store: Store, key: str, at: datetime, *, pause: str | None = None) -> None:
-    """Sending occurrence ``at`` failed: give the claim back (``pause``: and pause it)."""
-
-    def give_back(value: Any) -> Any:
-        try:
-            current = Reminder.from_json(value)
-        except ValueError:
-            return value
-        if current.claim is None or current.claim.at != at:
-            return value
-        if pause is not None and current.state == PENDING:
-            return replace(current, claim=None, state=PAUSED, pause_reason=pause).to_json()
-        return replace(current, claim=None).to_json()
-
-    if store.bot_documents().get(key) is not None:
-        update_document(store.bot_documents(), key, give_back)
-
-
-def pause_chat(store: Store, chat_id: int, reason: str) -> list[Reminder]:
-    """Pause every pending reminder of ``chat_id`` (Telegram refused it); those paused."""
-    paused = []
-    for reminder in every(store):
-        if reminder.chat_id != chat_id or reminder.state != PENDING:
-            continue
-
-        def stop(value: Any) -> Any:
-            current = Reminder.from_json(value)
-            if current.state != PENDING:
-                return value
-            return replace(current, state=PAUSED, pause_reason=reason, claim=None).to_json()
-
-        try:
-            update_document(store.bot_documents(), reminder.key, stop)
-        except ValueError:
-            continue
-        paused.append(reminder)
-    return paused
-
-
-def prune(store: Store, now: datetime) -> int:
-    """Remove reminders ended (or sent) more than ``PRUNE_AFTER`` ago; how many."""
-    documents = store.bot_documents()
-    removed = 0
-    for document in documents.list(f"{PREFIX}/"):
-        try:
-            reminder = Reminder.from_json(document.value)
-        except ValueError:
-            continue
-        last = reminder.changed_at or reminder.created_at
-        if reminder.state in (*ENDED, SENT) and now - last > PRUNE_AFTER:
-            removed += documents.delete(document.key, version=document.version)
-    return removed
-
-
-# -- a chat's time zone ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class ChatZone:
-    """The time zone reminders use in one chat, and whether it is the configured default."""
-
-    zone: ZoneInfo
-    chosen: bool  # set with /timezone
-    told: bool  # the chat was told which default zone it uses
-
-
-def _chat_key(chat_id: int) -> str:
-    return f"{CHATS}/{chat_id}"
-
-
-def chat_zone(store: Store, chat_id: int, default: ZoneInfo) -> ChatZone:
-    """The zone of ``chat_id``: the one it set with /timezone, else ``default``."""
-    found = store.bot_documents().get(_chat_key(chat_id))
-    value = found.value if found is not None and isinstance(found.value, dict) else {}
-    name = value.get("timezone")
-    if isinstance(name, str):
-        try:
-            return ChatZone(ZoneInfo(name), True, True)
-        except (ValueError, KeyError, OSError):
-            log.warning("ignored the unknown time zone %r of chat %s", name, chat_id)
-    return ChatZone(default, False, bool(value.get("told")))
-
-
-def set_chat_zone(store: Store, chat_id: int, zone: ZoneInfo) -> None:
-    """Set the zone of ``chat_id`` (``/timezone``)."""
-
-    def change(value: Any) -> Any:
-        base = value if isinstance(value, dict) else {}
-        return {**base, "timezone": zone.key}
-
-    update_document(store.bot_documents(), _chat_key(chat_id), change)
-
-
-def tell_default_once(store: Store, chat_id: int) -> bool:
-    """Record that ``chat_id`` was told its default zone; whether this is the first time."""
-    first: list[bool] = []
-
-    def change(value: Any) -> Any:
-        base = value if isinstance(value, dict) else {}
-        first[:] = [not base.get("told")]
-        return {**base, "told": True}
-
-    update_document(store.bot_documents(), _chat_key(chat_id), change)
-    return first[0]
-
-
-def zone_of_chat(store: Store, chat_id: int) -> ZoneInfo | None:
-    """The zone ``chat_id`` chose with /timezone, if any (for the digest)."""
-    found = chat_zone(store, chat_id, ZoneInfo("UTC"))
-    return found.zone if found.chosen else None

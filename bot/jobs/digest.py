@@ -31,7 +31,7 @@ the send, one more compare-and-set clears the claim and records ``last_sent_at``
 report was built for: the next report's "added since") and ``delivered_at`` (when Telegram
 took it, by the sender's clock). A send that failed gives the period back, to be tried by a
 later run (a restart). A claim still there was left by a replica that died while sending: it
-is taken over, as a reminder's is (``bot.core.reminders``), once this process has seen that
+is taken over, as a reminder's is (``bot.core.lease``), once this process has seen that
 same claim unchanged for ``LEASE`` on its own clock (``Leases``), so replicas whose clocks
 disagree never take over a report being sent right now. The taker sends it with ``tries`` 2;
 a claim taken over once already is recorded as done, never sent a third time. So a report is
@@ -53,7 +53,7 @@ that namespace off (``off_reason: "blocked"``) and is logged; any other failure 
 namespace is logged and the run goes on with the others.
 
 A report shows its times in the chat's own zone when it set one with ``/timezone``
-(``bot.core.reminders.zone_of_chat``), else in ``[digest] timezone``.
+(``bot.core.chat_zones.zone_of_chat``), else in ``[digest] timezone``.
 
 Reporting is not access: the report reads ``Namespace.memories`` and never searches, so no
 ``accessCount`` or ``accessedAt`` changes.
@@ -78,7 +78,8 @@ from telegram.error import Forbidden
 from telegram.ext import Application, ContextTypes
 
 from bot.config import DigestConfig
-from bot.core.reminders import LEASE, Claim, Leases, zone_of_chat
+from bot.core.chat_zones import zone_of_chat
+from bot.core.lease import LEASE, Claim, Leases
 from bot.jobs.report import build_report, render_report
 from bot.jobs.schedule import Schedule, parse_timezone
 from bot.view.replies import send_html

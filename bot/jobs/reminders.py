@@ -43,7 +43,8 @@ from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter
 from telegram.ext import Application, ContextTypes
 
 from bot.config import ReminderConfig
-from bot.core import reminders
+from bot.core import delivery, reminders
+from bot.core.lease import Leases
 from bot.core.reminders import Reminder
 from bot.jobs import reminder_view
 from bot.jobs.schedule import parse_timezone
@@ -102,7 +103,7 @@ class ReminderJob:
         self._heap: list[tuple[datetime, str]] = []  # the same, lazily cleaned
         self._retry: dict[str, tuple[int, datetime]] = {}  # key -> (failures, not before)
         self._scanned: datetime | None = None
-        self._leases = reminders.Leases()  # claims seen held, timed on this job's clock
+        self._leases = Leases()  # claims seen held, timed on this job's clock
         self._running = asyncio.Lock()
         self._task: asyncio.Task[TickResult] | None = None
 
@@ -129,7 +130,7 @@ class ReminderJob:
 
     def _load(self, now: datetime) -> None:
         """Rebuild the index from the store (in a worker thread)."""
-        removed = reminders.prune(self.store, now)
+        removed = delivery.prune(self.store, now)
         if removed:
             log.info("pruned %d ended reminders", removed)
         found = reminders.every(self.store)
@@ -180,7 +181,7 @@ class ReminderJob:
             for key, at in self._take_due(now):
                 try:
                     claimed = await asyncio.to_thread(
-                        reminders.claim, self.store, key, at, self.owner, now, self._leases
+                        delivery.claim, self.store, key, at, self.owner, now, self._leases
                     )
                 except Exception:
                     # The store failed (disk, a bug): try again later, never lose the reminder.
@@ -264,7 +265,7 @@ class ReminderJob:
             self._retry.pop(reminder.key, None)
             try:
                 moved = await asyncio.to_thread(
-                    reminders.delivered, self.store, reminder.key, at, now
+                    delivery.delivered, self.store, reminder.key, at, now
                 )
             except Exception:
                 # Sent but not recorded: the claim stays, and after its lease the occurrence
@@ -279,7 +280,7 @@ class ReminderJob:
     ) -> None:
         for reminder, at in items:
             try:
-                await asyncio.to_thread(reminders.release, self.store, reminder.key, at)
+                await asyncio.to_thread(delivery.release, self.store, reminder.key, at)
             except Exception:
                 log.exception("reminder %s: the claim could not be given back", reminder.key)
             self._backoff(reminder.key, at, now)
@@ -297,8 +298,8 @@ class ReminderJob:
 
         def pause() -> list[Reminder]:
             for reminder, at in items:
-                reminders.release(self.store, reminder.key, at, pause=reason)
-            return reminders.pause_chat(self.store, chat_id, reason)
+                delivery.release(self.store, reminder.key, at, pause=reason)
+            return delivery.pause_chat(self.store, chat_id, reason)
 
         try:
             paused = await asyncio.to_thread(pause)

@@ -26,7 +26,8 @@ from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
 from bot.chat.app import build_application, serving
 from bot.chat.services import KEY, Services
 from bot.config import ReminderConfig, parse_config
-from bot.core import reminders, when
+from bot.core import delivery, reminders, when
+from bot.core.lease import LEASE, Leases
 from bot.core.policy import Actor, Caller
 from bot.jobs.reminders import ReminderJob
 from memory import Store, open_store
@@ -531,26 +532,26 @@ async def test_a_crash_between_send_and_record_repeats_it_at_most_once(
     with open_store(location) as dead:  # a replica that claims, sends, and dies
         reminder = alice_sets(dead, "in 5 minutes backup", START)
         at = reminder.due.at
-        assert reminders.claim(dead, reminder.key, at, "dead", at).send
+        assert delivery.claim(dead, reminder.key, at, "dead", at).send
     with open_store(location) as store:
-        assert not reminders.claim(store, reminder.key, at, "other", at).send  # its lease holds
+        assert not delivery.claim(store, reminder.key, at, "other", at).send  # its lease holds
         survivor = job(store)
         assert (await survivor.run(sender, now=at + timedelta(seconds=1))).sent == []  # 1st look
-        later = at + reminders.LEASE + timedelta(seconds=1)
+        later = at + LEASE + timedelta(seconds=1)
         assert (await survivor.run(sender, now=later)).sent == [reminder.key]  # the one repeat
         assert reminders.every(store)[0].state == "sent"
         # And one taken over once already is never sent a third time.
         second = alice_sets(store, "in 6 minutes restore", START)
         t = second.due.at
-        assert reminders.claim(store, second.key, t, "dead-1", t).send
-        watched = reminders.Leases()
-        assert not reminders.claim(store, second.key, t, "dead-2", t, watched).send
-        retaken = reminders.claim(store, second.key, t, "dead-2", t + reminders.LEASE, watched)
+        assert delivery.claim(store, second.key, t, "dead-1", t).send
+        watched = Leases()
+        assert not delivery.claim(store, second.key, t, "dead-2", t, watched).send
+        retaken = delivery.claim(store, second.key, t, "dead-2", t + LEASE, watched)
         assert retaken.send and retaken.retaken
         since = telegram.mark()
         third = job(store)
-        assert (await third.run(sender, now=t + reminders.LEASE * 2)).sent == []
-        assert (await third.run(sender, now=t + reminders.LEASE * 4)).sent == []
+        assert (await third.run(sender, now=t + LEASE * 2)).sent == []
+        assert (await third.run(sender, now=t + LEASE * 4)).sent == []
         assert telegram.find("sendMessage", since=since) == []
         assert [r.state for r in reminders.every(store) if r.id == second.id] == ["sent"]
 

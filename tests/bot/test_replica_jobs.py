@@ -31,9 +31,9 @@ from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
 from bot.chat.app import build_application, serving
 from bot.chat.services import KEY, Services
 from bot.config import parse_config
-from bot.core import reminders, when
+from bot.core import delivery, reminders, when
+from bot.core.lease import LEASE  # the digest takes a left claim over as a reminder does
 from bot.core.policy import Actor, Caller
-from bot.core.reminders import LEASE  # the digest takes a left claim over as a reminder does
 from memory import open_store
 from memory.model import format_time
 
@@ -179,7 +179,7 @@ async def test_a_replica_that_claimed_a_reminder_and_died_leaves_it_to_another_o
         # The first replica claims the occurrence, then stops before sending it (its store
         # closes with it): what a replica killed between the two leaves behind.
         job = services(doomed).reminders
-        claimed = reminders.claim(job.store, reminder.key, at, job.owner, at)
+        claimed = delivery.claim(job.store, reminder.key, at, job.owner, at)
         assert claimed.send
         await doomed.stop()
         await doomed.shutdown()
@@ -189,7 +189,7 @@ async def test_a_replica_that_claimed_a_reminder_and_died_leaves_it_to_another_o
         await services(survivor).reminders.run(survivor.bot)
         await services(survivor).reminders.run(survivor.bot)
         assert deliveries(telegram) == []
-        clock.advance(seconds=reminders.LEASE.total_seconds())  # the lease ran out, on its clock
+        clock.advance(seconds=LEASE.total_seconds())  # the lease ran out, on its clock
         await telegram.wait("sendMessage", count=1, chat_id=ALICE)
         clock.advance(minutes=10)
         await services(survivor).reminders.run(survivor.bot)

@@ -1,0 +1,195 @@
+"""Reminders, the job's side: claim, deliver, release, pause (and prune the ended ones).
+
+The record, its states and the changes a user asks for are ``bot.core.reminders``; this module
+is what the delivery job (``bot.jobs.reminders``) does to a reminder around sending it, so that
+the rules of sending an occurrence once are read in one place.
+
+Once. Before an occurrence is sent, it is claimed: a compare-and-set on the document
+(``memory.update_document``) that writes ``claim = {at, by, since, tries}`` only if the
+reminder is still pending at that occurrence and nobody holds a live claim. Of two processes
+(or replicas) due at once, one claims and sends; the other sees the claim and does nothing.
+After the send, ``delivered`` moves the reminder on (the next occurrence of a series, or
+``sent``) and clears the claim in one more compare-and-set. A send that failed is released
+(``release``), to be tried again. A crash between sending and recording leaves the claim: after
+``LEASE`` another process (or this one, restarted) takes it over and sends again, once; a claim
+taken over once already is not sent a third time but recorded as delivered. So an occurrence
+is sent at least once unless the bot is down for good, and at most twice, only after a crash
+in that window.
+
+How old a claim is, is measured by ``bot.core.lease`` (``Leases``, on the observer's clock).
+"""
+
+from __future__ import annotations
+
+import logging
+from dataclasses import dataclass, replace
+from datetime import datetime
+from typing import Any
+
+from bot.core.lease import Claim, Leases
+from bot.core.reminders import (
+    ENDED,
+    PAUSED,
+    PENDING,
+    PREFIX,
+    PRUNE_AFTER,
+    SENT,
+    Reminder,
+    every,
+)
+from memory import Store, update_document
+
+log = logging.getLogger(__name__)
+
+
+@dataclass(frozen=True)
+class Claimed:
+    """The outcome of ``claim``: ``reminder`` (its state now) and whether to send ``at``."""
+
+    send: bool
+    reminder: Reminder | None
+    retaken: bool = False  # a crashed process's claim taken over: this is the one repeat
+
+
+def claim(
+    store: Store,
+    key: str,
+    at: datetime,
+    owner: str,
+    now: datetime,
+    leases: Leases | None = None,
+) -> Claimed:
+    """Claim occurrence ``at`` of the reminder at ``key`` for sending (module docstring).
+
+    ``leases`` are what the calling process saw before; without, a claim held by anyone is
+    live (this is the first look)."""
+    result: list[Claimed] = []
+    seen = leases if leases is not None else Leases()
+
+    def take(value: Any) -> Any:
+        result.clear()
+        try:
+            current = Reminder.from_json(value)
+        except ValueError:
+            result.append(Claimed(False, None))
+            return value
+        held = current.claim
+        if current.next_at != at:  # sent, snoozed, changed or ended meanwhile
+            result.append(Claimed(False, current))
+            return value
+        if held is not None and held.at == at and not seen.expired(key, held, now):
+            result.append(Claimed(False, current))  # someone is sending it right now
+            return value
+        if held is not None and held.at == at and held.tries >= 2:
+            # Taken over after a crash once already: record it as sent, never a third copy.
+            log.warning("reminder %s: sent twice already (crashes), recorded as sent", key)
+            moved = _after_delivery(current, at, now)
+            result.append(Claimed(False, moved))
+            return moved.to_json()
+        tries = held.tries + 1 if held is not None and held.at == at else 1
+        claimed = replace(current, claim=Claim(at, owner, now, tries))
+        result.append(Claimed(True, claimed, retaken=tries > 1))
+        return claimed.to_json()
+
+    if store.bot_documents().get(key) is None:
+        seen.forget(key)
+        return Claimed(False, None)
+    update_document(store.bot_documents(), key, take)
+    claimed = result[0]
+    if claimed.send or claimed.reminder is None or claimed.reminder.claim is None:
+        seen.forget(key)  # ours now, or free: nothing to watch
+    return claimed
+
+
+def _after_delivery(reminder: Reminder, at: datetime, now: datetime) -> Reminder:
+    snooze_at = None if reminder.snooze_at == at else reminder.snooze_at
+    series_at = reminder.series_at
+    if series_at is not None and series_at <= at:
+        series_at = reminder.due.next_after(max(at, now)) if reminder.due.repeat else None
+    state = PENDING if series_at is not None or snooze_at is not None else SENT
+    return replace(
+        reminder,
+        series_at=series_at,
+        snooze_at=snooze_at,
+        state=state,
+        claim=None,
+        sent_at=at,
+        changed_at=now,
+    )
+
+
+def delivered(store: Store, key: str, at: datetime, now: datetime) -> Reminder | None:
+    """Occurrence ``at`` was sent: move on to the next one (or ``sent``); the reminder now."""
+    result: list[Reminder] = []
+
+    def record(value: Any) -> Any:
+        result.clear()
+        try:
+            current = Reminder.from_json(value)
+        except ValueError:
+            return value
+        if current.claim is None or current.claim.at != at:
+            result.append(current)  # cancelled, or changed, while it was being sent
+            return value
+        moved = _after_delivery(current, at, now)
+        result.append(moved)
+        return moved.to_json()
+
+    if store.bot_documents().get(key) is None:
+        return None
+    update_document(store.bot_documents(), key, record)
+    return result[0] if result else None
+
+
+def release(store: Store, key: str, at: datetime, *, pause: str | None = None) -> None:
+    """Sending occurrence ``at`` failed: give the claim back (``pause``: and pause it)."""
+
+    def give_back(value: Any) -> Any:
+        try:
+            current = Reminder.from_json(value)
+        except ValueError:
+            return value
+        if current.claim is None or current.claim.at != at:
+            return value
+        if pause is not None and current.state == PENDING:
+            return replace(current, claim=None, state=PAUSED, pause_reason=pause).to_json()
+        return replace(current, claim=None).to_json()
+
+    if store.bot_documents().get(key) is not None:
+        update_document(store.bot_documents(), key, give_back)
+
+
+def pause_chat(store: Store, chat_id: int, reason: str) -> list[Reminder]:
+    """Pause every pending reminder of ``chat_id`` (Telegram refused it); those paused."""
+    paused = []
+    for reminder in every(store):
+        if reminder.chat_id != chat_id or reminder.state != PENDING:
+            continue
+
+        def stop(value: Any) -> Any:
+            current = Reminder.from_json(value)
+            if current.state != PENDING:
+                return value
+            return replace(current, state=PAUSED, pause_reason=reason, claim=None).to_json()
+
+        try:
+            update_document(store.bot_documents(), reminder.key, stop)
+        except ValueError:
+            continue
+        paused.append(reminder)
+    return paused
+
+
+def prune(store: Store, now: datetime) -> int:
+    """Remove reminders ended (or sent) more than ``PRUNE_AFTER`` ago; how many."""
+    documents = store.bot_documents()
+    removed = 0
+    for document in documents.list(f"{PREFIX}/"):
+        try:
+            reminder = Reminder.from_json(document.value)
+        except ValueError:
+            continue
+        last = reminder.changed_at or reminder.created_at
+        if reminder.state in (*ENDED, SENT) and now - last > PRUNE_AFTER:
+            removed += documents.delete(document.key, version=document.version)
+    return removed
