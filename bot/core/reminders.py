@@ -369,7 +369,12 @@ def done(store: Store, caller: Caller, reminder_id: str, now: datetime) -> Remin
 
     def finish(r: Reminder) -> Reminder:
         if r.due.repeat is not None and r.series_at is not None:
-            return replace(r, snooze_at=None, state=PENDING, changed_at=now)
+            series_at = r.series_at
+            if r.claim is not None and r.claim.at == series_at:
+                # Pressed while this occurrence is being delivered, before the delivery is
+                # recorded: it is the one done, and the next is the one after it.
+                series_at = r.due.next_after(max(series_at, now))
+            return replace(r, series_at=series_at, snooze_at=None, state=PENDING, changed_at=now)
         return replace(r, state=DONE, snooze_at=None, claim=None, changed_at=now)
 
     return _change(store, caller, caller.namespace, reminder_id, finish)

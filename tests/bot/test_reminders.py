@@ -699,3 +699,25 @@ async def test_the_model_sets_a_reminder_whose_time_the_code_computes(
             assert "2026-12-08 (Tue) 10:00" in found.text
     texts = sorted(d["text"] for d in documents(data_dir))
     assert texts == ["call mom", "renew the passport"]
+
+
+def test_done_pressed_while_its_occurrence_is_being_delivered_moves_on_to_the_next(
+    store: MemoryStore,
+) -> None:
+    # The delivery job has sent occurrence `at` and not yet recorded it when ✅ comes in (a
+    # test presses faster than a person; a slow store widens the gap): the occurrence done is
+    # that one, and recording the delivery afterwards changes nothing more.
+    reminder = alice_sets(store, "every day 9:30 stand up", START)
+    at = reminder.series_at
+    assert at is not None and delivery.claim(store, reminder.key, at, "job", at).send
+    caller = Caller(Actor("user", 42, "Alice"), "users/42")
+    pressed = reminders.done(store, caller, reminder.id, at + timedelta(seconds=1))
+    assert pressed.series_at == at + timedelta(days=1)
+    recorded = delivery.delivered(store, reminder.key, at, at + timedelta(seconds=2))
+    assert recorded is not None
+    assert (recorded.series_at, recorded.sent_at, recorded.state) == (
+        at + timedelta(days=1),
+        at,
+        "pending",
+    )
+    assert recorded.claim is None
