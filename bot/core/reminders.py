@@ -373,7 +373,7 @@ def done(store: Store, caller: Caller, reminder_id: str, now: datetime) -> Remin
             if r.claim is not None and r.claim.at == series_at:
                 # Pressed while this occurrence is being delivered, before the delivery is
                 # recorded: it is the one done, and the next is the one after it.
-                series_at = r.due.next_after(max(series_at, now))
+                series_at = r.due.next_after(max(series_at, now)) or series_at
             return replace(r, series_at=series_at, snooze_at=None, state=PENDING, changed_at=now)
         return replace(r, state=DONE, snooze_at=None, claim=None, changed_at=now)
 
