@@ -2,7 +2,8 @@
 
 A second process (or replica) is a second store object on the same data directory; here each
 is a real process started with ``spawn``, running the bot's own functions (``append_history``,
-``add_usage``, ``ChangeFile``, ``MessageIds``, ``Digest``) at the same time as the others.
+``add_usage``, ``ChangeFile``, ``MessageIds``, ``Digest``, ``set_waiting``) at the same time as
+the others.
 """
 
 from __future__ import annotations
