@@ -9,7 +9,8 @@ Readings chosen where people differ (the confirmation shows the date, so a user 
 "next Friday" is the Friday of next week (as 下周五); a bare weekday is the next such day
 (today if its time is still ahead); "in 3 days" is exactly 72 hours ahead; a date without a
 time is at the default hour (09:00); a clock hour without am/pm is the next time the clock
-shows it today ("at 8" at noon: 20:00), and with a day named, 1-6 is p.m. ("tomorrow at 3").
+shows it today ("at 8" at noon: 20:00), and with a day named, 1-6 is p.m. ("tomorrow at 3");
+a zero-padded hour is on the 24-hour clock ("tomorrow 02:30" is 02:30).
 """
 
 from __future__ import annotations

@@ -5,8 +5,10 @@ Pending changes, beside a namespace's other documents (``history``) in its docum
 
 - **pending**: changes to existing memories the model asked for past the turn's cap
   (``bot.assistant.executor.TurnPolicy``): each holds the memory as it was when the model asked, and
-  what the model wanted (new content, tags, category; or its deletion). One message with
-  Apply all / Discard buttons asks the user about a turn's pending changes.
+  what the model wanted (new content, tags, category; or its deletion); and reminders it asked
+  for past the turn's cap (``bot.assistant.reminder_desk``), as ``ReminderProposal``s: the
+  text, the time resolved when asked, and who asked. One message with Apply all / Discard
+  buttons asks the user about a turn's pending changes, reminders included.
 - **revisions**: what a turn did to the memories, as ``Revision``s: each memory as it was
   before and as the change left it, held by the turn (``bot.assistant.executor``) so that a
   failed turn is rolled back (``revert``), except where someone changed a memory since: theirs
@@ -33,6 +35,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from bot.core.policy import Actor
+from bot.core.when import Due
 from memory import Documents, MemoryNamespace, update_document
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
 from memory.model import Memory, now_iso
@@ -48,6 +52,7 @@ TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
 # deleted.
 HOWS = ("delete", "restore", "reinstate")
 OPS = ("update", "delete")
+REMIND = "remind"  # the op of a waiting reminder (``ReminderProposal``)
 
 
 def content_of(memory: Memory) -> tuple[str, tuple[str, ...], str]:
@@ -135,6 +140,71 @@ class Proposal:
 
 
 @dataclass(frozen=True)
+class ReminderProposal:
+    """A reminder the model asked for past the turn's cap, set when the user applies it: its
+    text, its time (``due``, resolved by the code when asked), who asked, where; ``source``
+    names the request, so that it is set once however often it is applied."""
+
+    text: str
+    due: Due
+    language: str
+    chat_id: int
+    author: Actor
+    source: str
+    thread_id: int | None = None
+
+    def to_dict(self) -> dict[str, Any]:
+        """The record's JSON shape."""
+        author = {"kind": self.author.kind, "id": self.author.id, "name": self.author.name}
+        return {
+            "op": REMIND,
+            "text": self.text,
+            "due": self.due.to_json(),
+            "language": self.language,
+            "chat_id": self.chat_id,
+            "author": author,
+            "source": self.source,
+            "thread_id": self.thread_id,
+        }
+
+    @classmethod
+    def from_dict(cls, record: Any) -> ReminderProposal:
+        """Read a record (``MemoryInvalid`` if it is not one)."""
+        if not isinstance(record, dict) or record.get("op") != REMIND:
+            raise MemoryInvalid(f"not a waiting reminder: {record!r}")
+        author, thread = record.get("author"), record.get("thread_id")
+        text, language, source = record.get("text"), record.get("language"), record.get("source")
+        chat_id = record.get("chat_id")
+        try:
+            due = Due.from_json(record.get("due"))
+        except ValueError as e:
+            raise MemoryInvalid(f"a waiting reminder's time: {e}") from e
+        if not (
+            isinstance(text, str)
+            and isinstance(language, str)
+            and isinstance(source, str)
+            and isinstance(chat_id, int)
+            and (thread is None or isinstance(thread, int))
+            and isinstance(author, dict)
+            and author.get("kind") in ("user", "chat")
+            and isinstance(author.get("id"), int)
+            and isinstance(author.get("name"), str)
+        ):
+            raise MemoryInvalid("a waiting reminder needs text, chat, author and source")
+        who = Actor(author["kind"], author["id"], author["name"])
+        return cls(text, due, language, chat_id, who, source, thread)
+
+
+Waiting = Proposal | ReminderProposal  # what an Apply all / Discard message asks about
+
+
+def _waiting(record: Any) -> Waiting:
+    if isinstance(record, dict) and record.get("op") == REMIND:
+        return ReminderProposal.from_dict(record)
+    return Proposal.from_dict(record)
+
+
+@dataclass(frozen=True)
 class Reverted:
     """What ``revert`` did: undone, left alone (changed since, or back already) and failed
     (the store refused: still to undo, so keep them)."""
@@ -186,16 +256,16 @@ class ChangeFile:
     def __init__(self, documents: Documents) -> None:
         self.documents = documents
 
-    def keep_pending(self, proposals: Iterable[Proposal]) -> str:
+    def keep_pending(self, proposals: Iterable[Waiting]) -> str:
         """Keep ``proposals`` for an Apply all / Discard message; its token."""
         return self._keep("pending", [p.to_dict() for p in proposals], MAX_PENDING)
 
-    def pending(self, token: str) -> list[Proposal] | None:
+    def pending(self, token: str) -> list[Waiting] | None:
         """The proposals kept under ``token`` (None: unknown, dropped or damaged)."""
         records = self._find("pending", token)
-        return _parsed(Proposal.from_dict, records) if records is not None else None
+        return _parsed(_waiting, records) if records is not None else None
 
-    def set_pending(self, token: str, proposals: Iterable[Proposal]) -> None:
+    def set_pending(self, token: str, proposals: Iterable[Waiting]) -> None:
         """Keep only ``proposals`` under ``token`` (none: forget the record)."""
         self._set("pending", token, [p.to_dict() for p in proposals])
 

@@ -6,23 +6,41 @@ reminder is set as ``/remind`` sets it (``bot.core.reminders.create``), by the s
 model is told the resolved local time, so that it repeats the code's time, not its own guess;
 the bot then shows the confirmation with its buttons (``made``). A failed turn cancels what it
 set (``undo``): a turn is all or nothing, reminders included.
+
+A turn sets at most ``MAX_REMINDERS`` (3) on its own, as it changes at most three memories
+(``bot.assistant.limits``): a message that really asks for reminders asks for one or two ("every
+day at 8 and at 20"), and one prompt-injected text must not fill a chat with them. Past the cap
+a reminder is not set: it is resolved and checked as if it were, kept as a
+``bot.assistant.changes.ReminderProposal`` (``waiting``) and listed, with its time, in the
+turn's one Apply all / Discard message; the model is told it waits for the user. Apply all sets
+the waiting ones the presser may set (``set_waiting``: in a group the member who asked, or an
+administrator), each once however often or wherever it is pressed (the reminder's id derives
+from the request, ``reminders.create``). Each reminder records the change (``memory.history``)
+that set it, so that the ↩ Undo of the turn, or of the Apply all, cancels it
+(``cancel_change``).
 """
 
 from __future__ import annotations
 
+import dataclasses
+import secrets
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.assistant.changes import ReminderProposal
 from bot.core import reminders, when
 from bot.core.policy import Caller
-from bot.core.reminders import Reminder
+from bot.core.reminders import ENDED, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound
 from memory.errors import MemoryInvalid
+from memory.history import current_author
 from memory.interface import Store
+
+MAX_REMINDERS = 3  # set per turn without the user's confirmation
 
 
 @dataclass
@@ -38,7 +56,9 @@ class ReminderDesk:
     default_hour: int = 9
     source: str | None = None  # the message; the n-th reminder of the turn is <source>:t<n>
     thread_id: int | None = None
+    limit: int = MAX_REMINDERS
     made: list[Reminder] = field(default_factory=list)
+    waiting: list[ReminderProposal] = field(default_factory=list)  # past the limit
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def schedule(
@@ -49,7 +69,8 @@ class ReminderDesk:
         minutes: int | None = None,
         repeat: str | None = None,
     ) -> dict[str, Any]:
-        """Set one reminder; its resolved time for the model (``MemoryInvalid`` if refused)."""
+        """Set one reminder, or past the limit keep it for the user's confirmation; its
+        resolved time for the model (``MemoryInvalid`` if refused)."""
         rule = None
         if repeat is not None:
             if repeat not in when.FREQUENCIES:
@@ -70,9 +91,23 @@ class ReminderDesk:
             raise MemoryInvalid(str(e), field="time") from e
         if not text.strip():
             raise MemoryInvalid("text must say what to remind of", field="text")
+        shown = f"{due.local():%Y-%m-%d %H:%M (%a)} {self.zone.key}"
         with self._lock:
-            number = len(self.made) + 1
+            number = len(self.made) + len(self.waiting) + 1
             source = f"{self.source}:t{number}" if self.source is not None else None
+            if len(self.made) >= self.limit:
+                self.waiting.append(
+                    ReminderProposal(
+                        reminders.clean_text(text),  # refused now, as the store would refuse it
+                        due,
+                        self.language,
+                        self.chat_id,
+                        self.caller.actor,
+                        source or f"pending:{secrets.token_urlsafe(9)}",
+                        self.thread_id,
+                    )
+                )
+                return self._waits(shown, rule)
             reminder = reminders.create(
                 self.store,
                 self.caller,
@@ -83,21 +118,35 @@ class ReminderDesk:
                 now=now,
                 thread_id=self.thread_id,
                 source=source,
+                change=current_author().change,  # the turn's (``ToolExecutor`` acts as it)
             )
             self.made.append(reminder)
-        local_time = due.local()
         answer: dict[str, Any] = {
             "ok": True,
             "id": reminder.id,
-            "due": f"{local_time:%Y-%m-%d %H:%M (%a)} {self.zone.key}",
+            "due": shown,
             "note": "The bot shows this time and buttons to the user; do not restate another.",
         }
         if rule is not None:
             answer["repeat"] = rule.describe()
         return answer
 
+    def _waits(self, shown: str, rule: when.Repeat | None) -> dict[str, Any]:
+        answer: dict[str, Any] = {
+            "ok": False,
+            "needsConfirmation": True,
+            "due": shown,
+            "message": f"Not set yet: it waits for the user's confirmation. At most "
+            f"{self.limit} reminders per message are set without it. The user gets one "
+            "message listing the waiting reminders with their times and Apply all / Discard "
+            "buttons. Do not call it again; tell the user it waits for their confirmation.",
+        }
+        if rule is not None:
+            answer["repeat"] = rule.describe()
+        return answer
+
     def undo(self) -> None:
-        """Cancel what this turn set (the turn failed)."""
+        """Cancel what this turn set, and forget what waits (the turn failed)."""
         with self._lock:
             for reminder in self.made:
                 try:
@@ -105,3 +154,83 @@ class ReminderDesk:
                 except (ReminderNotFound, ReminderNotAllowed):
                     continue
             self.made.clear()
+            self.waiting.clear()
+
+
+def may_set(caller: Caller, proposal: ReminderProposal) -> bool:
+    """Whether ``caller`` may set a waiting reminder: in a group's shared namespace the member
+    who asked for it or an administrator (``bot.core.reminders.may_change``), else anyone."""
+    return not caller.shared or caller.admin or proposal.author.key == caller.actor.key
+
+
+@dataclass(frozen=True)
+class Set:
+    """What ``set_waiting`` did: the reminders set (each with its proposal), and how many
+    could not be (their time passed, or the chat has too many)."""
+
+    made: tuple[tuple[ReminderProposal, Reminder], ...] = ()
+    not_set: int = 0
+
+
+def set_waiting(
+    store: Store, caller: Caller, proposals: Iterable[ReminderProposal], now: datetime
+) -> Set:
+    """Set the waiting reminders ``proposals`` (the caller may set them: ``may_set``), each
+    for the member who asked, as part of the current change (``memory.history``).
+
+    A repeating one whose first time passed meanwhile starts at its next occurrence; a
+    one-off that passed is not set. Each is set once: a proposal applied again (a second press,
+    another process) finds its reminder, as it is, and counts it as set if it is still on.
+    """
+    made: list[tuple[ReminderProposal, Reminder]] = []
+    not_set = 0
+    change = current_author().change
+    for proposal in proposals:
+        due = proposal.due
+        if due.at <= now:
+            later = due.next_after(now)
+            if later is None:
+                not_set += 1
+                continue
+            due = dataclasses.replace(due, at=later)
+        speaker = dataclasses.replace(caller, actor=proposal.author)
+        try:
+            reminder = reminders.create(
+                store,
+                speaker,
+                chat_id=proposal.chat_id,
+                text=proposal.text,
+                due=due,
+                language=proposal.language,
+                now=now,
+                thread_id=proposal.thread_id,
+                source=proposal.source,
+                change=change,
+            )
+        except MemoryInvalid:  # too many reminders in the chat
+            not_set += 1
+            continue
+        if reminder.state in ENDED:
+            not_set += 1  # set before and cancelled since: not brought back
+            continue
+        made.append((proposal, reminder))
+    return Set(tuple(made), not_set)
+
+
+def cancel_change(
+    store: Store, caller: Caller, change: str, now: datetime
+) -> tuple[list[Reminder], int]:
+    """Cancel the live reminders of the caller's namespace that ``change`` set (the ↩ Undo of
+    a turn or an Apply all): those cancelled, and how many the caller may not cancel."""
+    cancelled: list[Reminder] = []
+    refused = 0
+    for reminder in reminders.every(store, caller.namespace):
+        if reminder.change != change or reminder.state in ENDED:
+            continue
+        try:
+            cancelled.append(reminders.cancel(store, caller, reminder.id, now))
+        except ReminderNotAllowed:
+            refused += 1
+        except ReminderNotFound:
+            continue  # ended meanwhile
+    return cancelled, refused

@@ -14,9 +14,11 @@ One turn, for one namespace (the chat's), one at a time per namespace:
    ``MAX_TOOL_CALLS`` calls per turn are executed;
 3. the answer, the ids the turn added, changed and deleted (for the "Memory updated" line) and
    the changes past the turn's cap that wait for the user's confirmation
-   (``bot.assistant.executor.TurnPolicy``) come back as a ``TurnResult``; what the turn changed is
+   (``bot.assistant.executor.TurnPolicy``; reminders past theirs,
+   ``bot.assistant.reminder_desk``) come back as a ``TurnResult``; what the turn changed is
    one change in the namespace's history of memories (``memory.history``, written by the store
-   ahead of each write), whose id the ↩ Undo button carries; what waits is kept durably in
+   ahead of each write), whose id the ↩ Undo button carries (the reminders the turn set carry
+   it too, and are cancelled with it); what waits is kept durably in
    ``changes.json`` (``bot.assistant.changes``) under the token of Apply all / Discard; the
    message and the answer join the history; the tokens are added to the namespace's totals;
    the memories of the prompt that the answer quotes count as used
@@ -47,7 +49,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
 
-from bot.assistant.changes import ChangeFile, Proposal
+from bot.assistant.changes import ChangeFile, Waiting
 from bot.assistant.executor import ToolExecutor, error_result
 from bot.assistant.history import Usage, add_usage, append_history, load_history
 from bot.assistant.limits import Changes, TurnPolicy
@@ -88,7 +90,7 @@ class TurnResult:
     text: str
     failure: LLMFailure | None = None
     changes: Changes = field(default_factory=Changes)
-    pending: tuple[Proposal, ...] = ()
+    pending: tuple[Waiting, ...] = ()  # memory changes and reminders
     undo_token: str | None = None  # of the ↩ Undo button: the turn's change (``memory.history``)
     pending_token: str | None = None  # of the Apply all / Discard buttons
     rounds: int = 0
@@ -272,7 +274,7 @@ class Assistant:
             text=answer,
             failure=finished.failure,
             changes=executor.changes,
-            pending=tuple(executor.policy.pending),
+            pending=_waiting(executor),
             undo_token=finished.undo_token,
             pending_token=finished.pending_token,
             rounds=rounds,
@@ -344,9 +346,16 @@ def _keep(namespace: MemoryNamespace, executor: ToolExecutor) -> _Finished:
     """Keep the turn's pending changes in ``changes.json``; the tokens of its buttons (↩ Undo:
     the turn's change in the history, which the store wrote ahead of each write)."""
     book = ChangeFile(namespace.documents())
-    undo = executor.change if executor.undo else None
-    pending = executor.policy.pending
+    made = executor.reminders.made if executor.reminders is not None else []
+    undo = executor.change if executor.undo or made else None
+    pending = _waiting(executor)
     return _Finished(None, undo, book.keep_pending(pending) if pending else None)
+
+
+def _waiting(executor: ToolExecutor) -> tuple[Waiting, ...]:
+    """What the turn leaves for the user's confirmation: memory changes, then reminders."""
+    reminders = executor.reminders.waiting if executor.reminders is not None else []
+    return (*executor.policy.pending, *reminders)
 
 
 def _count_quoted(namespace: MemoryNamespace, answer: str, shown: list[Memory]) -> None:

@@ -17,6 +17,12 @@ overwrites a memory someone changed since the model's proposal or change: the ne
 stands, and the reply says so. Discard changes no memory, so anyone in the chat may press it.
 Pressing twice does the work once: the record is rewritten before the memories are touched
 (an undone change is undone already), and a record that is gone answers so.
+
+Reminders the model asked for past its turn's cap wait in the same message, each with its
+time; Apply all sets those the presser may set (``bot.assistant.reminder_desk.set_waiting``:
+in a group the member who asked, or an administrator), each once even if two processes take
+the same record (its id derives from the request), as part of the press's change, so that
+its ↩ Undo cancels them; Discard drops them.
 """
 
 from __future__ import annotations
@@ -24,15 +30,29 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
+from datetime import UTC, datetime
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.assistant.changes import TOKEN_PATTERN, ChangeFile, Proposal, Revision, content_of, revert
+from bot.assistant.changes import (
+    TOKEN_PATTERN,
+    ChangeFile,
+    Proposal,
+    ReminderProposal,
+    Revision,
+    Waiting,
+    content_of,
+    revert,
+)
+from bot.assistant.reminder_desk import may_set, set_waiting
 from bot.chat.access import button_press, with_admin
+from bot.chat.reminding import remember_reminder
 from bot.chat.services import services
 from bot.core.policy import Caller
-from bot.errors import NotAllowed
+from bot.core.reminders import Reminder
+from bot.errors import NotAllowed, ReminderNotAllowed
+from bot.jobs import reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
 from bot.view.replies import edit_html
@@ -66,10 +86,22 @@ def changes_keyboard(
     return InlineKeyboardMarkup(rows) if rows else None
 
 
-def change_lines(proposals: Sequence[Proposal], language: str) -> str:
-    """One line per waiting change (the first ``CHANGES_LISTED``): old → new, or 🗑."""
+def _reminder_line(proposal: ReminderProposal, language: str) -> str:
+    due = proposal.due
+    when = escape(reminder_view.when_text(due.at, due.zone, language))
+    text = escape(preview(proposal.text, CHANGE_PREVIEW))
+    rule = f" · 🔁 {escape(reminder_view.repeat_text(due.repeat, language))}" if due.repeat else ""
+    return t(language, "change_remind", when=when, text=text, repeat=rule)
+
+
+def change_lines(proposals: Sequence[Waiting], language: str) -> str:
+    """One line per waiting change (the first ``CHANGES_LISTED``): old → new, or 🗑; a
+    reminder with its resolved time."""
     lines = []
     for proposal in proposals[:CHANGES_LISTED]:
+        if isinstance(proposal, ReminderProposal):
+            lines.append(_reminder_line(proposal, language))
+            continue
         memory = proposal.memory
         old = escape(preview(memory.content, CHANGE_PREVIEW))
         if proposal.op == "delete":
@@ -89,7 +121,7 @@ def change_lines(proposals: Sequence[Proposal], language: str) -> str:
 
 
 def pending_prompt(
-    proposals: Sequence[Proposal], token: str, language: str
+    proposals: Sequence[Waiting], token: str, language: str
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """The one confirmation of a turn's waiting changes, with Apply all / Discard."""
     text = t(language, "changes_pending", items=change_lines(proposals, language))
@@ -101,13 +133,16 @@ def pending_prompt(
 
 @dataclass
 class Outcome:
-    """What a press did: changes made (and their undo token), left alone, refused."""
+    """What a press did: changes made (and their undo token), left alone, refused; reminders
+    set, and those that could not be."""
 
     done: int = 0
     undo: str | None = None
     skipped: int = 0
-    refused: list[Proposal] = field(default_factory=list)
+    refused: list[Waiting] = field(default_factory=list)
     failed: int = 0
+    reminders: tuple[Reminder, ...] = ()
+    not_set: int = 0
 
 
 def _book(store: Store, name: str) -> ChangeFile:
@@ -130,7 +165,7 @@ async def _as_far_as_allowed(
 
     try:
         return await operations.call(run(caller))
-    except NotAllowed:
+    except (NotAllowed, ReminderNotAllowed):
         admin = await with_admin(context, update, caller)
         if admin is caller:
             raise
@@ -138,16 +173,26 @@ async def _as_far_as_allowed(
 
 
 def _apply_pending(
-    namespace: MemoryNamespace, book: ChangeFile, caller: Caller, token: str
+    namespace: MemoryNamespace,
+    book: ChangeFile,
+    caller: Caller,
+    token: str,
+    store: Store,
+    now: datetime,
 ) -> Outcome | None:
-    """Make the waiting changes of ``token`` that ``caller`` may make; None if none wait.
-    ``NotAllowed`` when some wait but the caller may make none of them."""
+    """Make the waiting changes of ``token`` that ``caller`` may make, and set its waiting
+    reminders; None if none wait. ``NotAllowed`` (``ReminderNotAllowed``: reminders only)
+    when some wait but the caller may make none of them."""
     proposals = book.pending(token)
     if not proposals:
         return None
     todo: list[Proposal] = []
+    to_set: list[ReminderProposal] = []
     outcome = Outcome()
     for proposal in proposals:
+        if isinstance(proposal, ReminderProposal):
+            (to_set if may_set(caller, proposal) else outcome.refused).append(proposal)
+            continue
         try:
             current = namespace.get(proposal.id)
         except MemoryNotFound:
@@ -159,14 +204,16 @@ def _apply_pending(
             todo.append(proposal)
         else:
             outcome.refused.append(proposal)
-    if not todo and outcome.refused:
-        raise NotAllowed(outcome.refused[0].memory)
+    if not todo and not to_set and outcome.refused:
+        first = outcome.refused[0]
+        if isinstance(first, Proposal):
+            raise NotAllowed(first.memory)
+        raise ReminderNotAllowed(token)
     book.set_pending(token, outcome.refused)  # first: a second press must not apply twice
     done: list[Revision] = []
     author = current_author()  # this press: one change in the history, ↩ Undo's
     try:
         _apply(namespace, todo, done)
-        outcome.undo = author.change if done else None
     except MemoryStoreError:
         # All or nothing, as a turn is: what was made is undone (and recorded as undone).
         with acting(dataclasses.replace(author, undoes=author.change)):
@@ -175,7 +222,33 @@ def _apply_pending(
         raise
     outcome.done = len(done)
     outcome.skipped += len(todo) - len(done)
+    if to_set:
+        _set_reminders(store, caller, book, token, to_set, now, outcome)
+    outcome.undo = author.change if done or outcome.reminders else None
     return outcome
+
+
+def _set_reminders(
+    store: Store,
+    caller: Caller,
+    book: ChangeFile,
+    token: str,
+    proposals: list[ReminderProposal],
+    now: datetime,
+    outcome: Outcome,
+) -> None:
+    """Set the waiting reminders ``proposals``, each also a memory (as the turn's are)."""
+    try:
+        done = set_waiting(store, caller, proposals, now)
+    except MemoryStoreError:
+        # Those set stand (set again, each is found, not doubled); the rest wait again.
+        book.set_pending(token, [*outcome.refused, *proposals])
+        raise
+    outcome.reminders = tuple(reminder for _, reminder in done.made)
+    outcome.not_set = done.not_set
+    for proposal, reminder in done.made:
+        speaker = dataclasses.replace(caller, actor=proposal.author)
+        remember_reminder(store, speaker, reminder, proposal.source)
 
 
 async def _pressed_and_run(
@@ -196,8 +269,11 @@ async def _pressed_and_run(
         outcome = await _as_far_as_allowed(
             update, context, caller, lambda ns, book, who: work(ns, book, who, token)
         )
-    except NotAllowed:
-        await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
+    except (NotAllowed, ReminderNotAllowed) as e:
+        key = (
+            "not_yours_changes_plain" if isinstance(e, NotAllowed) else "not_yours_reminders_plain"
+        )
+        await query.answer(t(language, key), show_alert=True)
         return None
     if outcome is None:
         await query.answer(t(language, "changes_gone_plain"), show_alert=True)
@@ -210,11 +286,28 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     """ "Apply all" pressed: make the waiting changes the presser may make, undoably."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
-    done = await _pressed_and_run(update, context, _apply_pending)
+    found = services(context)
+    store, job = found.operations.store, found.reminders
+    now = job.clock() if job is not None else datetime.now(UTC)
+
+    def apply(ns: MemoryNamespace, book: ChangeFile, who: Caller, token: str) -> Outcome | None:
+        return _apply_pending(ns, book, who, token, store, now)
+
+    done = await _pressed_and_run(update, context, apply)
     if done is None:
         return
     outcome, token, _ = done
-    parts = [t(language, "changes_applied", count=outcome.done)]
+    for reminder in outcome.reminders:
+        if job is not None:
+            job.track(reminder)
+    parts = [t(language, "changes_applied", count=outcome.done + len(outcome.reminders))]
+    if outcome.reminders:
+        lines = [reminder_view.reminder_line(r, language) for r in outcome.reminders]
+        parts.append("\n".join(lines[:CHANGES_LISTED]))
+        if len(lines) > CHANGES_LISTED:
+            parts.append(t(language, "changes_more", count=len(lines) - CHANGES_LISTED))
+    if outcome.not_set:
+        parts.append(t(language, "changes_reminders_not_set", count=outcome.not_set))
     if outcome.skipped:
         parts.append(t(language, "changes_skipped", count=outcome.skipped))
     if outcome.refused:

@@ -10,8 +10,11 @@ chats; in groups a mention of the bot or a reply to it, see ``bot.chat.access``)
 - when the turn added, changed or deleted memories, one short line says so with the ids
   ("🧠 Memory updated: added 1712…"), and the answer gets an ↩ Undo button that puts back
   what the turn changed; the changes the model was not allowed to make on its own
-  (``bot.assistant.executor.TurnPolicy``) follow in one confirmation listing them, whose Apply all /
+  (``bot.assistant.executor.TurnPolicy``), and the reminders past the turn's cap
+  (``bot.assistant.reminder_desk``), follow in one confirmation listing them, whose Apply all /
   Discard buttons are resolved in the presser's namespace (``bot.chat.confirmations``);
+- each reminder the turn set gets its own confirmation, and the answer's ↩ Undo cancels them
+  with the turn's changes;
 - a failure of the endpoint or a model stopped at the round limit is told plainly, in the
   user's language, with what to do; the turn's memory changes were undone.
 
@@ -35,6 +38,7 @@ from telegram import Message
 from telegram.constants import ChatAction, ChatType
 from telegram.error import TelegramError
 
+from bot.assistant.changes import ReminderProposal
 from bot.assistant.llm import RATE_LIMIT, ChatModel, RetryPolicy
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
@@ -108,8 +112,12 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
             if ids:
                 done.append(t(language, key, ids=_ids(ids)))
         parts.append(t(language, "llm_memory_updated", changes="; ".join(done)))
-    if result.pending:
-        parts.append(t(language, "llm_confirm_changes", count=len(result.pending)))
+    reminders = sum(1 for p in result.pending if isinstance(p, ReminderProposal))
+    if len(result.pending) > reminders:
+        count = len(result.pending) - reminders
+        parts.append(t(language, "llm_confirm_changes", count=count))
+    if reminders:
+        parts.append(t(language, "llm_confirm_reminders", count=reminders))
     return "\n\n".join(parts)
 
 

@@ -10,9 +10,11 @@ reads them through ``bot.core.operations`` and renders them. Callback data::
                   deletion: the memory as it was, with its id, times and counts)
 
 ``/undo`` reverts the newest change made in this chat that is not undone yet; again, the one
-before. In a group's shared namespace a member undoes only their own changes (the model's on
-their behalf included) and an administrator anyone's (``Caller.may_undo``), so an
-administrator's /undo asks Telegram once whether they are one. A memory changed since the
+before. Undoing a change also cancels the reminders it set (the model's turn, an Apply all:
+``bot.assistant.reminder_desk.cancel_change``), those the caller may cancel. In a group's
+shared namespace a member undoes only their own changes (the model's on their behalf
+included) and an administrator anyone's (``Caller.may_undo``), so an administrator's /undo
+asks Telegram once whether they are one. A memory changed since the
 change (by anyone, anywhere) is left as it is, and the reply says by whom and when and points
 to ``/history <id>``, where a version can be picked (``memory.history`` explains the choice).
 
@@ -22,14 +24,20 @@ where they pressed: a ref or change of another namespace finds nothing.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+from dataclasses import dataclass
+
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
+from bot.assistant.reminder_desk import cancel_change
 from bot.chat.access import button_press, caller_of, run_changing, with_admin
 from bot.chat.services import services
 from bot.core import operations
 from bot.core.policy import Caller
+from bot.core.reminders import Reminder
 from bot.errors import NotAllowed
+from bot.jobs import reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, memory_block, preview
 from bot.view.replies import reply_html
@@ -64,9 +72,14 @@ def _content(memory: Memory | None) -> str:
     return escape(preview(memory.content, PREVIEW)) if memory is not None else "—"
 
 
-def undone_text(done: Undone, history: History, language: str) -> str:
-    """What an undo did: each memory put back, and each left as it is (and why)."""
+def undone_text(
+    done: Undone | None, history: History, language: str, cancelled: Sequence[Reminder] = ()
+) -> str:
+    """What an undo did: each memory put back, and each left as it is (and why); each
+    reminder cancelled."""
     lines = [t(language, "undo_title")]
+    if done is None:
+        done = Undone("")
     for record in done.reverted:
         if record.before is None:
             key = "undo_removed"
@@ -85,7 +98,10 @@ def undone_text(done: Undone, history: History, language: str) -> str:
             lines.append(
                 t(language, "undo_left", who=_who(since, language), at=_when(since), **values)
             )
-    if not done.reverted:
+    for reminder in cancelled:
+        line = reminder_view.reminder_line(reminder, language)
+        lines.append(t(language, "undo_reminder_cancelled", line=line))
+    if not done.reverted and not cancelled:
         lines[0] = t(language, "undo_nothing_changed")
     return "\n".join(lines)
 
@@ -164,16 +180,42 @@ def memory_view(
 # -- commands ----------------------------------------------------------------------------------
 
 
+@dataclass(frozen=True)
+class _Undid:
+    """What an undo did: to the memories (None: nothing to undo there), and to reminders."""
+
+    done: Undone | None
+    history: History
+    cancelled: tuple[Reminder, ...] = ()
+    refused: int = 0  # reminders of the change the caller may not cancel
+
+    @property
+    def anything(self) -> bool:
+        return self.done is not None or bool(self.cancelled)
+
+
 async def _undo_as(
     update: Update, context: ContextTypes.DEFAULT_TYPE, caller: Caller, change: str | None
-) -> tuple[Undone | None, History]:
-    """Undo for ``caller``, with their administrator rights if they matter (a shared group)."""
+) -> _Undid:
+    """Undo for ``caller``, with their administrator rights if they matter (a shared group),
+    and cancel the reminders the change set."""
     chat = update.effective_chat
     caller = await with_admin(context, update, caller)
     chat_id = chat.id if chat is not None else None
-    return await services(context).operations.run(
+    found = services(context)
+    done, history = await found.operations.run(
         caller.namespace, operations.undo, caller, chat=chat_id, change=change
     )
+    undone = done.change if done is not None else change
+    job = found.reminders
+    if undone is None or job is None:
+        return _Undid(done, history)
+    cancelled, refused = await found.operations.call(
+        lambda: cancel_change(job.store, caller, undone, job.clock())
+    )
+    for reminder in cancelled:
+        job.track(reminder)
+    return _Undid(done, history, tuple(cancelled), refused)
 
 
 async def undo_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -182,12 +224,14 @@ async def undo_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     if message is None or caller is None:
         return
     language = language_of(update.effective_user)
-    done, history = await _undo_as(update, context, caller, None)
-    if done is None:
+    undid = await _undo_as(update, context, caller, None)
+    history = undid.history
+    if not undid.anything:
         key = "undo_nothing_group" if caller.shared else "undo_nothing"
         await reply_html(message, t(language, key) + _damage(history, language))
         return
-    await reply_html(message, undone_text(done, history, language) + _damage(history, language))
+    text = undone_text(undid.done, history, language, undid.cancelled)
+    await reply_html(message, text + _damage(history, language))
 
 
 async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -229,15 +273,16 @@ async def undo_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         return
     caller, change, message = pressed
     try:
-        done, history = await _undo_as(update, context, caller, change)
+        undid = await _undo_as(update, context, caller, change)
     except NotAllowed:
         await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
         return
-    if done is None:
-        await query.answer(t(language, "undo_gone_plain"), show_alert=True)
+    if not undid.anything:
+        key = "not_yours_changes_plain" if undid.refused else "undo_gone_plain"
+        await query.answer(t(language, key), show_alert=True)
         return
     await query.answer()
-    await reply_html(message, undone_text(done, history, language))
+    await reply_html(message, undone_text(undid.done, undid.history, language, undid.cancelled))
 
 
 async def restore_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

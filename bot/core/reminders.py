@@ -12,7 +12,9 @@ A reminder holds its text, who set it (``Actor.key`` and the display name the de
 mentions in a group), the chat it goes to, its ``Due`` (``bot.core.when``: instant, zone, local
 wall time, repeat rule) and two instants: ``series_at``, the next occurrence of the series (for
 a one-off, its instant until it is sent), and ``snooze_at``, a snoozed extra occurrence. The
-next one to send is the earlier of the two. ``state`` is ``pending`` (something is due),
+next one to send is the earlier of the two. ``change`` is the change (``memory.history``) that
+set it, when the model's turn or an Apply all did: the ↩ Undo of that change cancels it
+(``bot.assistant.reminder_desk.cancel_change``). ``state`` is ``pending`` (something is due),
 ``sent`` (a one-off was delivered; a snooze brings it back), ``paused`` (Telegram refused the
 chat: 403), ``done`` or ``cancelled``. Ended ones are pruned ``PRUNE_AFTER`` after their last
 change. Ids are eight lower-case letters and digits: short and stable for buttons.
@@ -96,6 +98,7 @@ class Reminder:
     thread_id: int | None = None  # the forum topic it was set in
     message_id: int | None = None  # the message it reminds of (/remind as a reply)
     pause_reason: str | None = None
+    change: str | None = None  # the change that set it (a turn of the model, an Apply all)
 
     @property
     def key(self) -> str:
@@ -146,6 +149,7 @@ class Reminder:
             "thread_id": self.thread_id,
             "message_id": self.message_id,
             "pause_reason": self.pause_reason,
+            "change": self.change,
         }
 
     @classmethod
@@ -165,7 +169,7 @@ class Reminder:
                 if at is not None and since is not None:
                     parsed_claim = Claim(at, str(claim.get("by")), since, int(claim["tries"]))
             memory_id, thread_id = value.get("memory_id"), value.get("thread_id")
-            message_id = value.get("message_id")
+            message_id, change = value.get("message_id"), value.get("change")
             return cls(
                 id=str(value["id"]),
                 namespace=str(value["namespace"]),
@@ -188,6 +192,7 @@ class Reminder:
                 pause_reason=value.get("pause_reason")
                 if isinstance(value.get("pause_reason"), str)
                 else None,
+                change=change if isinstance(change, str) else None,
             )
         except (KeyError, TypeError) as e:
             raise ValueError(f"not a reminder: {e}") from e
@@ -261,6 +266,21 @@ def get(store: Store, namespace: str, reminder_id: str) -> Reminder:
 # -- changing, for a caller ------------------------------------------------------------------
 
 
+def clean_text(text: str) -> str:
+    """A reminder's text as kept (one line's spaces collapsed); ``MemoryInvalid`` if too long
+    or not text a document can hold (a lone surrogate, which JSON can spell but not store)."""
+    text = " ".join(text.split()) if "\n" not in text else text.strip()
+    if len(text) > MAX_TEXT_CHARS:
+        raise MemoryInvalid(f"a reminder is at most {MAX_TEXT_CHARS} characters", field="text")
+    try:
+        text.encode()
+    except UnicodeEncodeError as e:
+        raise MemoryInvalid(
+            "the text has a character that cannot be stored (a lone surrogate)", field="text"
+        ) from e
+    return text
+
+
 def create(
     store: Store,
     caller: Caller,
@@ -274,17 +294,17 @@ def create(
     thread_id: int | None = None,
     message_id: int | None = None,
     source: str | None = None,
+    change: str | None = None,
 ) -> Reminder:
     """A new pending reminder. ``MemoryInvalid`` (``field`` says which) for a too long text, a
     time not after ``now``, or a namespace with too many reminders.
 
     ``source`` names what asked for it (a message, a tool call of a turn, a button pressed on a
     memory): its id is derived from it, so the same request handled twice (Telegram delivering
-    an update again, the inbox replaying one after a crash) sets one reminder, returned again.
+    an update again, the inbox replaying one after a crash, Apply all pressed in two
+    processes) sets one reminder, returned again. ``change`` is the change that sets it.
     """
-    text = " ".join(text.split()) if "\n" not in text else text.strip()
-    if len(text) > MAX_TEXT_CHARS:
-        raise MemoryInvalid(f"a reminder is at most {MAX_TEXT_CHARS} characters", field="text")
+    text = clean_text(text)
     if due.at <= now:
         raise MemoryInvalid("that time has passed", field="past")
     live = [r for r in every(store, caller.namespace) if r.state not in ENDED]
@@ -311,6 +331,7 @@ def create(
             memory_id=memory_id,
             thread_id=thread_id,
             message_id=message_id,
+            change=change,
         )
         try:
             documents.put(reminder.key, reminder.to_json(), version=ABSENT)

@@ -225,6 +225,11 @@ CLOCK_EN = re.compile(
 PERIOD_EN = re.compile(rf"{B}(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E}")
 
 
+def _zero_padded(hour: str | None) -> bool:
+    """Whether an hour is written with a leading zero ("02", "07"): the 24-hour clock's way."""
+    return hour is not None and len(hour) == 2 and hour.startswith("0")
+
+
 def read_clock(scanner: Scanner, reading: Reading) -> None:
     for m in scanner.find(CLOCK_EN):
         if m.group(7):
@@ -260,6 +265,7 @@ def read_clock(scanner: Scanner, reading: Reading) -> None:
             scanner.conflict = True
         set_part(reading, scanner, "hour", hour)
         reading.minute = minute
+        reading.zero_padded = _zero_padded(m.group(3))
         if suffix:
             suffix = suffix.replace(".", "")
             if suffix in ("am", "pm"):
@@ -299,6 +305,7 @@ def read_clock(scanner: Scanner, reading: Reading) -> None:
             minute = value
         set_part(reading, scanner, "hour", cn_hour)
         reading.minute = minute
+        reading.zero_padded = _zero_padded(m.group(2))
     for m in scanner.find(PERIOD_CN_RE):
         reading.parts.append("period")
         set_part(reading, scanner, "period", PERIOD_CN[m.group(1)])

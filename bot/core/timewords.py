@@ -76,6 +76,7 @@ class Reading:
     day: int | None = None
     hour: int | None = None
     minute: int = 0
+    zero_padded: bool = False  # the hour written "02": a 24-hour time ("02:30" is 02:30)
     meridiem: str | None = None  # "am", "pm"
     period: str | None = None  # a key of PERIOD_DEFAULT
     frequency: str | None = None  # daily, weekdays, weekly, monthly, yearly

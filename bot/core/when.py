@@ -34,8 +34,10 @@ Readings where people differ (the confirmation always shows the date, so it can 
 (today if its time is still ahead); "in 3 days", "三天后" are that many days on at the same
 local time; a day without a time is at ``default_hour`` (``date_only``); an hour without am/pm
 ("at 8", "三点") is the next time the clock shows it, and with a day named 1-6 is p.m.
-("tomorrow at 3" is 15:00); 晚上12点 and "midnight" are 00:00 of the next day; 每隔一天 is
-every other day, 每隔三天 every three days.
+("tomorrow at 3" is 15:00), but a zero-padded hour is the 24-hour clock's, as 13-23 and 00
+are ("02:30", "tomorrow 07:05" and "每天02:30" are 02:30 and 07:05, said at any time);
+晚上12点 and "midnight" are 00:00 of the next day; 每隔一天 is every other day, 每隔三天
+every three days.
 """
 
 from __future__ import annotations
@@ -306,7 +308,8 @@ MAX_DAYS = 5 * 366  # "in 99999 years" is not a reminder: at most five years ahe
 def _clock(reading: timephrase.Reading, day_given: bool) -> tuple[int, int, int, bool] | None:
     """(hour, minute, days to add, ambiguous) of the reading's clock, or ``None`` if invalid.
 
-    ``ambiguous``: an hour from 1 to 12 with no am/pm and no part of the day ("at 8", "三点").
+    ``ambiguous``: an hour from 1 to 12 with no am/pm and no part of the day ("at 8", "三点"),
+    not zero-padded ("08:00" is 08:00, as 13-23 and 00 are: the 24-hour clock).
     """
     hour, minute, period = reading.hour, reading.minute, reading.period
     if hour is None:
@@ -338,9 +341,10 @@ def _clock(reading: timephrase.Reading, day_given: bool) -> tuple[int, int, int,
         if hour <= 4:
             return hour, minute, 1, False
         return (hour + 12 if hour < 12 else hour), minute, 0, False
-    if 1 <= hour <= 12:
+    if 1 <= hour <= 12 and not reading.zero_padded:
         # With a day named, "3" is 15:00 and "8" is 08:00 (nobody sets 3 a.m. by "at 3").
         return (hour + 12 if hour <= 6 else hour), minute, 0, not day_given
+    # The 24-hour clock: "02:30" (zero-padded), 13-23, 00: exactly that time of day.
     return hour, minute, 0, False
 
 

@@ -32,6 +32,14 @@ EN = {
     "reminder_too_long": "A reminder is at most {max} characters ({chars} given). Nothing was set.",
     "reminder_too_many": "This chat already has {max} reminders; cancel some in /reminders first.",
     "reminder_line": "⏰ {when} — {text}",
+    "llm_confirm_reminders": "⚠️ The model wanted to set {count} more reminders. They wait "
+    "for your confirmation below.",
+    "change_remind": "➕ ⏰ {when} — {text}{repeat}",
+    "changes_reminders_not_set": "Reminders not set, their time has passed or the chat has "
+    "too many: {count}.",
+    "undo_reminder_cancelled": "🗑 Cancelled: {line}",
+    "not_yours_reminders_plain": "Only the member who asked for these reminders or a group "
+    "administrator can set them.",
     "reminder_repeat": "🔁 {rule}",
     "reminder_moved": "↪ That time has passed, so I took the next one.",
     "reminder_date_only": "No time given, so it is at {hour}.",
@@ -108,6 +116,11 @@ ZH = {
     "reminder_too_long": "提醒最多 {max} 个字符（你写了 {chars} 个），没有设置。",
     "reminder_too_many": "这个聊天已经有 {max} 个提醒了；请先在 /reminders 里取消一些。",
     "reminder_line": "⏰ {when} — {text}",
+    "llm_confirm_reminders": "⚠️ 模型还想再设 {count} 个提醒，需要你在下面确认。",
+    "change_remind": "➕ ⏰ {when} — {text}{repeat}",
+    "changes_reminders_not_set": "未设置的提醒（时间已过，或本聊天的提醒太多）：{count} 个。",
+    "undo_reminder_cancelled": "🗑 已取消：{line}",
+    "not_yours_reminders_plain": "只有要求这些提醒的成员或群组管理员可以设置它们。",
     "reminder_repeat": "🔁 {rule}",
     "reminder_moved": "↪ 这个时间已经过去，我改成了下一次。",
     "reminder_date_only": "没写具体时间，定在 {hour}。",

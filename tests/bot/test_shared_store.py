@@ -2,17 +2,24 @@
 
 A second process (or replica) is a second store object on the same data directory; here each
 is a real process started with ``spawn``, running the bot's own functions (``append_history``,
-``add_usage``, ``ChangeFile``, ``MessageIds``, ``Digest``) at the same time as the others.
+``add_usage``, ``ChangeFile``, ``MessageIds``, ``Digest``, ``set_waiting``) at the same time as
+the others.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+from datetime import UTC, datetime
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
-from bot.assistant.changes import ChangeFile, Proposal
+from bot.assistant.changes import ChangeFile, Proposal, ReminderProposal
 from bot.assistant.history import add_usage, append_history, load_history, read_usage
+from bot.assistant.reminder_desk import set_waiting
 from bot.chat.console import MessageIds
+from bot.core import reminders
+from bot.core.policy import Actor, Caller
+from bot.core.when import Repeat, resolve
 from memory import open_store
 from memory.model import Memory
 
@@ -76,3 +83,46 @@ def test_consoles_in_several_processes_never_share_a_message_id(tmp_path: Path) 
     drawn = _in_processes(_ids, tmp_path / "data", [(4,)] * WORKERS)
     every = [i for ids in drawn for i in ids]  # type: ignore[attr-defined]
     assert len(every) == len(set(every)) == WORKERS * ROUNDS * 4
+
+
+REMINDERS = 12  # waiting reminders of one turn, applied in every process at once
+
+
+def _apply_reminders(data_dir: str, token: str) -> list[str]:
+    """What Apply all does with a turn's waiting reminders, read before any process has
+    rewritten the record: the ids of the reminders it set."""
+    with open_store(data_dir) as store:
+        waiting = ChangeFile(store.documents(NS)).pending(token)
+        assert waiting is not None
+        proposals = [p for p in waiting if isinstance(p, ReminderProposal)]
+        done = set_waiting(store, ALICE, proposals, START)
+        return [reminder.id for _, reminder in done.made]
+
+
+ALICE = Caller(Actor("user", 42, "Alice"), NS, shared=True)
+START = datetime(2026, 12, 1, 12, 0, tzinfo=UTC)
+
+
+def test_waiting_reminders_applied_in_several_processes_at_once_are_set_once(
+    tmp_path: Path,
+) -> None:
+    data_dir = tmp_path / "data"
+    zone = ZoneInfo("Asia/Shanghai")
+    proposals = [
+        ReminderProposal(
+            f"pill {n}",
+            resolve(zone, START, local=f"{n:02d}:00", repeat=Repeat("daily")),
+            "en",
+            -100,
+            ALICE.actor,
+            f"telegram:-100:7:42:t{n + 4}",
+        )
+        for n in range(REMINDERS)
+    ]
+    with open_store(data_dir) as store:
+        token = ChangeFile(store.documents(NS)).keep_pending(proposals)
+    drawn = _in_processes(_apply_reminders, data_dir, [(token,)] * WORKERS)
+    with open_store(data_dir) as store:
+        found = reminders.every(store, NS)
+    assert sorted(r.text for r in found) == sorted(p.text for p in proposals)
+    assert all(sorted(ids) == sorted(r.id for r in found) for ids in drawn)  # type: ignore[attr-defined]

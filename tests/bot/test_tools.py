@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +15,10 @@ from hypothesis import strategies as st
 
 from bot.assistant.changes import Reverted, revert
 from bot.assistant.executor import ToolExecutor, TurnPolicy
+from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import TOOLS, tool_schemas
+from bot.core import reminders
+from bot.core.policy import Actor, Caller
 from memory.store import MemoryStore, Namespace
 
 ARTICLE_TOOLS = [
@@ -340,3 +345,23 @@ def test_a_turn_run_again_after_a_crash_adds_no_memory_twice(ns: Namespace) -> N
     assert turn() == first  # the inbox replayed the message: the same memories come back
     assert [m.id for m in ns.memories()] == first
     assert [m.source for m in ns.memories()] == ["telegram:42:7:42:1", "telegram:42:7:42:2"]
+
+
+def test_reminders_past_the_cap_wait_checked_as_if_set_and_a_failed_turn_drops_them(
+    store: MemoryStore, ns: Namespace
+) -> None:
+    now = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
+    caller = Caller(Actor("user", 1, "Ann"), "users/1")
+    desk = ReminderDesk(store, caller, 1, ZoneInfo("Asia/Shanghai"), lambda: now, "en", source="m")
+    executor = ToolExecutor(ns, reminders=desk)
+    for hour in (8, 12, 20, 22):
+        run(executor, "scheduleReminder", {"text": f"pill at {hour}", "local": f"{hour}:00"})
+    assert len(desk.made) == 3 and [p.text for p in desk.waiting] == ["pill at 22"]
+    assert desk.waiting[0].due.local().strftime("%Y-%m-%d %H:%M") == "2026-12-01 22:00"
+    # What waits is checked now, as setting it would be: a text no document can hold is
+    # refused to the model at once, not kept to fail the turn (or the Apply) later.
+    refused = run(executor, "scheduleReminder", {"text": "a\ud800b", "local": "23:00"})
+    assert refused["error"]["code"] == "MEMORY_INVALID" and len(desk.waiting) == 1
+    executor.rollback()
+    assert [r.state for r in reminders.every(store, "users/1")] == ["cancelled"] * 3
+    assert desk.waiting == []

@@ -106,6 +106,67 @@ def test_a_passed_time_today_moves_to_its_next_occurrence_and_says_so() -> None:
     assert local(ahead.due.at, SHANGHAI) == "2026-12-01 11:00"
 
 
+def test_a_zero_padded_hour_is_the_24_hour_clock_and_a_bare_one_the_next_time_it_shows() -> None:
+    noon = datetime(2026, 12, 1, 12, 0, tzinfo=SHANGHAI)  # a Tuesday
+    cases = {
+        # Issue 23: each was read twelve hours late (14:30, 19:05).
+        "every day 02:30 pills": "2026-12-02 02:30",
+        "tomorrow 02:30 pills": "2026-12-02 02:30",
+        "at 07:05 pills": "2026-12-02 07:05",
+        "每天02:30吃药": "2026-12-02 02:30",
+        "明天03:00 吃药": "2026-12-02 03:00",
+        "on friday 04:00 pills": "2026-12-04 04:00",
+        # Unpadded, without a day: the next time the clock shows it; with one, 1-6 is p.m.
+        "at 7:05 pills": "2026-12-01 19:05",
+        "tomorrow 2:30 pills": "2026-12-02 14:30",
+        "tomorrow at 3 pills": "2026-12-02 15:00",
+        # am/pm and a part of the day decide, padded or not.
+        "at 02:30 pm pills": "2026-12-01 14:30",
+        "下午02:30 吃药": "2026-12-01 14:30",
+        "tonight 02:30 pills": "2026-12-02 02:30",
+    }
+    for text, expected in cases.items():
+        parsed = parse_reminder(text, noon, SHANGHAI)
+        assert parsed is not None and local(parsed.due.at, SHANGHAI) == expected, text
+
+
+HOURS_24 = [f"{h:02d}" for h in range(10)] + ["0"] + [str(h) for h in range(13, 24)]
+CLOCK_PHRASES = [
+    "at {} pills",
+    "{} pills",
+    "tomorrow {} pills",
+    "every day at {} pills",
+    "on friday at {} pills",
+    "next monday {} pills",
+    "dec 24 {} pills",
+    "明天{}吃药",
+    "每天{}吃药",
+    "下周三{}开会",
+]
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    hour=st.sampled_from(HOURS_24),
+    minute=st.integers(0, 59),
+    phrase=st.sampled_from(CLOCK_PHRASES),
+    zone=st.sampled_from([SHANGHAI, BERLIN, ZoneInfo("America/New_York"), ZoneInfo("UTC")]),
+    now=st.datetimes(datetime(2026, 1, 1), datetime(2030, 12, 31)),
+)
+def test_a_24_hour_clock_time_is_that_time_of_day_whenever_it_is_said(
+    hour: str, minute: int, phrase: str, zone: ZoneInfo, now: datetime
+) -> None:
+    text = phrase.format(f"{hour}:{minute:02d}")
+    parsed = parse_reminder(text, now.replace(tzinfo=zone), zone)
+    assert parsed is not None, text
+    asked = time(int(hour), minute)
+    assert parsed.due.wall == asked, text
+    shown = parsed.due.local()
+    # Only a wall time the clocks skip that day (daylight saving) shows otherwise.
+    exists = wall_time(shown, asked, zone).astimezone(zone).time() == asked
+    assert shown.time() == asked or not exists, text
+
+
 def test_a_date_without_a_year_is_the_next_one_and_a_pinned_past_is_left_for_refusal() -> None:
     march = parse_reminder("3月1日 交税", NOW, SHANGHAI)
     assert march is not None and not march.due.moved and march.due.date_only

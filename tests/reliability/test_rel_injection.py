@@ -302,3 +302,105 @@ async def test_waiting_changes_and_undo_survive_a_restart(
         await press(telegram, answer, answer.buttons[0][1], ALICE)
     assert contents(data_dir, "users/42").count("pwned") == len(ids) - 1
     assert contents(data_dir, "users/42")[0] == original[0]
+
+
+# -- reminders: the model sets three per message, the rest wait like its changes -----------------
+
+
+def remind_every_hour() -> list[ToolCalls | Answer]:
+    """What an obedient model does with "remind me of my pill every hour": 24 daily reminders
+    in one round, then it answers."""
+    calls = (
+        ("scheduleReminder", {"text": f"pill {h:02d}", "local": f"{h:02d}:00", "repeat": "daily"})
+        for h in range(24)
+    )
+    return [ToolCalls(*calls), Answer("Done: 24 daily reminders.")]
+
+
+def live(data_dir: Path, namespace: str) -> list[str]:
+    """The texts of the namespace's reminders that are still on, sorted."""
+    with MemoryStore(data_dir) as store:
+        found = store.bot_documents().list(f"reminders/{namespace}/")
+        return sorted(d.value["text"] for d in found if d.value["state"] == "pending")
+
+
+PILLS = [f"pill {h:02d}" for h in range(24)]
+
+
+async def test_an_injected_turn_sets_three_reminders_and_the_rest_wait_for_apply_all(
+    telegram: FakeBotAPI, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    sections = {"llm": {"base_url": llm.base_url, "api_key": API_KEY, "model": "test"}}
+    client = make_client(llm.base_url, API_KEY, 10.0)
+    async with running(config_for(telegram, data_dir, sections), client):
+        llm.script(*remind_every_hour())
+        # The answer, the one confirmation of what waits, and one per reminder set.
+        answer, prompt, *confirmed = await say(telegram, "my pills", ALICE, replies=5)
+        assert live(data_dir, "users/42") == PILLS[:3]
+        assert all("⏰" in c.text and "🗑" in str(c.buttons) for c in confirmed)
+        results = llm.requests[-1].tool_results()
+        assert [r["ok"] for r in results] == [True] * 3 + [False] * 21
+        assert all(r["needsConfirmation"] and "Do not call it" in r["message"] for r in results[3:])
+        # Each with the time the code resolved, set or waiting.
+        for h, result in enumerate(results):
+            assert re.fullmatch(rf"\d{{4}}-\d\d-\d\d {h:02d}:00 \(\w{{3}}\) UTC", result["due"])
+        assert "21 more reminders" in answer.text
+        # One message lists the 21 with the times the code resolved, under Apply all / Discard.
+        assert all(f"{h:02d}:00 UTC — pill {h:02d} · 🔁 every day" in prompt.text
+                   for h in range(3, 23)) and "and 1 more" in prompt.text  # fmt: skip
+        assert [label for label, _ in prompt.buttons] == ["✅ Apply all", "Discard"]
+
+        # Apply all sets them, once however often it is pressed.
+        [(_, apply), _] = prompt.buttons
+        since = telegram.mark()
+        await press(telegram, prompt, apply, ALICE)
+        again = await press(telegram, prompt, apply, ALICE)
+        assert "Nothing to do" in again.params["text"]
+        assert live(data_dir, "users/42") == PILLS
+        message_id = prompt.result["message_id"]
+        [applied] = await telegram.wait("editMessageText", since=since, message_id=message_id)
+        assert "Applied: 21" in applied.text and "03:00 UTC — pill 03" in applied.text
+
+        # ↩ Undo under what Apply all did cancels those 21; under the answer, the turn's 3.
+        since = telegram.mark()
+        await press(telegram, applied, applied.buttons[-1][1], ALICE)
+        [told] = await telegram.wait("sendMessage", since=since, chat_id=ALICE["id"])
+        assert told.text.count("Cancelled: ⏰") == 21 and "pill 23" in told.text
+        assert live(data_dir, "users/42") == PILLS[:3]
+        [(label, undo)] = answer.buttons
+        assert label == "↩ Undo"
+        since = telegram.mark()
+        await press(telegram, answer, undo, ALICE)
+        [told] = await telegram.wait("sendMessage", since=since, chat_id=ALICE["id"])
+        assert told.text.count("Cancelled: ⏰") == 3 and "pill 00" in told.text
+        assert live(data_dir, "users/42") == []
+
+        # Discard sets none of them; Apply all afterwards has nothing to do.
+        llm.script(*remind_every_hour())
+        _, prompt, *_ = await say(telegram, "my pills again", ALICE, replies=5)
+        [(_, apply), (_, discard)] = prompt.buttons
+        await press(telegram, prompt, discard, ALICE)
+        late = await press(telegram, prompt, apply, ALICE)
+        assert "Nothing to do" in late.params["text"]
+        assert live(data_dir, "users/42") == PILLS[:3]
+
+
+async def test_in_a_group_only_who_asked_or_an_administrator_sets_the_waiting_reminders(
+    telegram: FakeBotAPI, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    data_dir = tmp_path / "data"
+    sections = {"llm": {"base_url": llm.base_url, "api_key": API_KEY, "model": "test"}}
+    client = make_client(llm.base_url, API_KEY, 10.0)
+    group = telegram.group(GROUP, "Team")
+    namespace = f"chats/{GROUP}"
+    async with running(config_for(telegram, data_dir, sections), client):
+        llm.script(*remind_every_hour())
+        _, prompt, *_ = await say(telegram, f"@{BOT_USERNAME} pills", ALICE, group, replies=5)
+        assert live(data_dir, namespace) == PILLS[:3]
+        [(_, apply), _] = prompt.buttons
+        refused = await press(telegram, prompt, apply, BOB)
+        assert "Only the member who asked for these reminders" in refused.params["text"]
+        assert live(data_dir, namespace) == PILLS[:3]
+        await press(telegram, prompt, apply, ALICE)
+        assert live(data_dir, namespace) == PILLS
