@@ -56,7 +56,7 @@ _APOSTROPHE = "['’]"
 
 # Politeness and address before a request ("please", "hey bot,", "can you", "I want you to").
 EN_LEAD = (
-    r"(?:(?:please|pls|plz|kindly|hey|hi|hello|ok|okay|so|also|and|oh|yo|bot)(?![\w'’])"
+    r"(?:(?:please|pls|plz|kindly|just|hey|hi|hello|ok|okay|so|also|and|oh|btw|yo|bot)(?![\w'’])"
     r"[\s,，!！.]*)*"
     r"(?:(?:can|could|would|will)\s+(?:you|u)\s+|i\s+(?:want|need)\s+you\s+to\s+"
     rf"|i{_APOSTROPHE}?d\s+like\s+you\s+to\s+|make\s+sure\s+(?:you\s+|to\s+)?)?"
@@ -73,42 +73,53 @@ EN_NOUNS = (
     r"note|notes|memo|(?:save|store|keep|log)\s+(?:this|that)|remember\s+this"
     r"|make\s+a\s+note|take\s+(?:a\s+)?note|add\s+(?:a\s+)?note|new\s+note|n\.?b\.?|p\.?s\.?"
 )
-# What may sit between an English trigger and the note; a colon, a dash or "that" marks it.
+# What may sit between an English trigger and the note: a colon or a dash (``mark``: what follows
+# is the note, whatever it is), "that", a comma, a space.
 EN_SEPARATOR = (
-    r"(?:(?P<mark>\s*(?:[:：]|[-–—]{1,2})\s*|\s+that(?![\w'’])[\s,，:：]*"
-    r"|\s+(?:this|it)\s*[:：]\s*)|\s*[,，]\s*|\s*)"
+    r"(?:(?P<mark>\s*(?:[:：]|[-–—]{1,2})\s*|\s+(?:this|it)\s*[:：]\s*)"
+    r"|(?P<that>\s+that(?![\w'’])[\s,，:：]*)|\s*[,，]\s*|\s*)"
 )
 EN_TODO = ("remember", "don", "do not", "never")  # "remember to buy milk" keeps "buy milk"
 
 ZH_LEAD = (
-    r"(?:(?:请你?|麻烦你?|劳驾|拜托你?|嘿|喂|好的?|那|你|您|能不能|可不可以|能|可以|一定要?|千万|务必)"
+    r"(?:(?:请你?|麻烦你?|劳驾|拜托你?|嘿|喂|好的?|那|我要你|我希望你|你要|你|您|要|能不能|可不可以|能|可以"
+    r"|一定要?|千万|务必)"
     rf"{_WS}*[,，、!！]?{_WS}*)*"
 )
 ZH_VERBS = (
     r"(?:帮我|给我|替我|帮忙)?(?:记住|记下来|记下|记一下|记一笔|记录一下|记录下来|记着|记好)"
-    r"|(?:帮我|给我|替我)记|记得|(?:千万|可)?(?:别|不要|不能)忘(?:了|记)|(?:帮我)?(?:保存|存)(?:一下|下来)"
+    r"|(?:帮我|给我|替我)记|记得|(?:千万|可)?(?:别|不要|不能)忘(?:了|记)"
+    r"|(?:帮我|给我|替我)?(?:保存|存|备忘)(?:一下|下来)"
 )
-ZH_NOUNS = r"备忘录?|备注|笔记|便签|记事|记"
+ZH_NOUNS = r"(?:帮我|给我|替我)?(?:备忘录?|备注|笔记|便签|记事|记)"
 # After the trigger: 了 (记住了: "got it"; but 记好了：… asks), 过, 吗, 没, 不 (记不住) make it
 # no request.
 ZH_NOT_AFTER = rf"(?:了(?={_WS}*[:：])|(?![了过吗嗎没不]))"
 # "这个" (this) is a separator only before a colon: in "记住这个密码是1234" it is the note's.
 ZH_SEPARATOR = (
-    rf"{_WS}*(?P<mark>[:：])?{_WS}*[,，、]?{_WS}*(?:(?:这个|这件事|这条|一下){_WS}*(?=[:：]))?"
+    rf"[啊哦喔呀哈吧]*{_WS}*(?P<mark>[:：])?{_WS}*[,，、]?{_WS}*(?:(?:这个|这件事|这条|一下){_WS}*(?=[:：]))?"
     rf"(?P<mark2>[:：])?{_WS}*[,，、]?{_WS}*"
 )
-ZH_ASKERS = ("你", "您")  # "你记得…" asks whether the bot remembers
+ZH_ASKERS = ("你", "您")  # "你记得…" asks whether the bot remembers ("我要你记得…" does not)
 
 # A trigger followed by one of these (or nothing else) asks, or says nothing to keep.
 EN_INTERROGATIVES = frozenset(
     "what what's whats when where who whom whose which why how whether if".split()
 )
+# "remember the time we …", "记得那次…": reminiscing, a question about memory, not a note.
+EN_RECALLING = (
+    r"(?:the\s+|that\s+)?(?:time|day|night|evening|morning|summer|winter|weekend|trip|party)"
+    r"\s+(?:when|we|i|you|they|he|she|my|our)(?![\w'’])"
+)
+ZH_RECALLING = r"那次|那天|那时|当时|当年|那年|上次"
 PRONOUNS = frozenset("me us it this that them him her 我 我们 它 这 这个 那个 这件事 一下".split())
 
 # A question: how it ends.
 ENDS_ASKING = re.compile(r"(?:[?？]|[吗嗎呢么麼])$")
+# What may follow the last word: matched on the reversed text (a leading match is linear in the
+# run's length; a trailing one is tried from every position of it).
 TRAILING = re.compile(
-    r"[\s\u3000。.!！~～…,，;；:：\"'“”‘’)）\]】\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+$"
+    r"[\s\u3000。.!！~～…,，;；:：\"'“”‘’)）\]】\U0001f000-\U0001faff\u2600-\u27bf\ufe0f]+"
 )
 # A question: how it starts (after "hey", "so", "ok" …).
 EN_ASK_LEAD = (
@@ -136,11 +147,12 @@ EN_ASKING_PHRASES = (
     rf"|i\s+don{_APOSTROPHE}?t\s+(?:remember|recall|know)|i\s+need\s+to\s+know"
     r"|i\s+(?:remember|recall)|you\s+(?:said|told\s+me|mentioned)"
     r"|remember\s+(?:when|what|where|who|whom|whose|which|why|how|whether|if)"
+    rf"|remember\s+{EN_RECALLING}"
 )
 ZH_ASKING_START = (
     r"告诉我|帮我查|帮我找|查一下|查查|找一下|找找|搜一下|搜搜|搜索|查找|我想知道|想知道|请问"
     r"|我忘了|忘了|我不记得|不记得|我记不清|记不清|我记得|我记着|你说过|你告诉过我|你提过|你跟我说过"
-    r"|你记得|你还记得|还记得|记不记得|记得不记得|列出|显示"
+    rf"|[你您]记得|[你您]还记得|还记得|记不记得|记得不记得|记得(?:{ZH_RECALLING})|列出|显示"
 )
 ZH_INTERROGATIVES = (
     r"什么|什麼|啥|哪|谁|誰|怎么|怎麼|怎样|怎樣|如何|为什么|為什麼|为啥|几点|几个|几号|几天|几次"
@@ -185,6 +197,9 @@ _SMALL_TALK = re.compile(
     rf"\s*(?:{SMALL_TALK_WORDS})(?:[\s!！.。~～,，]+(?:{SMALL_TALK_WORDS}))*[\s!！.。~～,，]*", _I
 )
 _FIRST_WORD = re.compile(r"[\w'’]+")
+_EN_RECALLED = re.compile(EN_RECALLING, _I)
+_ZH_RECALLED = re.compile(ZH_RECALLING)
+_LEADING = re.compile(r"^[\s\u3000\U0001f000-\U0001faff\u2600-\u27bf\ufe0f*•>\-]+")
 _LATIN_WORD = re.compile(r"[A-Za-z0-9\u00c0-\u024f][A-Za-z0-9\u00c0-\u024f'’.\-]*")
 _CJK = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
 
@@ -206,7 +221,7 @@ def read_intent(text: str) -> Intent:
 
 def asks(text: str) -> bool:
     """Whether ``text`` ends as a question does: ``?``, ``？``, 吗, 呢, 么 (then punctuation)."""
-    return bool(ENDS_ASKING.search(TRAILING.sub("", text)))
+    return bool(ENDS_ASKING.search(_trimmed(text)))
 
 
 def note_of(text: str) -> str | None:
@@ -216,21 +231,20 @@ def note_of(text: str) -> str | None:
     Unlike ``read_intent`` this does not look at how the text ends: "remember: is the gym open
     on Sundays?" edited into a note keeps its question mark.
     """
+    text = _LEADING.sub("", text)
     for match, chinese in ((_EN_NOTE.fullmatch(text), False), (_ZH_NOTE.fullmatch(text), True)):
         if match is None:
             continue
         rest = match["rest"].strip()
-        marked = bool(match["mark"] or (chinese and match["mark2"]))
+        colon = bool(match["mark"] or (chinese and match["mark2"]))
         verb = match["verb"]
-        if match["noun"] and not marked:
+        if match["noun"] and not (colon or (not chinese and match["that"])):
             continue
-        if not rest:
+        if not re.search(r"\w", rest):
             return ""  # "remember", "帮我记一下", "note:": a request without its note
-        if chinese and verb == "记得" and any(w in match["lead"] for w in ZH_ASKERS):
+        if chinese and verb == "记得" and re.sub(r"\W", "", match["lead"]) in ZH_ASKERS:
             continue  # "你记得…" asks whether the bot remembers
-        if not marked and _asks_after(rest, chinese):
-            continue
-        if _plain(rest) in PRONOUNS:
+        if not colon and (_asks_after(rest, verb, chinese) or _plain(rest) in PRONOUNS):
             continue
         if not chinese and verb and verb.lower().startswith(EN_TODO):
             rest = re.sub(r"^to\s+", "", rest, flags=re.IGNORECASE)
@@ -245,16 +259,27 @@ def is_question(text: str) -> bool:
     return bool(_ZH_INTERROGATIVE.search(_ZH_NOT_ASKING.sub("", text)))
 
 
-def _asks_after(rest: str, chinese: bool) -> bool:
-    """Whether what follows a bare trigger asks ("remember when …", "记住护照在哪")."""
+def _asks_after(rest: str, verb: str | None, chinese: bool) -> bool:
+    """Whether what follows a trigger without a colon asks ("remember when …", "记住护照在哪")
+    or, after "remember" / 记得, reminisces ("remember the time we …", "记得那次…")."""
+    recalls = (verb or "").lower() in ("remember", "记得")
     if chinese:
-        return bool(_ZH_INTERROGATIVE.search(_ZH_NOT_ASKING.sub("", rest)))
+        asks_here = _ZH_INTERROGATIVE.search(_ZH_NOT_ASKING.sub("", rest))
+        return bool(asks_here or (recalls and _ZH_RECALLED.match(rest)))
     first = _FIRST_WORD.match(rest)
-    return first is not None and first.group().lower() in EN_INTERROGATIVES
+    if first is not None and first.group().lower() in EN_INTERROGATIVES:
+        return True
+    return recalls and bool(_EN_RECALLED.match(rest))
+
+
+def _trimmed(text: str) -> str:
+    """``text`` without the punctuation, spaces and emoji after its last word."""
+    run = TRAILING.match(text[::-1])
+    return text[: len(text) - run.end()] if run else text
 
 
 def _plain(text: str) -> str:
-    return TRAILING.sub("", text).lower()
+    return _trimmed(text).lower()
 
 
 def _words(text: str) -> float:

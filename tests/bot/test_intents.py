@@ -40,6 +40,11 @@ NOTES_EN = [
     ("ok remember that work: standup at 10 #meeting", "work: standup at 10 #meeting"),
     ("remember that dentist next Tuesday 3pm", "dentist next Tuesday 3pm"),
     ("REMEMBER THAT THE CODE IS 9876", "THE CODE IS 9876"),
+    ("just remember my locker is 23", "my locker is 23"),
+    ("btw remember that Tom is vegan", "Tom is vegan"),
+    ("Please note that the office is closed on Monday", "the office is closed on Monday"),
+    ("📝 note: buy milk", "buy milk"),
+    ("note that the day starts at 7", "the day starts at 7"),  # "the day" is no reminiscing
 ]
 
 NOTES_ZH = [
@@ -74,6 +79,11 @@ NOTES_ZH = [
     ("记好了：新地址是长安街1号", "新地址是长安街1号"),  # 了 before a colon
     ("请记住：工作：周会改到十点 #会议", "工作：周会改到十点 #会议"),
     ("一定要记住奶奶对青霉素过敏", "奶奶对青霉素过敏"),
+    ("记住啊，我的车牌是京A12345", "我的车牌是京A12345"),
+    ("记一下吧，周五交房租", "周五交房租"),
+    ("帮我备忘一下：周五交房租", "周五交房租"),
+    ("你要记住：我不吃辣", "我不吃辣"),
+    ("我要你记住我不吃辣", "我不吃辣"),
 ]
 
 QUESTIONS_EN = [
@@ -110,6 +120,8 @@ QUESTIONS_EN = [
     "hey, where did I put my keys",
     "so what's the plan for Saturday",
     "my passport is where?",
+    "remember the time we went skiing",
+    "remember that night when it snowed",
 ]
 
 QUESTIONS_ZH = [
@@ -146,6 +158,8 @@ QUESTIONS_ZH = [
     "记一下吗",
     "备忘：这是问题吗？",
     "你说过会议改到几点",
+    "记得那次我们去巴黎",
+    "能帮我记一下明天交报告吗",  # a question mark (吗) wins, even in a polite request
 ]
 
 STATEMENTS_EN = [
@@ -212,6 +226,7 @@ STATEMENTS_ZH = [
     "小李欠我200块",
     "发票抬头是某某公司",
     "奶奶对青霉素过敏",
+    "我还记得我们在巴黎住的酒店",
 ]
 
 FRAGMENTS = [
@@ -264,7 +279,7 @@ def test_the_table_has_thirty_phrases_of_each_kind_in_each_language() -> None:
 
 
 @pytest.mark.parametrize(
-    "said", ["remember", "Remember that", "note:", "记住", "帮我记一下", "备忘："]
+    "said", ["remember", "Remember that!", "note:", "记住", "帮我记一下", "备忘："]
 )
 def test_a_request_without_its_note_is_an_empty_note(said: str) -> None:
     assert read_intent(said) == Intent(NOTE, "")
