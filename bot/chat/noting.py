@@ -23,6 +23,7 @@ Callback data::
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -42,6 +43,7 @@ from bot.view.i18n import language_of, t
 from bot.view.render import memory_block
 from bot.view.replies import reply_html
 from memory.errors import MemoryStoreError
+from memory.model import MAX_CONTENT_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -102,9 +104,14 @@ async def remember_voice(
     attachment: Mapping[str, Any] | None,
     language: str,
 ) -> None:
-    """Store a voice note by its words (a note's without the trigger), with the voice note."""
-    note = intents.note_of(heard)
-    entry = parse_entry(note or heard)
+    """Store a voice note by its words (a note's without the trigger), with the voice note.
+
+    Words over the store's limit (a long voice note) are cut, with an ellipsis: the voice note
+    itself, kept with them, holds the rest, so it is not refused and lost."""
+    entry = parse_entry(intents.note_of(heard) or heard)
+    if len(entry.content) > MAX_CONTENT_CHARS:
+        cut = entry.content[: MAX_CONTENT_CHARS - 1].rstrip() + "…"
+        entry = dataclasses.replace(entry, content=cut)
     await remember_entry(context, message, caller, language, entry, attachment=attachment)
 
 

@@ -316,6 +316,7 @@ async def test_a_transcribed_voice_note_without_a_model_is_kept_unless_it_asks(
     llm.transcripts.extend(
         ["Remember that my locker is 23.", "the bike is in the garage", "帮我记一下明天交报告"]
     )
+    llm.transcripts.append("and then we talked about the budget " * 150)  # 5,400 characters
     async with start_bot(sections=transcription(llm)) as bot:
         voice = voice_of(bot.telegram)
         [heard, stored] = replies(await post(bot, user=ALICE, voice=voice))
@@ -337,6 +338,12 @@ async def test_a_transcribed_voice_note_without_a_model_is_kept_unless_it_asks(
         bot.telegram.send("/recall locker", user=ALICE)
         [sent] = await bot.telegram.wait("sendVoice", since=since, chat_id=42)
         assert sent.params["voice"] == voice["file_id"]
+        # Words over the store's limit are cut, not refused: the voice note keeps the rest.
+        long = replies(await post(bot, user=ALICE, voice=voice_of(bot.telegram)))
+        assert any(reply.text.startswith("✅ Remembered.") for reply in long)  # in parts
+        kept = bot.memories("users/42")[-1]
+        assert len(kept["content"]) == 4000 and kept["content"].endswith("…")
+        assert kept["attachment"]["kind"] == "voice"
 
 
 async def test_a_failing_transcription_keeps_the_voice_note(
