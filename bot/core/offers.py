@@ -27,6 +27,7 @@ from memory.model import Memory
 
 PREFIX = "offers/"
 KEEP_SECONDS = 7 * 24 * 3600
+PRUNE_EVERY = 32
 
 
 @dataclass(frozen=True)
@@ -45,14 +46,16 @@ def _key(chat_id: int, message_id: int) -> str:
 def offer(
     namespace: MemoryNamespace, chat_id: int, message_id: int, text: str, source: str, by: str
 ) -> None:
-    """Keep ``text`` (said by ``by``, an ``Actor.key``) for a tap on its button; drops offers
-    older than a week."""
+    """Keep ``text`` (said by ``by``, an ``Actor.key``) for a tap on its button. Offers older
+    than a week are dropped on one offer in ``PRUNE_EVERY`` (by message id): reading them all
+    on every statement would cost more the more a chat says."""
     documents = namespace.documents()
     now = time.time()
-    for old in documents.list(PREFIX):
-        at = old.value.get("at", 0) if isinstance(old.value, dict) else 0
-        if not isinstance(at, int | float) or now - at > KEEP_SECONDS:
-            documents.delete(old.key)
+    if message_id % PRUNE_EVERY == 0:
+        for old in documents.list(PREFIX):
+            at = old.value.get("at", 0) if isinstance(old.value, dict) else 0
+            if not isinstance(at, int | float) or now - at > KEEP_SECONDS:
+                documents.delete(old.key)
     record = {"text": text, "source": source, "by": by, "at": now}
     documents.put(_key(chat_id, message_id), record, durable=False)  # lost: a stale button
 
