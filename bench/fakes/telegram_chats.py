@@ -129,6 +129,25 @@ class TelegramChats:
             message["reply_markup"] = markup
         return message
 
+    async def _api_editMessageReplyMarkup(self, params: dict[str, Any], files: Any) -> Any:
+        chat = self._chat(params)
+        message = self.messages.get(chat["id"], {}).get(params.get("message_id"))  # type: ignore[arg-type]
+        if message is None:
+            raise bad_request("message to edit not found")
+        if message["from"]["id"] != self.bot["id"]:
+            raise bad_request("message can't be edited")
+        markup = params.get("reply_markup") or None  # none: the keyboard is removed
+        check_markup(markup)
+        if markup == (message.get("reply_markup") or None):
+            raise bad_request(
+                "message is not modified: specified new message content and reply markup are "
+                "exactly the same as a current content and reply markup of the message"
+            )
+        message.pop("reply_markup", None)
+        if markup:
+            message["reply_markup"] = markup
+        return message
+
     async def _api_answerCallbackQuery(self, params: dict[str, Any], files: Any) -> Any:
         query_id = str(params.get("callback_query_id"))
         if query_id not in self._open_queries:

@@ -58,7 +58,17 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, choices, commands, confirmations, history, media, messages, reminding
+from bot.chat import (
+    buttons,
+    choices,
+    commands,
+    confirmations,
+    history,
+    media,
+    messages,
+    noting,
+    reminding,
+)
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.lanes import SharedUpdates
@@ -236,6 +246,7 @@ def register_handlers(application: BotApplication) -> None:
         (choices.KEEP_PATTERN, choices.choose),
         (choices.REPLACE_PATTERN, choices.choose),
         (choices.CANCEL_PATTERN, choices.choose),
+        (noting.REMEMBER_PATTERN, noting.press_remember),
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

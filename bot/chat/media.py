@@ -11,9 +11,12 @@ bot, by an @mention in the caption or a reply to one of its messages, as group t
   without a caption is described by the model when ``[llm] vision`` is on (said to be the
   model's words), else the reply asks for a caption;
 - a ``.json`` document: an import (``bot.chat.imports``), not a file to keep;
-- a voice note: with ``[transcription]``, transcribed and then answered exactly as the same
-  words typed (``bot.chat.messages.answer_text``), the transcription shown first; without it,
-  or when transcription fails (told why), remembered as a voice note with its duration;
+- a voice note: with ``[transcription]``, transcribed, the transcription shown first; with a
+  model, then answered exactly as the same words typed (``bot.chat.messages.answer_text``);
+  without one, a question or a reminder request is answered as typed, anything else is
+  remembered as /remember would its words, the voice note as its attachment
+  (``bot.chat.noting``). Without transcription, or when it fails (told why), remembered as a
+  voice note with its duration;
 - a location, venue or contact: remembered with the coordinates, or the name and number;
 - a sticker, poll, dice roll, game ...: a short explanation, nothing stored.
 
@@ -122,10 +125,16 @@ async def remember_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if incoming.kind == VOICE and incoming.origin is None:
         heard = await _transcribe(context, message, incoming, language, notes)
         if heard is not None:
+            from bot.chat import noting
             from bot.chat.messages import answer_text  # free text: the same path as typed
 
             await bursts_of(context.application).flush(message.chat_id)
             await reply_html(message, t(language, "voice_transcribed", text=escape(heard)))
+            if services(context).conversation is None and noting.keeps_voice(heard):
+                # Without a model nothing else would keep it: stored, the voice note with it.
+                attachment = incoming.attachment
+                await noting.remember_voice(context, message, caller, heard, attachment, language)
+                return
             await answer_text(update, context, message, caller, heard, language)
             return
     elif incoming.kind == VOICE:  # a forwarded voice note: remembered, its words as content

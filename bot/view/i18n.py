@@ -73,7 +73,9 @@ answer is one change; a memory changed since is left as it is.
 /history [<i>id</i>] — the recent changes (deletions too), or every version of one memory, \
 who made it and when, with a button to restore one.
 
-Any other message is a question: I search the memories for it.
+Say it in words too: “remember that my locker is 23”, “note: …”, “don't forget …”. Any \
+other message is searched; without a language model, a statement gets a 💾 Remember this \
+button that stores it.
 In groups, address me with a command, an @mention or a reply to one of my messages. A group's \
 memories are shared: every member can find them, and a memory can be deleted or changed by \
 the member who stored it or by a group administrator."""
@@ -107,7 +109,8 @@ _HELP_ZH = """<b>命令</b>
 /history [<i>编号</i>] — 最近的改动（包括删除），或一条记忆的每个版本、谁在何时改的，\
 可以用按钮恢复某个版本。
 
-其他消息都当作提问：我会在记忆里搜索。
+也可以直接说：“记住我的柜子是23号”“帮我记一下……”“备忘：……”。其他消息我会在记忆里搜索；\
+没有配置语言模型时，陈述句下面有 💾 记住这条 按钮，点一下就保存。
 在群组里，请用命令、@我 或回复我的消息来跟我说话。群组的记忆是共享的：每个成员都能查到；\
 只有存入它的成员或群组管理员可以删除或修改它。"""
 
@@ -132,7 +135,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_range": "<i>{first}–{last} of {total}</i>",
         "recall_none": "I found nothing about “{query}”.",
         "no_memories": "No memories yet. Send <code>/remember something</code> to store one.",
-        "free_text_hint": "💡 To store a message instead, send /remember before it.",
+        "free_text_hint": "💡 To store something, say “remember that …”, or send /remember "
+        "before it.",
+        "button_remember_this_plain": "💾 Remember this",
+        "not_yours_offer_plain": "Only who said it, or a group administrator, can store it.",
+        "offer_gone_plain": "This offer is too old; send /remember with the text instead.",
         "forget_confirm": "Forget this memory?\n{memory}",
         "forgotten": "🗑 Forgotten: {content}",
         "kept": "👍 Kept: {content}",
@@ -350,7 +357,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_range": "<i>第 {first}–{last} 条，共 {total} 条</i>",
         "recall_none": "没有找到与“{query}”相关的记忆。",
         "no_memories": "还没有记忆。发送 <code>/remember 内容</code> 来记住一件事。",
-        "free_text_hint": "💡 想让我记住这条消息，请在前面加上 /remember。",
+        "free_text_hint": "💡 想让我记住什么，就说“记住……”，或在前面加上 /remember。",
+        "button_remember_this_plain": "💾 记住这条",
+        "not_yours_offer_plain": "只有说这句话的人或群组管理员可以保存它。",
+        "offer_gone_plain": "这个按钮已经过期了；请用 /remember 加上内容来保存。",
         "forget_confirm": "要删除这条记忆吗？\n{memory}",
         "forgotten": "🗑 已删除：{content}",
         "kept": "👍 已保留：{content}",

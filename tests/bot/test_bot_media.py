@@ -310,6 +310,42 @@ async def test_a_transcribed_voice_note_is_answered_as_typed_text(
     assert audio == b"OggS-voice" and model == "whisper-test" and name.endswith(".ogg")
 
 
+async def test_a_transcribed_voice_note_without_a_model_is_kept_unless_it_asks(
+    start_bot: StartBot, llm: FakeOpenAI
+) -> None:
+    llm.transcripts.extend(
+        ["Remember that my locker is 23.", "the bike is in the garage", "帮我记一下明天交报告"]
+    )
+    llm.transcripts.append("and then we talked about the budget " * 150)  # 5,400 characters
+    async with start_bot(sections=transcription(llm)) as bot:
+        voice = voice_of(bot.telegram)
+        [heard, stored] = replies(await post(bot, user=ALICE, voice=voice))
+        assert heard.text == "🎤 Remember that my locker is 23."
+        assert stored.text.startswith("✅ Remembered.") and "my locker is 23." in stored.text
+        # A statement, not only a note: nothing else would keep it.
+        [_, kept] = replies(await post(bot, user=ALICE, voice=voice_of(bot.telegram)))
+        assert "the bike is in the garage" in kept.text
+        first, second = bot.memories("users/42")
+        assert first["content"] == "my locker is 23." and second["content"] == (
+            "the bike is in the garage"
+        )
+        assert first["attachment"]["kind"] == "voice"
+        assert first["attachment"]["file_id"] == voice["file_id"]
+        [_, zh] = replies(await post(bot, user=LI, voice=voice_of(bot.telegram)))
+        assert zh.text.startswith("✅ 记住了。")
+        assert [m["content"] for m in bot.memories("users/44")] == ["明天交报告"]
+        since = bot.telegram.mark()
+        bot.telegram.send("/recall locker", user=ALICE)
+        [sent] = await bot.telegram.wait("sendVoice", since=since, chat_id=42)
+        assert sent.params["voice"] == voice["file_id"]
+        # Words over the store's limit are cut, not refused: the voice note keeps the rest.
+        long = replies(await post(bot, user=ALICE, voice=voice_of(bot.telegram)))
+        assert any(reply.text.startswith("✅ Remembered.") for reply in long)  # in parts
+        kept = bot.memories("users/42")[-1]
+        assert len(kept["content"]) == 4000 and kept["content"].endswith("…")
+        assert kept["attachment"]["kind"] == "voice"
+
+
 async def test_a_failing_transcription_keeps_the_voice_note(
     start_bot: StartBot, llm: FakeOpenAI
 ) -> None:
