@@ -58,7 +58,17 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, choices, commands, confirmations, history, media, messages, reminding
+from bot.chat import (
+    buttons,
+    choices,
+    commands,
+    confirmations,
+    history,
+    media,
+    messages,
+    reminding,
+    timezones,
+)
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.lanes import SharedUpdates
@@ -117,7 +127,7 @@ HANDLERS = {
     "digest": commands.digest,
     "remind": reminding.remind,
     "reminders": reminding.list_reminders,
-    "timezone": reminding.timezone,
+    "timezone": timezones.timezone,
     "undo": history.undo_command,
     "history": history.history_command,
 }
@@ -236,6 +246,7 @@ def register_handlers(application: BotApplication) -> None:
         (choices.KEEP_PATTERN, choices.choose),
         (choices.REPLACE_PATTERN, choices.choose),
         (choices.CANCEL_PATTERN, choices.choose),
+        *timezones.BUTTONS,
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

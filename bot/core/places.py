@@ -285,6 +285,18 @@ def _near(key: str, now: datetime) -> tuple[ZoneInfo, ...]:
     return tuple(found)
 
 
+def biggest_at(minutes: int, now: datetime) -> ZoneInfo | None:
+    """The place's zone where most people are ``minutes`` east of UTC now (for "UTC+8":
+    Shanghai), to suggest instead of a fixed offset."""
+    table = _table()
+    found = [
+        (people, zone)
+        for zone, people in table.people.items()
+        if not zone.startswith("Etc/") and offsets.offset_at(ZoneInfo(zone), now) == minutes
+    ]
+    return ZoneInfo(max(found)[1]) if found else None
+
+
 def city_of(zone: ZoneInfo, language: str) -> str:
     """The zone's exemplar city in ``language`` (Shanghai, 上海), or its label (UTC+08:00)."""
     if offsets.is_fixed(zone):
@@ -315,6 +327,7 @@ __all__ = [
     "Place",
     "Reading",
     "Unknown",
+    "biggest_at",
     "city_of",
     "key_of",
     "read_place",

@@ -596,7 +596,7 @@ async def test_in_a_group_only_administrators_change_the_digest(
 
         await bot.say("/remember the deploy key is in the vault", user=BOB_USER, chat=group)
         [report] = await bot.say("/digest now", user=BOB_USER, chat=group)
-        assert "Your memory digest · 1 memories" in report.text
+        assert "Memory digest of Team · 1 memories" in report.text  # the group's, not "your"
 
 
 async def test_the_command_is_in_help_and_in_both_menus(
