@@ -257,8 +257,6 @@ async def _from_location(
     caller: Caller,
     latitude: float,
     longitude: float,
-    *,
-    query: CallbackQuery | None = None,
 ) -> None:
     language = language_of(update.effective_user)
     run = services(context).operations.call
@@ -269,12 +267,10 @@ async def _from_location(
     else:
         key = "zone_no_zone_there"
     if zone is None:
-        if query is not None:
-            await query.answer()
         await reply_html(message, t(language, key))
         return
     said = t(language, "zone_from_location_plain")
-    await _set(update, context, message, caller, zone, said, False, query=query)
+    await _set(update, context, message, caller, zone, said, False)
 
 
 async def take_location(
@@ -334,21 +330,16 @@ async def press_choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 
 
 async def press_location(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """🕒 Use for my time zone, under a remembered location."""
+    """🕒 Use for my time zone, under a remembered location: the answer is a new message, the
+    memory's stays as it is."""
     pressed = await button_press(update, context)
     if pressed is None:
         return
     caller, value, message = pressed
+    assert update.callback_query is not None
+    await update.callback_query.answer()
     latitude, _, longitude = value.partition(":")
-    await _from_location(
-        update,
-        context,
-        message,
-        caller,
-        float(latitude),
-        float(longitude),
-        query=update.callback_query,
-    )
+    await _from_location(update, context, message, caller, float(latitude), float(longitude))
 
 
 async def press_move(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
