@@ -158,6 +158,9 @@ async def _show(
         now=_local(now, zone.zone, language),
     )
     text += "\n" + t(language, "zone_how")
+    if not places.locations_available():  # without tzfpy: no location is offered
+        await reply_html(message, text)
+        return
     if message.chat.type != ChatType.PRIVATE:
         await reply_html(message, text + "\n" + t(language, "zone_how_group"))
         return
@@ -303,7 +306,7 @@ async def take_location(
 def location_button(message: Message, language: str) -> InlineKeyboardMarkup | None:
     """The "🕒 Use for my time zone" button under a remembered location (None: not one)."""
     spot = message.location
-    if spot is None:
+    if spot is None or not places.locations_available():
         return None
     data = f"tzl:{spot.latitude:.5f}:{spot.longitude:.5f}"
     label = t(language, "button_zone_use_location_plain")

@@ -306,6 +306,15 @@ def city_of(zone: ZoneInfo, language: str) -> str:
     return (chinese if language == "zh" else english) or english or fallback
 
 
+def locations_available() -> bool:
+    """Whether a location's zone can be found (the optional package ``tzfpy`` is installed)."""
+    try:
+        import tzfpy  # noqa: F401 (its finder is built on first use, not on import)
+    except ImportError:
+        return False
+    return True
+
+
 def zone_at(latitude: float, longitude: float) -> ZoneInfo | None:
     """The zone at a location (None: none there, e.g. open sea); ``LocationUnavailable``
     without the optional package ``tzfpy``."""
@@ -330,6 +339,7 @@ __all__ = [
     "biggest_at",
     "city_of",
     "key_of",
+    "locations_available",
     "read_place",
     "zone_at",
 ]

@@ -77,6 +77,7 @@ import os
 import re
 import secrets
 import socket
+import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
@@ -265,6 +266,8 @@ class Digest:
         self.timezone = parse_timezone(config.timezone)
         self.schedule = Schedule.parse(config.schedule, self.timezone, now=clock())
         self._schedules: dict[str, Schedule] = {self.timezone.key: self.schedule}
+        self._schedules_lock = threading.Lock()
+        self._waking = {self.timezone.key}  # the zones the job wakes in (``trigger``)
         self._job: Job[Any] | None = None
         self.grace = timedelta(hours=config.grace_hours)
         # One run at a time in this process (the scheduled one and the catch-up), so that a
@@ -342,31 +345,36 @@ class Digest:
         return self._schedule_in(self.zone_of(name))
 
     def _schedule_in(self, zone: ZoneInfo) -> Schedule:
-        found = self._schedules.get(zone.key)
-        if found is None:  # checked at start-up in [digest] timezone: it fires in any zone
-            found = Schedule.parse(self.config.schedule, zone, now=self.clock())
-            self._schedules[zone.key] = found
-        return found
+        """The schedule in ``zone`` (made once; any thread)."""
+        with self._schedules_lock:
+            found = self._schedules.get(zone.key)
+            if found is None:  # checked at start-up in [digest] timezone: it fires in any zone
+                found = Schedule.parse(self.config.schedule, zone, now=self.clock())
+                self._schedules[zone.key] = found
+            return found
 
     def zone_chosen(self, zone: ZoneInfo) -> None:
         """A chat chose ``zone`` (``/timezone``): the job wakes at its local times too."""
         self._learn({zone.key})
 
     def _learn(self, zones: set[str]) -> None:
-        """Run in ``zones`` too; the job is given its new times if there are new zones."""
-        new = False
-        for key in zones - set(self._schedules):
+        """Wake in ``zones`` too: the job is given its new times if any is new. On the event
+        loop only (``_waking`` is the trigger's, and rescheduling is the scheduler's)."""
+        new = set()
+        for key in zones - self._waking:
             try:
                 self._schedule_in(ZoneInfo(key))
-                new = True
             except (ValueError, KeyError, OSError):
                 log.warning("the digest ignores the unknown time zone %r", key)
+                continue
+            new.add(key)
+        self._waking |= new
         if new and self._job is not None and not self._job.removed:
             self._job.job.reschedule(trigger=self.trigger())
 
     def trigger(self) -> Schedules:
         """When the job runs: the schedule in every zone in use."""
-        return Schedules([self._schedules[key] for key in sorted(self._schedules)])
+        return Schedules([self._schedule_in(ZoneInfo(key)) for key in sorted(self._waking)])
 
     @staticmethod
     def _load(documents: Documents) -> DigestSettings:
@@ -439,7 +447,7 @@ class Digest:
         async with self._running:
             chosen = await asyncio.to_thread(chosen_zones, self.store)
             self._learn({zone.key for zone in chosen.values()})
-            due = {key for key, schedule in self._schedules.items() if self._due(schedule, now)}
+            due = {k for k in self._waking if self._due(self._schedule_in(ZoneInfo(k)), now)}
             if not due:
                 return result
             names = await asyncio.to_thread(self.store.namespace_names)

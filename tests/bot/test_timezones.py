@@ -9,6 +9,7 @@ time plus an offset), a file store in ``tmp_path``; the reader itself is tabled 
 from __future__ import annotations
 
 import json
+import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
@@ -359,3 +360,22 @@ async def test_a_berlin_group_gets_its_digest_at_nine_in_berlin_titled_as_the_gr
             in_use = store.bot_documents().get("chat-zones")
         assert in_use is not None and in_use.value == {"zones": ["Europe/Berlin"]}
         assert json.dumps(in_use.value)  # a plain document, readable by another replica
+
+
+async def test_without_the_optional_package_a_location_is_only_remembered(
+    start: Any, data_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """tzfpy missing (an import that fails): no location button is offered, a location is a
+    memory as before, and one given to /timezone anyway is answered with what to do."""
+    monkeypatch.setitem(sys.modules, "tzfpy", None)
+    async with start() as bot:
+        [shown] = await bot.say("/timezone", user=ALICE)
+        assert "reply_markup" not in shown.params and "location" not in shown.text
+        since = bot.telegram.mark()
+        shared = bot.telegram.post(user=ALICE, location=BERLIN)
+        [kept] = await bot.telegram.wait("sendMessage", since=since, chat_id=ALICE["id"])
+        assert "📍" in kept.text and buttons(kept) == {}
+        assert len(bot.memories("users/42")) == 1
+        [told] = await bot.say("/timezone", user=ALICE, reply_to=shared)
+        assert "tzfpy is not installed" in told.text and "/timezone Berlin" in told.text
+        assert chat_zone(data_dir, ALICE["id"]) is None
