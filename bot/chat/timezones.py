@@ -282,7 +282,7 @@ async def take_location(
     """Set the zone from ``message``'s location if it answers /timezone (module docstring);
     whether it did (False: it is remembered as any location)."""
     spot = message.location
-    if spot is None:
+    if spot is None or message.forward_origin is not None:  # someone else's place: a memory
         return False
     if message.chat.type == ChatType.PRIVATE:
         job, chat_id = _job(context), message.chat.id
