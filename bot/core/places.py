@@ -17,7 +17,7 @@ The names come from ``places.tsv.gz`` beside this module, built by ``scripts/bui
 from GeoNames (34,000 cities of 15,000 people or more, their names in Chinese characters and
 the other Latin names of the larger ones: Peking, Bombay, München, NYC) and Unicode CLDR (each
 zone's exemplar city in English and Chinese, countries and their zones, metazone names). It is
-read on first use (about a second, some 40 MB), in the caller's worker thread; nothing happens
+read on first use (about a second, some 30 MB), in the caller's worker thread; nothing happens
 at import. Names are compared case-, accent- and punctuation-blind: "sao-paulo" is São Paulo.
 
 ``zone_at(latitude, longitude)`` is the zone of a shared location, from the optional package
@@ -29,6 +29,7 @@ from __future__ import annotations
 import difflib
 import gzip
 import re
+import sys
 import unicodedata
 from collections import defaultdict
 from dataclasses import dataclass
@@ -142,7 +143,9 @@ def key_of(text: str) -> str:
 
 @dataclass
 class _Table:
-    names: dict[str, dict[str, int]]  # key -> zone -> people
+    # key -> (zone, people) when the name is of one zone (most are: a third of the memory of a
+    # dict each), else zone -> people
+    names: dict[str, tuple[str, int] | dict[str, int]]
     aliases: dict[str, str]  # an old zone name (lower case) -> today's
     zones: dict[str, str]  # a zone name in lower case -> as IANA writes it
     cities: dict[str, tuple[str, str]]  # zone -> its exemplar city (English, Chinese)
@@ -150,9 +153,24 @@ class _Table:
 
 
 def _add(table: _Table, keys: str, zone: str, people: int) -> None:
+    zone = sys.intern(zone)
     for key in keys.split("|"):
-        found = table.names.setdefault(key, {})
-        found[zone] = found.get(zone, 0) + people
+        found = table.names.get(key)
+        if found is None:
+            table.names[key] = (zone, people)
+        elif isinstance(found, tuple):
+            if found[0] == zone:
+                table.names[key] = (zone, found[1] + people)
+            else:
+                table.names[key] = {found[0]: found[1], zone: people}
+        else:
+            found[zone] = found.get(zone, 0) + people
+
+
+def _weights(key: str) -> dict[str, int] | None:
+    """The zones a name is of, and how many people each."""
+    found = _table().names.get(key)
+    return {found[0]: found[1]} if isinstance(found, tuple) else found
 
 
 @cache
@@ -186,7 +204,8 @@ def _well_known() -> dict[str, list[str]]:
     """The names of places of ``SUGGEST_MIN_PEOPLE`` or more, by their first character."""
     found: dict[str, list[str]] = defaultdict(list)
     for key, zones in _table().names.items():
-        if sum(zones.values()) >= SUGGEST_MIN_PEOPLE:
+        people = zones[1] if isinstance(zones, tuple) else sum(zones.values())
+        if people >= SUGGEST_MIN_PEOPLE:
             found[key[:1]].append(key)
     return found
 
@@ -265,10 +284,10 @@ def read_place(text: str, now: datetime) -> Reading:
     if zone is not None:  # "Europe/Berlin" is said "Berlin"; an old name ("Japan") as it is
         shown = city_of(zone, "en") if "/" in said else said
         return Place(zone, shown, fixed=offsets.is_fixed(zone))
-    names = _table().names
     for candidate in (key, *(key.removesuffix(s).strip() for s in _SUFFIXES if key.endswith(s))):
-        if candidate in names:
-            return _decide(said, names[candidate], now)
+        weights = _weights(candidate)
+        if weights is not None:
+            return _decide(said, weights, now)
     return Unknown(said, _near(key, now))
 
 
@@ -279,7 +298,7 @@ def _near(key: str, now: datetime) -> tuple[ZoneInfo, ...]:
         return ()  # "now", "zone": a short word is near too many names
     known = _well_known().get(key[:1], [])
     for near in difflib.get_close_matches(key, known, n=3, cutoff=SUGGEST_AT):
-        reading = _decide(near, _table().names[near], now)
+        reading = _decide(near, _weights(near) or {}, now)
         if isinstance(reading, Place) and reading.zone not in found:
             found.append(reading.zone)
     return tuple(found)
