@@ -87,6 +87,7 @@ async def _may_set(update: Update, context: ContextTypes.DEFAULT_TYPE, caller: C
 
 
 def _options(zones: tuple[ZoneInfo, ...], now: datetime, language: str) -> InlineKeyboardMarkup:
+    """A button per zone (after ``read_place``: the place table is loaded, cities are cheap)."""
     rows = [
         [
             InlineKeyboardButton(
@@ -148,11 +149,12 @@ async def _show(
     job, run = _job(context), services(context).operations.call
     chat_id, now = message.chat.id, job.clock()
     zone = await run(lambda: chat_zones.chat_zone(job.store, chat_id, job.zone))
+    city = await run(lambda: places.city_of(zone.zone, language))  # the table may load now
     text = t(
         language,
         "zone_now",
         zone=escape(offsets.zone_label(zone.zone)),
-        city=escape(places.city_of(zone.zone, language)),
+        city=escape(city),
         offset=_offset(zone.zone, now),
         default="" if zone.chosen else t(language, "zone_default_mark"),
         now=_local(now, zone.zone, language),
@@ -328,7 +330,8 @@ async def press_choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     if zone is None:
         await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
         return
-    said = places.city_of(zone, language_of(update.effective_user))
+    language = language_of(update.effective_user)
+    said = await services(context).operations.call(lambda: places.city_of(zone, language))
     await _set(update, context, message, caller, zone, said, offsets.is_fixed(zone), query=query)
 
 

@@ -447,7 +447,10 @@ class Digest:
         async with self._running:
             chosen = await asyncio.to_thread(chosen_zones, self.store)
             self._learn({zone.key for zone in chosen.values()})
-            due = {k for k in self._waking if self._due(self._schedule_in(ZoneInfo(k)), now)}
+            waking = set(self._waking)
+            due = await asyncio.to_thread(
+                lambda: {k for k in waking if self._due(self._schedule_in(ZoneInfo(k)), now)}
+            )
             if not due:
                 return result
             names = await asyncio.to_thread(self.store.namespace_names)
