@@ -150,12 +150,14 @@ async def _show(
     chat_id, now = message.chat.id, job.clock()
     zone = await run(lambda: chat_zones.chat_zone(job.store, chat_id, job.zone))
     city = await run(lambda: places.city_of(zone.zone, language))  # the table may load now
+    label = offsets.zone_label(zone.zone)
+    parts = list(dict.fromkeys(p for p in (city, _offset(zone.zone, now)) if p != label))
+    joined = t(language, "zone_joiner_plain").join(parts)
     text = t(
         language,
         "zone_now",
-        zone=escape(offsets.zone_label(zone.zone)),
-        city=escape(city),
-        offset=_offset(zone.zone, now),
+        zone=escape(label),
+        details=t(language, "zone_details", parts=escape(joined)) if parts else "",
         default="" if zone.chosen else t(language, "zone_default_mark"),
         now=_local(now, zone.zone, language),
     )

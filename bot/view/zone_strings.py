@@ -10,8 +10,9 @@ _EXAMPLES = (
 )
 
 EN = {
-    "zone_now": "🌐 Time zone here: <b>{zone}</b> ({city}, {offset}){default}. "
-    "Local time now: {now}.",
+    "zone_now": "🌐 Time zone here: <b>{zone}</b>{details}{default}. Local time now: {now}.",
+    "zone_details": " ({parts})",
+    "zone_joiner_plain": ", ",
     "zone_default_mark": ", the bot's default",
     "zone_how": "To change it, send a city, a country or an offset:\n" + _EXAMPLES,
     "zone_how_private": "…or tap “📍 Send my location” below.",
@@ -66,7 +67,9 @@ _EXAMPLES_ZH = (
 )
 
 ZH = {
-    "zone_now": "🌐 这里的时区：<b>{zone}</b>（{city}，{offset}）{default}。当地时间：{now}。",
+    "zone_now": "🌐 这里的时区：<b>{zone}</b>{details}{default}。当地时间：{now}。",
+    "zone_details": "（{parts}）",
+    "zone_joiner_plain": "，",
     "zone_default_mark": "，机器人默认",
     "zone_how": "要修改，请发送城市、国家或时差：\n" + _EXAMPLES_ZH,
     "zone_how_private": "……或点下面的“📍 发送我的位置”。",
