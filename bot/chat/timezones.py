@@ -19,7 +19,7 @@ and, when the chat has reminders in another zone, offers to move them to the sam
 from __future__ import annotations
 
 from datetime import datetime
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from zoneinfo import ZoneInfo
 
 from telegram import (
     CallbackQuery,
@@ -69,13 +69,6 @@ def _local(now: datetime, zone: ZoneInfo, language: str) -> str:
 
 def _offset(zone: ZoneInfo, now: datetime) -> str:
     return offsets.offset_text(offsets.offset_at(zone, now))
-
-
-def _zone_named(value: str) -> ZoneInfo | None:
-    try:
-        return ZoneInfo(value)
-    except (ZoneInfoNotFoundError, ValueError):
-        return None
 
 
 async def _may_set(update: Update, context: ContextTypes.DEFAULT_TYPE, caller: Caller) -> bool:
@@ -328,12 +321,13 @@ async def press_choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     caller, value, message = pressed
     query = update.callback_query
     assert query is not None
-    zone = _zone_named(value)
+    run = services(context).operations.call
+    zone = await run(lambda: places.zone_named(value))
     if zone is None:
         await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
         return
     language = language_of(update.effective_user)
-    said = await services(context).operations.call(lambda: places.city_of(zone, language))
+    said = await run(lambda: places.city_of(zone, language))
     await _set(update, context, message, caller, zone, said, offsets.is_fixed(zone), query=query)
 
 

@@ -325,6 +325,12 @@ def city_of(zone: ZoneInfo, language: str) -> str:
     return (chinese if language == "zh" else english) or english or fallback
 
 
+def zone_named(name: str) -> ZoneInfo | None:
+    """The zone of exactly this IANA name (a button's), None for anything else: no path or
+    file name under the zone directory is opened unless it is a zone's."""
+    return _zone(name) if _table().zones.get(name.lower()) == name else None
+
+
 def locations_available() -> bool:
     """Whether a location's zone can be found (the optional package ``tzfpy`` is installed)."""
     try:
@@ -361,4 +367,5 @@ __all__ = [
     "locations_available",
     "read_place",
     "zone_at",
+    "zone_named",
 ]

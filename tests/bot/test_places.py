@@ -9,6 +9,8 @@ from importlib import resources
 from zoneinfo import ZoneInfo
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from bot.core import offsets, places
 from bot.core.places import Choice, Place, Unknown, read_place
@@ -212,3 +214,19 @@ def test_the_data_file_holds_names_as_the_reader_compares_them() -> None:
                 assert places.key_of(key) == key, line
                 checked += 1
     assert checked > 100_000
+
+
+@given(st.text(max_size=120))
+@settings(max_examples=400, deadline=None)
+def test_any_text_is_read_without_an_error(text: str) -> None:
+    """Whatever follows /timezone (control characters, markup, paths, any script) is a
+    reading, never an exception."""
+    assert isinstance(read_place(text, NOW), Place | Choice | Unknown)
+
+
+@pytest.mark.parametrize(
+    "name", ["/etc/passwd", "../../etc/passwd", "posixrules", "zone1970.tab", "europe/berlin"]
+)
+def test_a_button_s_zone_must_be_exactly_a_zone_s_name(name: str) -> None:
+    assert places.zone_named(name) is None
+    assert places.zone_named("Europe/Berlin") == ZoneInfo("Europe/Berlin")
