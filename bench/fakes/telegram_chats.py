@@ -70,8 +70,11 @@ class TelegramChats:
             "from": self.bot,
             **extra,
         }
-        if params.get("reply_markup"):
-            message["reply_markup"] = params["reply_markup"]
+        markup = params.get("reply_markup")
+        if isinstance(markup, dict) and "inline_keyboard" in markup:
+            # Telegram's message carries an inline keyboard only; a reply keyboard (or its
+            # removal) is the chat's input field, not part of the message.
+            message["reply_markup"] = markup
         self.messages.setdefault(chat["id"], {})[message["message_id"]] = message
         return message
 

@@ -68,6 +68,7 @@ from bot.chat import (
     messages,
     noting,
     reminding,
+    timezones,
 )
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
@@ -127,7 +128,7 @@ HANDLERS = {
     "digest": commands.digest,
     "remind": reminding.remind,
     "reminders": reminding.list_reminders,
-    "timezone": reminding.timezone,
+    "timezone": timezones.timezone,
     "undo": history.undo_command,
     "history": history.history_command,
 }
@@ -247,6 +248,7 @@ def register_handlers(application: BotApplication) -> None:
         (choices.REPLACE_PATTERN, choices.choose),
         (choices.CANCEL_PATTERN, choices.choose),
         (noting.REMEMBER_PATTERN, noting.press_remember),
+        *timezones.BUTTONS,
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

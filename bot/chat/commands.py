@@ -386,7 +386,8 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if reporter is None:
         await reply_html(message, t(language, "unknown_command"))
     elif action == "now":  # reading only: anyone may, and the scheduled report still comes
-        report = await run(lambda: reporter.report(name, language=language))
+        title = message.chat.title if is_group(message.chat) else None
+        report = await run(lambda: reporter.report(name, language=language, title=title))
         await reply_html(message, report or t(language, "no_memories"))
     elif action not in ("", "on", "off"):
         await reply_html(message, t(language, "digest_usage"))
@@ -399,12 +400,16 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     elif action and not await may_change_settings(update, context):
         await reply_html(message, t(language, "digest_admins_only"))
     else:
-        next_run = when_text(reporter.next_run(), reporter.timezone, language)
+        next_run = when_text(*await run(lambda: reporter.next_report(name)), language)
+        title = message.chat.title if is_group(message.chat) else None
         if action:
-            await run(lambda: reporter.switch(name, action == "on", language=language))
+            on = action == "on"
+            await run(lambda: reporter.switch(name, on, language=language, title=title))
             key = f"digest_switched_{action}"
         else:
             on = reporter.is_on(await run(lambda: reporter.settings(name)))
+            if title is not None and on:  # the report's title: the group's name as it is now
+                await run(lambda: reporter.note_title(name, title))
             key = "digest_status_on" if on else "digest_status_off"
         await reply_html(message, t(language, key, next=next_run))
 

@@ -188,8 +188,9 @@ class LocalBotAPI(BaseRequest):
             "from": BOT_USER,
             **extra,
         }
-        if params.get("reply_markup"):
-            message["reply_markup"] = params["reply_markup"]
+        markup = params.get("reply_markup")
+        if isinstance(markup, dict) and "inline_keyboard" in markup:  # as Telegram: a reply
+            message["reply_markup"] = markup  # keyboard is the input field's, not the message's
         self.messages[message["message_id"]] = message
         return message
 

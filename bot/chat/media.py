@@ -17,7 +17,9 @@ bot, by an @mention in the caption or a reply to one of its messages, as group t
   remembered as /remember would its words, the voice note as its attachment
   (``bot.chat.noting``). Without transcription, or when it fails (told why), remembered as a
   voice note with its duration;
-- a location, venue or contact: remembered with the coordinates, or the name and number;
+- a location, venue or contact: remembered with the coordinates, or the name and number; a
+  location that answers ``/timezone`` sets the chat's zone instead, and any other gets a
+  "🕒 Use for my time zone" button (``bot.chat.timezones``);
 - a sticker, poll, dice roll, game ...: a short explanation, nothing stored.
 
 Everything remembered is stored at once, with the message's ``source`` (a redelivered update
@@ -33,7 +35,7 @@ import logging
 from telegram import Message, Update
 from telegram.ext import ContextTypes, MessageHandler, TypeHandler, filters
 
-from bot.chat import imports
+from bot.chat import imports, timezones
 from bot.chat.access import caller_of, message_source, without_mention
 from bot.chat.attachments import DownloadFailed, FileTooBig, download
 from bot.chat.bursts import KEY, Bursts, Item, bursts_of
@@ -117,6 +119,8 @@ async def remember_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     language = language_of(update.effective_user)
     if imports.is_import(message):
         await imports.preview(update, context, message, caller, language)
+        return
+    if await timezones.take_location(update, context, message, caller):
         return
     incoming = read_incoming(message, language)
     if incoming is None:
@@ -247,17 +251,19 @@ async def _described(
 async def reply_burst(first: Message, items: list[Item]) -> None:
     """The one reply to a burst: the memory and its notes, or the list of them all."""
     language = language_of(first.from_user)
+    keyboard = None
     if len(items) == 1:
         [item] = items
         text = t(language, "media_remembered", memory=memory_block(item.memory))
         text = "\n\n".join([text, *item.notes])
+        keyboard = timezones.location_button(first, language)  # a place: also a time zone
     else:
         blocks = [
             memory_block(item.memory, number, limit=BURST_PREVIEW)
             for number, item in enumerate(items, start=1)
         ]
         text = t(language, "media_remembered_many", count=len(items), memories="\n\n".join(blocks))
-    await reply_html(first, text)
+    await reply_html(first, text, keyboard)
 
 
 def register(application: object) -> None:

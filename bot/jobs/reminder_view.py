@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from bot.core.offsets import zone_label
 from bot.core.reminders import PAUSED, Reminder
 from bot.core.when import Repeat
 from bot.view.i18n import t
@@ -40,7 +41,7 @@ def when_text(at: datetime, zone: ZoneInfo, language: str) -> str:
     """``2026-12-02 (Wed) 09:00 Asia/Shanghai``: ``at`` in ``zone``, plain text."""
     local = at.astimezone(zone)
     weekday = t(language, "weekdays_plain").split()[local.weekday()]
-    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M} {zone.key}"
+    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M} {zone_label(zone)}"
 
 
 def repeat_text(repeat: Repeat, language: str) -> str:

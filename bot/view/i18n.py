@@ -13,7 +13,7 @@ import html
 
 from telegram import User
 
-from bot.view import reminder_strings
+from bot.view import reminder_strings, zone_strings
 from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
@@ -67,7 +67,8 @@ gone unused. /digest alone shows the setting and the next report.
 <code>/remind every monday 9:00 weekly report</code>, <code>/remind 下周二下午三点 看牙医</code>. \
 As a reply, it reminds you of that message. "remind me …" in a message works too.
 /reminders — the upcoming reminders, with a cancel button each.
-/timezone [<i>IANA name</i>] — this chat's time zone (<code>/timezone Asia/Shanghai</code>).
+/timezone [<i>place</i>] — this chat's time zone: a city, a country, an offset or a location \
+(<code>/timezone Berlin</code>, <code>/timezone UTC+8</code>).
 /undo — take back the last change made in this chat (again: the one before). A model's whole \
 answer is one change; a memory changed since is left as it is.
 /history [<i>id</i>] — the recent changes (deletions too), or every version of one memory, \
@@ -103,7 +104,8 @@ _HELP_ZH = """<b>命令</b>
 <code>/remind 每周一早上9点 周会</code>、<code>/remind 12月24日 买礼物</code>。\
 回复一条消息发送，到时提醒你那条消息。消息里写“提醒我……”也可以。
 /reminders — 即将到来的提醒，每个都有取消按钮。
-/timezone [<i>IANA 名称</i>] — 这个聊天的时区（<code>/timezone Asia/Shanghai</code>）。
+/timezone [<i>地点</i>] — 这个聊天的时区：城市、国家、时差或位置\
+（<code>/timezone 上海</code>、<code>/timezone UTC+8</code>）。
 /undo — 撤销本聊天里最近的一次改动（再发一次：撤销更早的一次）。模型的一次回答算一次改动；\
 之后又被改过的记忆保持原样。
 /history [<i>编号</i>] — 最近的改动（包括删除），或一条记忆的每个版本、谁在何时改的，\
@@ -313,6 +315,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_export_plain": "Download memory.json",
         "cmd_digest_plain": "Scheduled report: /digest on, off or now",
         "digest_title": "📬 <b>Your memory digest</b> · {total} memories",
+        "digest_title_group": "📬 <b>Memory digest of {group}</b> · {total} memories",
+        "digest_title_this_group": "📬 <b>This group's memory digest</b> · {total} memories",
         "digest_top": "<b>Most used</b>",
         "digest_top_none": "<i>None of these memories has been recalled yet.</i>",
         "digest_added": "🆕 <b>Added since {since}:</b> {count}",
@@ -512,7 +516,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_related_plain": "相关记忆：/related 编号",
         "cmd_export_plain": "下载 memory.json",
         "cmd_digest_plain": "定期摘要：/digest on、off 或 now",
-        "digest_title": "📬 <b>记忆摘要</b> · 共 {total} 条",
+        "digest_title": "📬 <b>你的记忆摘要</b> · 共 {total} 条",
+        "digest_title_group": "📬 <b>“{group}”的记忆摘要</b> · 共 {total} 条",
+        "digest_title_this_group": "📬 <b>本群的记忆摘要</b> · 共 {total} 条",
         "digest_top": "<b>最常用</b>",
         "digest_top_none": "<i>这些记忆还没有被查到过。</i>",
         "digest_added": "🆕 <b>{since} 以来新增：</b>{count} 条",
@@ -546,6 +552,8 @@ for _language, _strings in MEDIA_STRINGS.items():  # non-text messages, imports,
 
 STRINGS["en"].update(reminder_strings.EN)
 STRINGS["zh"].update(reminder_strings.ZH)
+STRINGS["en"].update(zone_strings.EN)
+STRINGS["zh"].update(zone_strings.ZH)
 
 
 def language_of(user: User | None) -> str:

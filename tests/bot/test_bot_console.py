@@ -158,3 +158,13 @@ def test_a_terminal_gets_line_editing_and_history(tmp_path: Path) -> None:
     finally:
         code = terminal.close()
     assert code == 0
+
+
+def test_timezone_in_the_console_shows_and_sets_the_zone(tmp_path: Path) -> None:
+    """/timezone alone offers Telegram's "send my location" keyboard button, which the console
+    cannot show: it must not break the reply (Telegram keeps such a keyboard off the message)."""
+    run = run_bot("console", cwd=tmp_path, stdin="/timezone\n/timezone CST\n1\n")
+    assert run.returncode == 0, run.stderr
+    assert "Time zone here" in run.stdout and "went wrong" not in run.stdout
+    assert "[1] Chicago · America/Chicago" in run.stdout
+    assert "Time zone set to America/Chicago (Chicago, " in run.stdout
