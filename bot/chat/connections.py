@@ -22,7 +22,9 @@ logs a traceback for every refused accept. So (``Gate``):
 - A request's line and headers must arrive within ``read_timeout`` of its first byte, and its
   body within ``read_timeout`` of the headers (``bot.chat.webhook`` reads it under that deadline),
   however slowly the bytes trickle; a connection that sends nothing is closed after
-  ``idle_timeout``, between requests too (HTTP keep-alive).
+  ``idle_timeout``, between requests too (HTTP keep-alive). What a client sends after its
+  answer (the rest of a refused request's body) is read and dropped for ``LINGER`` seconds, so
+  that it gets the answer before the connection closes, not aiohttp's 10.
 - An accept the operating system refuses for lack of file descriptors or memory (which the cap
   should make rare: something else would be holding them) is one log line a minute
   (``AcceptErrors``), not asyncio's traceback per attempt.
@@ -51,6 +53,7 @@ log = logging.getLogger(__name__)
 SERVER_NAME = "cogito"  # the Server header of every response
 READ_TIMEOUT = 10.0  # seconds for a request's headers, and again for its body
 IDLE_TIMEOUT = 75.0  # seconds a connection may stay open without sending anything
+LINGER = 2.0  # seconds the rest of an unread body is read and dropped after the answer
 MAX_OPEN = 1024  # connections at most, whatever the file descriptor limit
 MAX_BACKLOG = 128  # connections the kernel queues for the server (and asyncio accepts in a row)
 PRESSURE_LOGGED_EVERY = 60.0  # seconds between log lines about connections closed or refused
@@ -197,7 +200,12 @@ class Connection(web.RequestHandler):
     """aiohttp's handler of one connection, admitted and timed by a ``Gate``."""
 
     def __init__(self, gate: Gate, manager: web.Server, *, loop: asyncio.AbstractEventLoop) -> None:
-        super().__init__(manager, loop=loop, access_log=None)  # type: ignore[arg-type]
+        super().__init__(
+            manager,
+            loop=loop,
+            access_log=None,  # type: ignore[arg-type]  # None: no access log (aiohttp's own idiom)
+            lingering_time=LINGER,
+        )
         self.gate = gate
         self.admitted = False
         self.idle_since: float | None = None  # None while a request is read or handled
