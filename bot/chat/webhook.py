@@ -17,10 +17,11 @@
 
 Anything else is 404 (405 for another method on a known path). The answer to an update has no
 body: Telegram would read a JSON body as a Bot API call to make. A refusal (403, 400, 408, 413)
-closes the connection: a client that is refused does not keep a connection, nor have the rest of
-its body read. How many connections may be open, how long a request's headers and body may take,
-and the ``Server`` header (``cogito``) are ``bot.chat.connections``'s; the body is read under its
-``read_timeout`` (408 past it, however slowly the bytes trickle).
+closes the connection once answered (what is left of the body is read and dropped for 2 s at
+most, so that the client gets the answer): a refused client keeps no connection. How many
+connections may be open, how long a request's headers may take, and the ``Server`` header
+(``cogito``) are ``bot.chat.connections``'s; the body is read under its ``read_timeout`` too
+(408 past it, however slowly the bytes trickle).
 
 The two callables are the seam between HTTP and what keeps the updates. One process on the file
 store uses ``inbox_accept`` (the inbox, ``bot.chat.inbox``: a second delivery of an update id is
