@@ -430,6 +430,7 @@ async def test_updates_accepted_and_not_handled_before_a_sigkill_are_handled_aft
     assert stored(tmp_path / "data", "users/42") == notes  # each once
 
 
+@pytest.mark.slow
 async def test_connections_that_send_half_a_request_leave_room_for_telegram_and_the_store(
     telegram: FakeBotAPI, tmp_path: Path
 ) -> None:
