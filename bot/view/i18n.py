@@ -171,6 +171,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_deleted": "deleted {ids}",
         "llm_confirm_changes": "⚠️ The model wanted {count} more changes to existing memories. "
         "They wait for your confirmation below.",
+        "llm_message_cut": "✂️ <i>Your message was long: I read its first {kept} of {total} "
+        "characters. Send the rest in another message if it matters.</i>",
         "llm_not_kept": "⚠️ I could not save the old versions of what the model changed, so I "
         "undid its changes: nothing was changed. Please try again later; the bot's owner can "
         "find the details in the log.",
@@ -392,6 +394,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_changed": "修改 {ids}",
         "llm_deleted": "删除 {ids}",
         "llm_confirm_changes": "⚠️ 模型还想再修改 {count} 条已有的记忆，需要你在下面确认。",
+        "llm_message_cut": "✂️ <i>你的消息太长：我只读了前 {kept} 个字符（共 {total} 个）。"
+        "如果后面的内容重要，请另发一条。</i>",
         "llm_not_kept": "⚠️ 我无法保存模型所改记忆的旧版本，所以撤销了它的改动：什么都没有改动。"
         "请稍后再试；机器人的主人可以在日志里看到详情。",
         "changes_pending": "⚠️ <b>等待你的确认</b>：模型想做以下改动。\n{items}",
