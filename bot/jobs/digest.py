@@ -68,7 +68,7 @@ import os
 import re
 import secrets
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -233,6 +233,7 @@ class Digest:
 
     ``clock`` (UTC now by default) is the job's notion of the current time; tests pass a
     controlled one, or call ``run`` with ``now``. ``owner`` names this process in its claims.
+    ``chats`` limits the reports sent to those chats (the console's own); None: every chat.
     """
 
     def __init__(
@@ -243,8 +244,10 @@ class Digest:
         clock: Callable[[], datetime] = _utc_now,
         owner: str | None = None,
         sweep_seconds: float = SWEEP_SECONDS,
+        chats: Collection[int] | None = None,
     ) -> None:
         self.config = config
+        self.chats = frozenset(chats) if chats is not None else None  # None: every chat
         self.store = store
         self.clock = clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
@@ -484,6 +487,8 @@ class Digest:
         over, if it is still there. Runs in a worker thread."""
         settings = self.settings(name)
         chat_id = settings.chat_id if settings.chat_id is not None else chat_of(name)
+        if self.chats is not None and chat_id not in self.chats:
+            return None  # another process's chat (the console serves its own only)
         if not self._needs(settings, period, held):
             return None
         memories = self.store.namespace(name).memories()
