@@ -23,9 +23,10 @@ import pytest
 
 from bot.chat.console import Console
 from bot.config import parse_config
-from bot.core import reminders, when
+from bot.core import delivery, reminders, when
 from bot.core.policy import Actor, Caller
 from bot.core.reminders import Reminder
+from memory import Store
 from memory.store import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -319,6 +320,38 @@ async def test_a_reminder_fires_in_the_console_and_its_buttons_work(
         [left] = [r for r in reminders.every(store) if r.chat_id == 2]
     assert left.state == reminders.PENDING and left.claim is None and left.sent_at is None
     assert left.next_at == theirs.next_at  # left to the bot that serves chat 2
+
+
+@pytest.mark.parametrize(
+    ("language", "title", "weekday", "due_now"),
+    [
+        (
+            "en",
+            "⏰ Your reminders (1), soonest first; ⌛ marks one whose time has come:",
+            "Tue",
+            "due now: being sent",
+        ),
+        ("zh", "⏰ 提醒列表（1 个），最近的在前；⌛ 表示已经到时间：", "周二", "正在发送"),
+    ],
+)
+async def test_a_reminder_whose_time_has_come_is_not_listed_as_upcoming(
+    open_console: Any, language: str, title: str, weekday: str, due_now: str
+) -> None:
+    clock = Clock()
+    async with open_console(clock, language=language) as session:
+        await session.say("/remind in 1 minute tea")
+        store: Store = session.console.application.bot_data["services"].store
+        [tea] = reminders.every(store)
+        assert tea.next_at is not None
+        # Another process claims it as it falls due: in flight, sent by that one any moment.
+        clock.advance(minutes=1)
+        now = clock()
+        claimed = delivery.claim(store, tea.key, tea.next_at, "another-process", now)
+        assert claimed.send
+        listing = await session.say("/reminders")
+        assert title in listing
+        assert f"⌛ 2026-12-01 ({weekday}) 01:01 UTC — tea" in listing and due_now in listing
+        assert "Upcoming" not in listing and "即将到来" not in listing
 
 
 async def test_the_scheduled_digest_is_printed_and_only_this_chat_s(
