@@ -211,7 +211,9 @@ async def list_reminders(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     found = await services(context).operations.call(
         lambda: reminders.upcoming(job.store, caller.namespace)
     )
-    text, keyboard = reminder_view.listing(found, language_of(update.effective_user))
+    for reminder in found:  # set by another process since the job's last rescan: due here too
+        job.track(reminder)
+    text, keyboard = reminder_view.listing(found, language_of(update.effective_user), job.clock())
     await reply_html(message, text, keyboard)
 
 

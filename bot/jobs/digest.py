@@ -78,7 +78,7 @@ import re
 import secrets
 import socket
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -245,6 +245,7 @@ class Digest:
 
     ``clock`` (UTC now by default) is the job's notion of the current time; tests pass a
     controlled one, or call ``run`` with ``now``. ``owner`` names this process in its claims.
+    ``chats`` limits the reports sent to those chats (the console's own); None: every chat.
     """
 
     def __init__(
@@ -255,8 +256,10 @@ class Digest:
         clock: Callable[[], datetime] = _utc_now,
         owner: str | None = None,
         sweep_seconds: float = SWEEP_SECONDS,
+        chats: Collection[int] | None = None,
     ) -> None:
         self.config = config
+        self.chats = frozenset(chats) if chats is not None else None  # None: every chat
         self.store = store
         self.clock = clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
@@ -604,6 +607,8 @@ class Digest:
         Runs in a worker thread."""
         settings = self.settings(name)
         chat_id = settings.chat_id if settings.chat_id is not None else chat_of(name)
+        if self.chats is not None and chat_id not in self.chats:
+            return None  # another process's chat (the console serves its own only)
         zone = self.zone_of(name, settings)
         schedule = self._schedule_in(zone)
         period = wanted if wanted is not None else self._due(schedule, now)

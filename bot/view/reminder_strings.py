@@ -48,6 +48,10 @@ EN = {
     "country, an offset, an IANA name).",
     "reminder_set_title": "✅ I will remind you:",
     "reminders_title": "⏰ <b>Upcoming reminders</b> ({count}), soonest first:",
+    "reminders_title_due": "⏰ <b>Your reminders</b> ({count}), soonest first; ⌛ marks one "
+    "whose time has come:",
+    "reminder_line_due": "⌛ {when} — {text}",
+    "reminder_due_now": "<i>⌛ due now: being sent</i>",
     "reminders_none": "No upcoming reminders. Set one with <code>/remind tomorrow 9am call "
     "mom</code>.",
     "reminders_more": "… and {count} more",
@@ -121,6 +125,9 @@ ZH = {
     "（也可以是国家、时差或 IANA 名称）。",
     "reminder_set_title": "✅ 我会提醒你：",
     "reminders_title": "⏰ <b>即将到来的提醒</b>（{count} 个），最近的在前：",
+    "reminders_title_due": "⏰ <b>提醒列表</b>（{count} 个），最近的在前；⌛ 表示已经到时间：",
+    "reminder_line_due": "⌛ {when} — {text}",
+    "reminder_due_now": "<i>⌛ 已经到时间，正在发送</i>",
     "reminders_none": "没有待发的提醒。发送 <code>/remind 明天早上9点 给妈妈打电话</code> "
     "设置一个。",
     "reminders_more": "……还有 {count} 个",
