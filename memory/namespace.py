@@ -6,7 +6,9 @@ the journal before acting (``memory.journal``). Reads in a folder that cannot be
 answer, without the lock; writes there raise ``MemorySaveFailed``.
 
 Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
-also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock.
+also across processes: a new id is ``max(now_ms, id clock + 1)``, chosen under the lock, where
+the clock is the highest id seen within a day of now (``memory.model.new_id``: an imported id
+beyond that is renumbered, one held already is stepped around).
 Rankers are fed on every put and delete (``memory.ranking``); access bookkeeping (a search's
 touch) changes counts without re-indexing. With an embedder, every put also notes the memory's
 text for the background embedding (``memory.meaning``), and ``search(..., ranker="hybrid")``
@@ -48,21 +50,24 @@ from memory.interface import SearchStatus
 from memory.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.meaning import Meaning
 from memory.model import (
-    MAX_ID,
     Added,
     Hit,
     Memory,
     Stats,
+    advanced,
     clean_category,
     clean_content,
     clean_date,
     clean_extra,
     clean_tags,
+    clock_ms,
     format_time_ms,
+    new_id,
     now_iso,
     parse_id,
     parse_limit,
     related_to,
+    renumber,
     stats_of,
     update_changes,
 )
@@ -134,7 +139,7 @@ class Namespace:
         self._keys: dict[str, int] | None = None
         self._shadowed = False  # two held memories share a content key (edits, old files)
         self._rankers: dict[str, Ranker] = _new_rankers(self.path)
-        self._high_id = 0  # the highest id this namespace has seen, deleted ones included
+        self._high_id = 0  # the id clock: the highest id seen within reach, deleted ones too
         self._quarantined: Path | None = None
         self._dirty_since: float | None = None  # monotonic time of the oldest uncompacted change
         self._last_used = time.monotonic()
@@ -201,11 +206,9 @@ class Namespace:
                 same = None
             if same is not None:
                 return Added(self._memories[same], duplicate=True)
-            now_ms = time.time_ns() // 1_000_000
+            now_ms = clock_ms()
             at = format_time_ms(now_ms)
-            memory_id = max(now_ms, self._high_id + 1)
-            if memory_id >= MAX_ID:  # only after importing ids from the far future
-                raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
+            memory_id = new_id(self._high_id, now_ms, self._memories)
             memory = Memory(
                 memory_id,
                 content,
@@ -374,11 +377,14 @@ class Namespace:
         *,
         skip_duplicates: bool = True,
         history: Sequence[ChangeRecord] | None = None,
+        renumbered: dict[int, int] | None = None,
     ) -> int:
         """Add article-format records, ids kept; ids or contents already present are skipped.
 
         Without ``skip_duplicates`` only ids are: a benchmark's data set is taken as it is.
-        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``).
+        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``); an
+        id more than a day ahead gets a fresh one (``memory.model.renumber``), but not with
+        ``history`` (a migration's copy keeps every id). ``renumbered`` receives old -> new.
 
         All or nothing: one invalid record rejects the whole import. Returns how many were added.
         """
@@ -400,6 +406,9 @@ class Namespace:
                     keys[key] = memory.id
                 new.append(memory)
             if history is None:
+                new, moved = renumber(new, self._high_id, self._memories)
+                if renumbered is not None:
+                    renumbered.update(moved)
                 logged = [new_record("import", m.id, None, m) for m in new]
             else:
                 held = (r.ref for r in self._changelog.read().records)
@@ -434,7 +443,7 @@ class Namespace:
         its content, tags and category set back to ``memory``'s. It is on disk on return.
 
         Re-inserting an id handed out before keeps ids strictly increasing: the next new id is
-        still above every id this namespace has seen.
+        still above every id this namespace has seen (within the id clock's reach).
         """
         memory = Memory.from_dict(memory.to_dict())  # validated as an imported record is
         with self._locked(write=True):
@@ -678,11 +687,11 @@ class Namespace:
                 self._put(Memory.from_dict(entry["m"]))
             elif op == "del":
                 key = int(entry["id"])
-                self._high_id = max(self._high_id, key)
+                self._high_id = advanced(self._high_id, key)
                 self._drop(key)
                 self._deleted_at[key] = time.time()
             elif op == "high":
-                self._high_id = max(self._high_id, int(entry["id"]))
+                self._high_id = advanced(self._high_id, int(entry["id"]))
                 return True  # not a change: the snapshot is as current as this line
             elif op == "touch":
                 at = str(entry["at"])
@@ -731,7 +740,7 @@ class Namespace:
         self._key_in(memory)
         if memory.source is not None:
             self._sources[memory.source] = memory.id
-        self._high_id = max(self._high_id, memory.id)
+        self._high_id = advanced(self._high_id, memory.id)
         for ranker in self._rankers.values():
             ranker.index(memory)
         if self._meaning is not None:

@@ -10,9 +10,11 @@ A write locks the namespace's row (``UPDATE ... SET version = version + 1 RETURN
 serialises the namespace's writers across processes, catches up under that lock, then writes
 and commits; the cache takes the change only once the commit succeeded. Ids are millisecond
 timestamps, strictly increasing per namespace across processes: ``max(now_ms, high_id + 1)``,
-chosen under the row lock. A search's touch adds one to each hit's count in the database
-(``access_count + 1``), so two processes' touches add up, and commits without waiting for the
-disk, as the file store's touch is not fsynced.
+chosen under the row lock, where ``high_id`` counts only ids within a day of now
+(``memory.model.new_id``: an imported id beyond that is renumbered, one held is stepped
+around). A search's touch adds one to each hit's count in the database (``access_count + 1``),
+so two processes' touches add up, and commits without waiting for the disk, as the file
+store's touch is not fsynced.
 
 The change history (``memory.history``) is a table: a change's records are inserted in the
 change's own transaction, so no change stands without its record, and none without its change;
@@ -27,7 +29,6 @@ import dataclasses
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -46,7 +47,7 @@ from memory.hybrid import DEPTH, dense_query, fuse
 from memory.interface import SearchStatus, VectorSet
 from memory.meaning import Meaning
 from memory.model import (
-    MAX_ID,
+    ID_REACH_MS,
     Added,
     Hit,
     Memory,
@@ -56,12 +57,16 @@ from memory.model import (
     clean_date,
     clean_extra,
     clean_tags,
+    clock_ms,
+    clock_of,
     format_time,
     format_time_ms,
+    new_id,
     now_iso,
     parse_id,
     parse_limit,
     related_to,
+    renumber,
     stats_of,
     update_changes,
 )
@@ -291,11 +296,9 @@ class PgNamespace:
             for same in sorted(self._keys.get(key, ())) if key else ():
                 if _same_file(self._memories[same].attachment, kept):
                     return Added(self._memories[same], duplicate=True)
-            now_ms = time.time_ns() // 1_000_000
+            now_ms = clock_ms()
             at = format_time_ms(now_ms)
-            memory_id = max(now_ms, high_id + 1)
-            if memory_id >= MAX_ID:
-                raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
+            memory_id = new_id(high_id, now_ms, self._memories)
             memory = Memory(
                 memory_id,
                 content,
@@ -462,10 +465,13 @@ class PgNamespace:
         *,
         skip_duplicates: bool = True,
         history: Sequence[ChangeRecord] | None = None,
+        renumbered: dict[int, int] | None = None,
     ) -> int:
         """Add article-format records, ids kept; ids or contents already present are skipped
         (only ids without ``skip_duplicates``); all or nothing. How many were added.
-        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``)."""
+        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``); an
+        id more than a day ahead gets a fresh one (``memory.model.renumber``), but not with
+        ``history`` (a migration's copy keeps every id). ``renumbered`` receives old -> new."""
         incoming: dict[int, Memory] = {}
         for number, record in enumerate(records, start=1):
             try:
@@ -474,7 +480,7 @@ class PgNamespace:
                 raise MemoryInvalid(f"record {number}: {e.message}", field=e.field) from e
             incoming.setdefault(memory.id, memory)
         with self._mutex, self._db.transaction(write=True) as connection:
-            version, _ = self._lock(connection)
+            version, high_id = self._lock(connection)
             keys = set(self._keys)
             new = []
             for memory in incoming.values():
@@ -485,6 +491,9 @@ class PgNamespace:
                     keys.add(key)
                 new.append(memory)
             if history is None:
+                new, moved = renumber(new, high_id, self._memories)
+                if renumbered is not None:
+                    renumbered.update(moved)
                 logged = [new_record("import", m.id, None, m) for m in new]
             else:
                 held = connection.execute(
@@ -624,17 +633,25 @@ class PgNamespace:
         self._version = version if below is None else below - 1
 
     def _lock(self, connection: Any) -> tuple[int, int]:
-        """Lock the namespace's row for this transaction; its new version and high id."""
+        """Lock the namespace's row for this transaction; its new version and id clock (the
+        highest id held or recorded within reach: ``memory.model.clock_of``)."""
         version, high_id = connection.execute(LOCK, (self.name,)).fetchone()
         self._catch_up(connection, version)
-        return int(version), max(int(high_id), max(self._memories, default=0))
+        return int(version), clock_of([int(high_id), *self._memories])
 
     def _write(self, connection: Any, version: int, memories: list[Memory]) -> None:
         with connection.cursor() as cursor:
             cursor.executemany(UPSERT, [(self.name, version, *_values(m)) for m in memories])
+        # The recorded clock takes only ids within reach; one past it (written before that
+        # rule) is dropped for the ids written now.
         connection.execute(
-            "UPDATE memory_namespaces SET high_id = greatest(high_id, %s) WHERE name = %s",
-            (max(m.id for m in memories), self.name),
+            "UPDATE memory_namespaces SET high_id = greatest(CASE WHEN high_id > %(reach)s THEN 0"
+            " ELSE high_id END, %(top)s) WHERE name = %(name)s",
+            {
+                "reach": clock_ms() + ID_REACH_MS,
+                "top": clock_of(m.id for m in memories),
+                "name": self.name,
+            },
         )
 
     def _record(self, connection: Any, records: list[ChangeRecord]) -> None:

@@ -231,3 +231,34 @@ def test_records_older_than_history_days_are_not_shown_and_trimmed(pg_url: str) 
             [(count,)] = connection.execute("SELECT count(*) FROM memory_history").fetchall()
         assert count == 1  # the old record went with the next write
         assert [r.op for r in ns.history().records] == ["update"]
+
+
+def test_a_largest_id_left_in_the_database_does_not_stop_adds(pg_url: str) -> None:
+    """What an import of id 2**63 - 1 left before imports renumbered such ids: its row, and
+    the namespace's highest id naming it, also once the memory is deleted."""
+    far = 2**63 - 1
+    with open_store(pg_url) as store:
+        store.namespace("users/1").add("before")
+    with psycopg.connect(pg_url) as connection:
+        connection.execute(
+            "INSERT INTO memories (namespace, id, seq, changed, content, tags, category,"
+            " created_at, accessed_at, access_count) VALUES ('users/1', %s,"
+            " nextval('memory_seq'), 1, 'far', '{}', 'general', '2024-01-01T00:00:00.000Z',"
+            " '2024-01-01T00:00:00.000Z', 0)",
+            (far,),
+        )
+        connection.execute("UPDATE memory_namespaces SET high_id = %s", (far,))
+    with open_store(pg_url) as store:
+        ns = store.namespace("users/1")
+        assert ns.get(far).content == "far"
+        first = ns.add("one more")
+        assert first.id < far
+        ns.delete(far)
+    with psycopg.connect(pg_url) as connection:
+        connection.execute("UPDATE memory_namespaces SET high_id = %s", (far,))
+    with open_store(pg_url) as store:
+        ns = store.namespace("users/1")
+        assert first.id < ns.add("after the restart").id < far
+    with psycopg.connect(pg_url) as connection:
+        [(high,)] = connection.execute("SELECT high_id FROM memory_namespaces").fetchall()
+    assert high < far  # the recorded clock is back within reach
