@@ -242,6 +242,8 @@ def _undo(ns: MemoryNamespace, change: str | None) -> dict[str, Any]:
     if change in found.undone():
         raise MemoryInvalid(f"the change {change!r} is undone already", field="change")
     done = undo(ns, found, change)
+    if not done.reverted and not done.left:  # another process undid it meanwhile
+        raise MemoryInvalid(f"the change {change!r} is undone already", field="change")
     return {
         "change": change,
         "reverted": [r.memory_id for r in done.reverted],

@@ -372,8 +372,12 @@ class MemoryNamespace(MeaningSearch, Protocol):
         its content, tags and category set back to ``memory``'s (durable on return)."""
         ...
 
-    def keep(self, memory_id: int | str) -> None:
-        """Record that the change in progress (an undo) leaves this memory as it is."""
+    def revert(self, record: ChangeRecord) -> bool | None:
+        """Undo one record for the undo in progress (``memory.history.undo``; its author has
+        ``undoes``), checked and written in one step: True if the memory was as ``record``
+        left it and is now as it was before (deleted, for an add); False if it was not and is
+        left as it is (recorded as a ``keep``); None, with nothing written, if another undo of
+        the same change has begun."""
         ...
 
     def documents(self) -> Documents:

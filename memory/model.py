@@ -562,3 +562,18 @@ def renumber(
         moved[memory.id] = clock
         kept.append(replace(memory, id=clock))
     return kept, moved
+
+
+def restored(memory: Memory, current: Memory | None, source_taken: bool) -> Memory:
+    """What a restore of ``memory`` writes: ``memory`` itself, re-inserted, if it is gone
+    (without its ``source`` if another memory has it now: ``source_taken``); else ``current``
+    with ``memory``'s content, tags and category, updated now."""
+    if current is None:
+        return replace(memory, source=None) if source_taken else memory
+    return replace(
+        current,
+        content=memory.content,
+        tags=memory.tags,
+        category=memory.category,
+        updated_at=now_iso(),
+    )

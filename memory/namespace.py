@@ -43,7 +43,15 @@ from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
-from memory.history import ChangeRecord, Retention, copied_records, new_record
+from memory.history import (
+    ChangeRecord,
+    Retention,
+    copied_records,
+    current_author,
+    new_record,
+    state,
+    undone_elsewhere,
+)
 from memory.history import History as ChangeHistory
 from memory.hybrid import DEPTH, dense_query, fuse
 from memory.interface import SearchStatus
@@ -68,6 +76,7 @@ from memory.model import (
     parse_limit,
     related_to,
     renumber,
+    restored,
     stats_of,
     update_changes,
 )
@@ -324,13 +333,7 @@ class Namespace:
         """Remove a memory and return it; it is gone from disk when this returns."""
         key = parse_id(memory_id)
         with self._locked(write=True):
-            memory = self._find(key)
-            self._commit(
-                [{"op": "del", "id": key}], records=[new_record("delete", key, memory, None)]
-            )
-            self._drop(key)
-            self._deleted_at[key] = time.time()
-            return memory
+            return self._delete_held(key)
 
     def stats(self) -> Stats:
         """Totals by category, the most used tags and the most accessed memories.
@@ -447,30 +450,44 @@ class Namespace:
         """
         memory = Memory.from_dict(memory.to_dict())  # validated as an imported record is
         with self._locked(write=True):
-            current = self._memories.get(memory.id)
-            if current is None:
-                taken = memory.source is not None and memory.source in self._sources
-                restored = replace(memory, source=None) if taken else memory
-            else:
-                restored = replace(
-                    current,
-                    content=memory.content,
-                    tags=memory.tags,
-                    category=memory.category,
-                    updated_at=now_iso(),
-                )
-            record = new_record("restore", memory.id, current, restored)
-            self._commit([{"op": "put", "m": restored.to_dict()}], records=[record])
-            self._put(restored)
-            self._deleted_at.pop(memory.id, None)
-            return restored
+            return self._restore_held(memory)
 
-    def keep(self, memory_id: int | str) -> None:
-        """Record that the change in progress (an undo) leaves this memory as it is."""
-        key = parse_id(memory_id)
+    def revert(self, record: ChangeRecord) -> bool | None:
+        """Undo ``record`` for the undo in progress (``memory.history.undo``), checked and
+        written under one hold of the lock: True if the memory was as the record left it and
+        is now as it was before (deleted, for an add); False if it was not, and is left as it
+        is (a ``keep`` record says so); None, writing nothing, if another undo of the same
+        change has begun (its records are there)."""
+        before = Memory.from_dict(record.before.to_dict()) if record.before is not None else None
         with self._locked(write=True):
-            current = self._memories.get(key)
-            self._changelog.append([new_record("keep", key, current, current)])
+            if undone_elsewhere(self._changelog.read().records, current_author()):
+                return None
+            current = self._memories.get(record.memory_id)
+            if state(current) != state(record.after):
+                self._changelog.append([new_record("keep", record.memory_id, current, current)])
+                return False
+            if before is None:
+                self._delete_held(record.memory_id)
+            else:
+                self._restore_held(before)
+            return True
+
+    def _delete_held(self, key: int) -> Memory:
+        memory = self._find(key)
+        self._commit([{"op": "del", "id": key}], records=[new_record("delete", key, memory, None)])
+        self._drop(key)
+        self._deleted_at[key] = time.time()
+        return memory
+
+    def _restore_held(self, memory: Memory) -> Memory:
+        current = self._memories.get(memory.id)
+        taken = memory.source is not None and memory.source in self._sources
+        back = restored(memory, current, taken)
+        record = new_record("restore", memory.id, current, back)
+        self._commit([{"op": "put", "m": back.to_dict()}], records=[record])
+        self._put(back)
+        self._deleted_at.pop(memory.id, None)
+        return back
 
     def documents(self) -> FileDocuments:
         """This namespace's documents, beside ``memory.json`` (``memory.documents``)."""

@@ -334,8 +334,9 @@ def undo(
 ) -> tuple[Undone | None, History]:
     """Revert ``change``, or without it the caller's newest change in ``chat`` not undone yet
     (``Caller.may_undo``: in a group a member's own, an administrator's anyone's); None when
-    there is nothing to undo (or ``change`` is unknown, too old or undone already), with the
-    history it was read from. ``NotAllowed`` if ``change`` is not the caller's to undo."""
+    there is nothing to undo (or ``change`` is unknown, too old, undone already, or being
+    undone by another press meanwhile), with the history it was read from. ``NotAllowed`` if
+    ``change`` is not the caller's to undo."""
     found = namespace.history()
     if change is None:
         change = found.last_change(chat=chat, may_undo=caller.may_undo)
@@ -346,7 +347,8 @@ def undo(
         return None, found
     if not all(caller.may_undo(r.author.by) for r in records):
         raise _refuse(records)
-    return history.undo(namespace, found, change), found
+    done = history.undo(namespace, found, change)
+    return (done if done.reverted or done.left else None), found
 
 
 def memory_history(

@@ -42,7 +42,15 @@ from memory.bm25 import Bm25Ranker
 from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.history import ChangeRecord, History, Retention, copied_records, new_record
+from memory.history import (
+    ChangeRecord,
+    History,
+    Retention,
+    copied_records,
+    current_author,
+    new_record,
+    state,
+)
 from memory.hybrid import DEPTH, dense_query, fuse
 from memory.interface import SearchStatus, VectorSet
 from memory.meaning import Meaning
@@ -67,6 +75,7 @@ from memory.model import (
     parse_limit,
     related_to,
     renumber,
+    restored,
     stats_of,
     update_changes,
 )
@@ -97,6 +106,11 @@ LOCK = """
     INSERT INTO memory_namespaces (name, version) VALUES (%s, 1)
     ON CONFLICT (name) DO UPDATE SET version = memory_namespaces.version + 1
     RETURNING version, high_id
+"""
+# A record of another undo of the change an undo reverts (``memory.history.undone_elsewhere``).
+UNDONE = """
+    SELECT 1 FROM memory_history WHERE namespace = %s AND record::jsonb ->> 'undoes' = %s
+        AND record::jsonb ->> 'change' <> %s LIMIT 1
 """
 UPSERT = f"""
     INSERT INTO memories (namespace, changed, {COLUMNS})
@@ -417,14 +431,7 @@ class PgNamespace:
         key = parse_id(memory_id)
         with self._mutex, self._db.transaction(write=True) as connection:
             version, _ = self._lock(connection)
-            memory = self._find(key)
-            self._record(connection, [new_record("delete", key, memory, None)])
-            connection.execute(
-                "UPDATE memories SET deleted = true, content = '', tags = '{}', source = NULL,"
-                " date = NULL, attachment = NULL, origin = NULL,"
-                " changed = %s WHERE namespace = %s AND id = %s",
-                (version, self.name, key),
-            )
+            memory = self._delete_in(connection, version, key)
         self._drop(key)
         self._version = version
         return memory
@@ -542,31 +549,55 @@ class PgNamespace:
         memory = Memory.from_dict(memory.to_dict())  # validated as an imported record is
         with self._mutex, self._db.transaction(write=True) as connection:
             version, _ = self._lock(connection)
-            current = self._memories.get(memory.id)
-            if current is None:
-                taken = memory.source is not None and memory.source in self._sources
-                restored = replace(memory, source=None) if taken else memory
-            else:
-                restored = replace(
-                    current,
-                    content=memory.content,
-                    tags=memory.tags,
-                    category=memory.category,
-                    updated_at=now_iso(),
-                )
-            self._write(connection, version, [restored])
-            self._record(connection, [new_record("restore", memory.id, current, restored)])
-        self._taken(version, [restored])
-        return restored
+            back = self._restore_in(connection, version, memory)
+        self._taken(version, [back])
+        return back
 
-    def keep(self, memory_id: int | str) -> None:
-        """Record that the change in progress (an undo) leaves this memory as it is."""
-        key = parse_id(memory_id)
+    def revert(self, record: ChangeRecord) -> bool | None:
+        """Undo ``record`` for the undo in progress, checked and written in one transaction
+        under the namespace's row lock (as ``memory.namespace``'s: True reverted, False left
+        as it is with a ``keep`` record, None if another undo of the change has begun)."""
+        before = Memory.from_dict(record.before.to_dict()) if record.before is not None else None
+        author = current_author()
         with self._mutex, self._db.transaction(write=True) as connection:
             version, _ = self._lock(connection)
-            current = self._memories.get(key)
-            self._record(connection, [new_record("keep", key, current, current)])
+            undoes = (self.name, author.undoes, author.change)
+            if author.undoes is not None and connection.execute(UNDONE, undoes).fetchone():
+                return None
+            current = self._memories.get(record.memory_id)
+            if state(current) != state(record.after):
+                self._record(connection, [new_record("keep", record.memory_id, current, current)])
+                back, done = None, False
+            elif before is None:
+                self._delete_in(connection, version, record.memory_id)
+                back, done = None, True
+            else:
+                back, done = self._restore_in(connection, version, before), True
+        if back is not None:
+            self._taken(version, [back])
+        elif done:
+            self._drop(record.memory_id)
         self._version = version
+        return done
+
+    def _delete_in(self, connection: Any, version: int, key: int) -> Memory:
+        memory = self._find(key)
+        self._record(connection, [new_record("delete", key, memory, None)])
+        connection.execute(
+            "UPDATE memories SET deleted = true, content = '', tags = '{}', source = NULL,"
+            " date = NULL, attachment = NULL, origin = NULL,"
+            " changed = %s WHERE namespace = %s AND id = %s",
+            (version, self.name, key),
+        )
+        return memory
+
+    def _restore_in(self, connection: Any, version: int, memory: Memory) -> Memory:
+        current = self._memories.get(memory.id)
+        taken = memory.source is not None and memory.source in self._sources
+        back = restored(memory, current, taken)
+        self._write(connection, version, [back])
+        self._record(connection, [new_record("restore", memory.id, current, back)])
+        return back
 
     def touch(self, memory_ids: Iterable[int | str]) -> list[Memory]:
         """Count these memories as used (``accessCount`` + 1, ``accessedAt`` now), each once;
