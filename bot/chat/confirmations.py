@@ -15,8 +15,10 @@ its author or an administrator); the others stay waiting, for someone who may; â
 for the member whose change it was, or an administrator (``Caller.may_undo``). Neither
 overwrites a memory someone changed since the model's proposal or change: the newer version
 stands, and the reply says so. Discard changes no memory, so anyone in the chat may press it.
-Pressing twice does the work once: the record is rewritten before the memories are touched
-(an undone change is undone already), and a record that is gone answers so.
+Pressing twice does the work once, also in two processes at once: a press takes the changes it
+makes out of the record in one compare-and-set before the memories are touched
+(``ChangeFile.take_pending``; an undone change is undone already), and a record that is gone
+answers so.
 """
 
 from __future__ import annotations
@@ -142,26 +144,33 @@ def _apply_pending(
 ) -> Outcome | None:
     """Make the waiting changes of ``token`` that ``caller`` may make; None if none wait.
     ``NotAllowed`` when some wait but the caller may make none of them."""
-    proposals = book.pending(token)
-    if not proposals:
-        return None
     todo: list[Proposal] = []
     outcome = Outcome()
-    for proposal in proposals:
-        try:
-            current = namespace.get(proposal.id)
-        except MemoryNotFound:
-            outcome.skipped += 1
-            continue
-        if content_of(current) != content_of(proposal.memory):
-            outcome.skipped += 1  # changed since the model asked: the newer version stands
-        elif caller.may_change(current):
-            todo.append(proposal)
-        else:
-            outcome.refused.append(proposal)
-    if not todo and outcome.refused:
-        raise NotAllowed(outcome.refused[0].memory)
-    book.set_pending(token, outcome.refused)  # first: a second press must not apply twice
+
+    def sort(proposals: list[Proposal]) -> list[Proposal]:
+        """What stays waiting (for someone who may make it); run again if another press took
+        some meanwhile, so the outcome is of the take that stands."""
+        nonlocal todo, outcome
+        todo, outcome = [], Outcome()
+        for proposal in proposals:
+            try:
+                current = namespace.get(proposal.id)
+            except MemoryNotFound:
+                outcome.skipped += 1
+                continue
+            if content_of(current) != content_of(proposal.memory):
+                outcome.skipped += 1  # changed since the model asked: the newer version stands
+            elif caller.may_change(current):
+                todo.append(proposal)
+            else:
+                outcome.refused.append(proposal)
+        if not todo and outcome.refused:
+            raise NotAllowed(outcome.refused[0].memory)
+        return outcome.refused
+
+    # Taken before the memories are touched: a second press must not apply twice.
+    if not book.take_pending(token, sort):
+        return None
     done: list[Revision] = []
     author = current_author()  # this press: one change in the history, â†© Undo's
     try:
@@ -171,7 +180,7 @@ def _apply_pending(
         # All or nothing, as a turn is: what was made is undone (and recorded as undone).
         with acting(dataclasses.replace(author, undoes=author.change)):
             revert(namespace, done)
-        book.set_pending(token, proposals)
+        book.give_back(token, todo)
         raise
     outcome.done = len(done)
     outcome.skipped += len(todo) - len(done)
@@ -257,10 +266,7 @@ async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     caller, token, _ = pressed
 
     def discard(namespace: MemoryNamespace, book: ChangeFile, who: Caller) -> Outcome | None:
-        if not book.pending(token):
-            return None
-        book.set_pending(token, [])
-        return Outcome()
+        return Outcome() if book.take_pending(token, lambda proposals: []) else None
 
     if await _as_far_as_allowed(update, context, caller, discard) is None:
         await query.answer(t(language, "changes_gone_plain"), show_alert=True)
