@@ -668,7 +668,7 @@ class PgNamespace:
         highest id held or recorded within reach: ``memory.model.clock_of``)."""
         version, high_id = connection.execute(LOCK, (self.name,)).fetchone()
         self._catch_up(connection, version)
-        return int(version), clock_of([int(high_id), *self._memories])
+        return int(version), max(clock_of([int(high_id)]), clock_of(self._memories))
 
     def _write(self, connection: Any, version: int, memories: list[Memory]) -> None:
         with connection.cursor() as cursor:
