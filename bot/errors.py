@@ -6,6 +6,7 @@ to messages for the user; it raises its own only for what happens before it can 
     BotError                      message: str
     ├── ConfigError               key: str | None, source: str
     ├── NotAllowed                memory: Memory (the group policy refused a change to it)
+    │   └── RestoreNotAllowed     deleted_by: str | None (someone else deleted it)
     ├── UpdateRefused             update_id: int (a webhook's update that can never be handled)
     └── ReminderError             reminder_id: str
         ├── ReminderNotFound      none with that id in the caller's namespace (or it ended)
@@ -48,6 +49,15 @@ class NotAllowed(BotError):
     def __init__(self, memory: Memory) -> None:
         super().__init__(f"not allowed to change memory {memory.id}")
         self.memory = memory
+
+
+class RestoreNotAllowed(NotAllowed):
+    """The caller may not bring back this deleted memory: someone else (an administrator)
+    deleted it, or nobody knows who (``bot.core.policy.Caller.may_restore``)."""
+
+    def __init__(self, memory: Memory, deleted_by: str | None) -> None:
+        super().__init__(memory)
+        self.deleted_by = deleted_by
 
 
 class UpdateRefused(BotError):
