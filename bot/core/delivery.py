@@ -27,16 +27,8 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.lease import Claim, Leases
-from bot.core.reminders import (
-    ENDED,
-    PAUSED,
-    PENDING,
-    PREFIX,
-    PRUNE_AFTER,
-    SENT,
-    Reminder,
-    every,
-)
+from bot.core.reminder_record import ENDED, PAUSED, PENDING, PREFIX, SENT, Reminder
+from bot.core.reminders import PRUNE_AFTER, every
 from memory import Store, update_document
 
 log = logging.getLogger(__name__)

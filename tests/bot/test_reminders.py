@@ -11,7 +11,9 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -29,6 +31,7 @@ from bot.config import ReminderConfig, parse_config
 from bot.core import delivery, reminders, when
 from bot.core.lease import LEASE, Leases
 from bot.core.policy import Actor, Caller
+from bot.errors import ReminderPressedAgain
 from bot.jobs.reminders import ReminderJob
 from memory import Store, open_store
 from memory.store import MemoryStore
@@ -412,9 +415,11 @@ async def test_a_memory_with_a_relative_date_offers_a_reminder(
         assert button["text"].startswith("⏰ 提醒我 ") and "15:00 Asia/Shanghai" in button["text"]
         since = telegram.mark()
         await bot.press(stored, button["callback_data"], user=LI)
-        await bot.press(stored, button["callback_data"], user=LI)  # twice: one reminder
-        confirmations = await telegram.wait("sendMessage", count=2, since=since, chat_id=LI["id"])
-        assert all("15:00 Asia/Shanghai — 看牙医" in c.text for c in confirmations)
+        again = await bot.press(stored, button["callback_data"], user=LI)  # twice: one reminder
+        [confirmation] = telegram.find("sendMessage", since=since, chat_id=LI["id"])
+        assert "15:00 Asia/Shanghai — 看牙医" in confirmation.text
+        [answer] = telegram.find("answerCallbackQuery", callback_query_id=again)
+        assert answer.params["text"] == "这个提醒已经设好了。"  # and no second confirmation
         [plain] = await bot.say("/remember the wifi password is hunter2", user=LI)
         assert plain.params.get("reply_markup") is None
     assert len(documents(data_dir)) == 1
@@ -721,3 +726,82 @@ def test_done_pressed_while_its_occurrence_is_being_delivered_moves_on_to_the_ne
         "pending",
     )
     assert recorded.claim is None
+
+
+# -- limits: what counts against the cap, how far ahead --------------------------------------
+
+
+def test_delivered_reminders_leave_room_under_the_cap(store: MemoryStore) -> None:
+    """Only reminders that can still fire count: a chat whose reminders all went out may set
+    new ones (they used to count until pruned, 30 days later, with /reminders listing none)."""
+    for minute in range(reminders.MAX_PER_NAMESPACE):
+        reminder = alice_sets(store, f"in {minute + 1} minutes task {minute}", START)
+        at = reminder.due.at
+        assert delivery.claim(store, reminder.key, at, "job", at).send
+        delivery.delivered(store, reminder.key, at, at)
+    assert reminders.upcoming(store, "users/42") == []
+    more = alice_sets(store, "in 2 hours one more", START)  # refused before: "at most 200"
+    assert [r.text for r in reminders.upcoming(store, "users/42")] == [more.text]
+
+
+async def test_a_reminder_years_ahead_is_refused_with_a_clear_answer(
+    start: Any, data_dir: Path
+) -> None:
+    async with start() as bot:
+        for phrase in ("9999-12-31 party", "2999-06-01 10:00 party", "9999年12月31日 派对"):
+            [far] = await bot.say(f"/remind {phrase}", user=ALICE)
+            assert "more than 5 years ahead" in far.text, phrase
+        [past] = await bot.say("/remind 0001-01-01 10:00 party", user=ALICE)
+        assert "already passed" in past.text
+    assert documents(data_dir) == []
+
+
+# -- a button pressed twice ------------------------------------------------------------------
+
+
+async def test_a_snooze_pressed_twice_snoozes_once(
+    start: Any, telegram: FakeBotAPI, clock: Clock, data_dir: Path
+) -> None:
+    async with start() as bot:
+        [reply] = await bot.say("/remind in 5 minutes tea", user=ALICE)
+        rid = reminder_id(reply)
+        since = telegram.mark()
+        clock.advance(minutes=5)
+        [sent] = await telegram.wait("sendMessage", since=since, chat_id=42, where=is_delivery)
+        await bot.press(sent, f"rz:{rid}:10", user=ALICE)
+        clock.advance(minutes=1)  # a second tap, in before the edit took the buttons away
+        again = await bot.press(sent, f"rz:{rid}:10", user=ALICE)
+        [edit] = telegram.find("editMessageText", since=since)
+        assert "Snoozed until 2026-12-01 (Tue) 09:15" in edit.text
+        [answer] = telegram.find("answerCallbackQuery", callback_query_id=again)
+        assert answer.params["text"] == "Done already: that button was pressed before."
+    [stored] = documents(data_dir)
+    snoozed = reminders.Reminder.from_json(stored).snooze_at
+    assert snoozed is not None and snoozed.replace(second=0, microsecond=0) == START + timedelta(
+        minutes=15
+    )
+
+
+def test_the_same_snooze_pressed_in_two_processes_at_once_acts_once(location: str) -> None:
+    with open_store(location) as setter:
+        reminder = alice_sets(setter, "in 5 minutes tea", START)
+    caller = Caller(Actor("user", 42, "Alice"), "users/42")
+    at = reminder.due.at
+    barrier = threading.Barrier(2)
+
+    def press(minutes: int) -> str:
+        with open_store(location) as store:  # each replica its own store
+            barrier.wait()
+            until = at + timedelta(minutes=minutes)
+            try:
+                reminders.snooze(store, caller, reminder.id, until, at, press="42:7:10")
+            except ReminderPressedAgain:
+                return "again"
+            return "snoozed"
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = sorted(pool.map(press, (10, 11)))
+    assert outcomes == ["again", "snoozed"]
+    with open_store(location) as store:
+        [after] = reminders.every(store)
+        assert after.snooze_at in (at + timedelta(minutes=10), at + timedelta(minutes=11))

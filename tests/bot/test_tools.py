@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -13,7 +16,10 @@ from hypothesis import strategies as st
 
 from bot.assistant.changes import Reverted, revert
 from bot.assistant.executor import ToolExecutor, TurnPolicy
+from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import TOOLS, tool_schemas
+from bot.core import reminders
+from bot.core.policy import Actor, Caller
 from memory.store import MemoryStore, Namespace
 
 ARTICLE_TOOLS = [
@@ -340,3 +346,26 @@ def test_a_turn_run_again_after_a_crash_adds_no_memory_twice(ns: Namespace) -> N
     assert turn() == first  # the inbox replayed the message: the same memories come back
     assert [m.id for m in ns.memories()] == first
     assert [m.source for m in ns.memories()] == ["telegram:42:7:42:1", "telegram:42:7:42:2"]
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"text": "x", "local": "0001-01-01 00:30"},
+        {"text": "x", "local": "9999-12-31 23:59"},
+        {"text": "x", "local": "9999-12-31", "repeat": "yearly"},
+        {"text": "x", "local": "2999-06-01 10:00"},
+    ],
+)
+@pytest.mark.parametrize("zone", ["Asia/Shanghai", "America/New_York"])
+def test_schedule_reminder_refuses_a_date_out_of_reach_as_a_bad_date(
+    store: MemoryStore, arguments: dict[str, Any], zone: str
+) -> None:
+    caller = Caller(Actor("user", 1, "Ann"), "users/1")
+    now = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)
+    desk = ReminderDesk(store, caller, 1, ZoneInfo(zone), lambda: now, "en")
+    executor = ToolExecutor(store.namespace("users/1"), reminders=desk)
+    result = run(executor, "scheduleReminder", arguments)
+    assert result["ok"] is False and result["error"]["code"] == "MEMORY_INVALID"
+    assert re.search("has passed|5 years ahead", result["error"]["message"])
+    assert reminders.every(store) == []
