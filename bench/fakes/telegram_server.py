@@ -21,8 +21,10 @@ are refused with Telegram's 400 descriptions. ``fail`` injects errors (429 with
 ``retry_after``, 400, 403, ...) for the next matching calls; ``hold`` keeps matching calls
 waiting for their answer until the test releases them (a slow chat). Unknown methods answer 404.
 
-Bot messages are stored per chat (``messages``), edits applied, so that a test can press a
-button of a message the bot sent (``press``) or reply to it (``send(..., reply_to=...)``).
+Each call records when the fake received it (``Call.received``), so that a test can check the
+bot's pace against Telegram's limits. Bot messages are stored per chat (``messages``), edits
+applied, so that a test can press a button of a message the bot sent (``press``) or reply to it
+(``send(..., reply_to=...)``).
 Telegram's side of chats and messages is ``telegram_chats``; its rules and the wire format are
 ``telegram_protocol``. Updates wait in ``updates`` for ``getUpdates`` or, once the bot has called
 ``setWebhook``, are POSTed to it as Telegram does (``telegram_webhook``: one chat's in order,
