@@ -16,10 +16,11 @@ It behaves like Telegram where a bot can get it wrong: the token in the URL must
 401); ``parse_mode=HTML`` text is parsed as Telegram does (only its tags, balanced; ``<``,
 ``>`` and ``&`` escaped; known entities only) and refused with "can't parse entities" otherwise;
 a message over 4096 UTF-16 units after parsing, an empty one, callback data over 64 bytes, a
-message to an unknown chat, an edit that changes nothing and a second answer to a button press
-are refused with Telegram's 400 descriptions. ``fail`` injects errors (429 with
-``retry_after``, 400, 403, ...) for the next matching calls; ``hold`` keeps matching calls
-waiting for their answer until the test releases them (a slow chat). Unknown methods answer 404.
+message to an unknown chat or to a forum topic closed or deleted (``forum``, ``topics``), an
+edit that changes nothing and a second answer to a button press are refused with Telegram's 400
+descriptions. ``fail`` injects errors (429 with ``retry_after``, 400, 403, ...) for the next
+matching calls; ``hold`` keeps matching calls waiting for their answer until the test releases
+them (a slow chat). Unknown methods answer 404.
 
 Each call records when the fake received it (``Call.received``), so that a test can check the
 bot's pace against Telegram's limits. Bot messages are stored per chat (``messages``), edits

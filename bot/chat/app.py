@@ -21,7 +21,8 @@ Failures: expected ones (an unknown id) are answered by the handlers; everything
 unexpected errors, notifies the admins. Telegram's flood control is ``bot.chat.pacing``: with
 ``flood_control`` every message keeps within Telegram's limits (30 a second overall, 20 a minute
 per group, about one a second per private chat), and a request Telegram answered with 429 is
-always retried after the ``retry_after`` it asked for, holding up that chat only.
+always retried after the ``retry_after`` it asked for, holding up that chat only. The reminders'
+job paces its sends by the same ``Pacer``.
 
 No network is never fatal. At start-up, ``serving`` calls ``getMe`` (``initialize``) and
 publishes the command menu until the Bot API answers: one warning line per failed attempt,
@@ -138,7 +139,7 @@ def build_application(
     (with ``jobs``) the scheduled digest and the reminders on the JobQueue. ``clock`` (UTC
     now) is the digest's and the reminders' time, for tests."""
     telegram = config.telegram
-    pacer = Pacer(limits=telegram.flood_control)  # every send of the bot
+    pacer = Pacer(limits=telegram.flood_control)  # every send of the bot, reminders too
     # Updates from Telegram go through the inbox (bot.chat.inbox), or the queue replicas
     # share when the store has one (bot.chat.lanes); the console's do not.
     shared = store.updates() if request is None else None
@@ -189,9 +190,9 @@ def build_application(
         else Digest(config.digest, store)
     )
     reminders = (
-        ReminderJob(config.reminders, store, clock=clock)
+        ReminderJob(config.reminders, store, clock=clock, pacer=pacer)
         if clock is not None
-        else ReminderJob(config.reminders, store)
+        else ReminderJob(config.reminders, store, pacer=pacer)
     )
     conversation = None
     if llm is not None:

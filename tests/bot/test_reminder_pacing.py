@@ -2,7 +2,8 @@
 
 The fake Bot API on 127.0.0.1 records when it received each request (``Call.received``): the
 bot's pace is checked where Telegram would count it. Every send goes through the Application's
-rate limiter (``bot.chat.pacing``), so that one chat's limit holds up that chat only.
+rate limiter (``bot.chat.pacing``); the reminders' job shares its ``Pacer``, and delivers each
+chat's reminders on their own, so that one chat's limit holds up that chat only.
 """
 
 from __future__ import annotations
@@ -13,13 +14,17 @@ from contextlib import asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
-from bench.fakes.telegram_server import TOKEN, FakeBotAPI
+from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
 from bot.chat.app import BotApplication, build_application, serving
 from bot.config import parse_config
+from bot.core import reminders, when
+from bot.core.policy import Actor, Caller
 from memory.store import MemoryStore
 
 START = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)
+SHANGHAI = ZoneInfo("Asia/Shanghai")
 
 
 class Clock:
@@ -33,6 +38,17 @@ class Clock:
 
     def advance(self, **delta: float) -> None:
         self.offset += timedelta(**delta)
+
+
+def set_reminder(store: MemoryStore, chat_id: int, text: str) -> None:
+    """A reminder of ``text`` due a minute after ``START``, in chat ``chat_id``."""
+    parsed = when.parse_reminder(f"in 1 minute {text}", START, SHANGHAI)
+    assert parsed is not None
+    namespace = f"chats/{chat_id}" if chat_id < 0 else f"users/{chat_id}"
+    caller = Caller(Actor("user", 42, "Alice"), namespace)
+    reminders.create(
+        store, caller, chat_id=chat_id, text=parsed.text, due=parsed.due, language="en", now=START
+    )
 
 
 @asynccontextmanager
@@ -56,6 +72,31 @@ async def paced_bot(
 def to_chat(chat_id: int) -> Callable[[dict[str, Any]], bool]:
     """The requests (their parameters) of chat ``chat_id``."""
     return lambda params: str(params.get("chat_id")) == str(chat_id)
+
+
+def deliveries(telegram: FakeBotAPI, **match: Any) -> list[Call]:
+    return telegram.find("sendMessage", where=lambda c: "Reminder" in c.text, **match)
+
+
+async def test_sixty_reminders_of_a_group_do_not_hold_up_a_private_one(
+    telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    """The group's 20 a minute hold up that group alone: the private reminder due with its 60
+    goes out among its first 20 (it used to wait two minutes, behind all 60)."""
+    group = telegram.group()
+    telegram.private_chat(FakeBotAPI.user(42, "Alice"))
+    with MemoryStore(tmp_path / "data") as store:
+        for number in range(60):
+            set_reminder(store, group["id"], f"group task {number}")
+        set_reminder(store, 42, "the private one")
+    clock = Clock(START)
+    async with paced_bot(telegram, tmp_path, clock):
+        clock.advance(minutes=1, seconds=1)
+        [private] = await telegram.wait("sendMessage", chat_id=42, where=lambda c: True)
+        assert "the private one" in private.text
+        await telegram.wait("sendMessage", count=20, chat_id=group["id"])
+        # The group's next message may go a minute after its first twenty were answered.
+        assert len(deliveries(telegram, chat_id=group["id"])) == 20
 
 
 async def test_the_bot_sends_at_most_thirty_messages_in_any_second(

@@ -14,7 +14,7 @@ import re
 import threading
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -30,6 +30,7 @@ from bot.chat.services import KEY, Services
 from bot.config import ReminderConfig, parse_config
 from bot.core import delivery, reminders, when
 from bot.core.lease import LEASE, Leases
+from bot.core.pacing import Pacer
 from bot.core.policy import Actor, Caller
 from bot.errors import ReminderPressedAgain
 from bot.jobs.reminders import ReminderJob
@@ -530,7 +531,7 @@ async def test_two_processes_on_one_store_send_each_reminder_once(
     assert sum(len(r.sent) for r in results) == 8
 
 
-async def test_a_crash_between_send_and_record_repeats_it_at_most_once(
+async def test_a_crash_between_send_and_record_repeats_it_once_marked_as_a_repeat(
     location: str, telegram: FakeBotAPI, sender: TelegramBot
 ) -> None:
     telegram.private_chat(ALICE)
@@ -544,8 +545,10 @@ async def test_a_crash_between_send_and_record_repeats_it_at_most_once(
         assert (await survivor.run(sender, now=at + timedelta(seconds=1))).sent == []  # 1st look
         later = at + LEASE + timedelta(seconds=1)
         assert (await survivor.run(sender, now=later)).sent == [reminder.key]  # the one repeat
+        [repeat] = telegram.find("sendMessage", chat_id=42)
+        assert "backup" in repeat.text and "(may be a repeat" in repeat.text
         assert reminders.every(store)[0].state == "sent"
-        # And one taken over once already is never sent a third time.
+        # Taken over and cut off by a crash again: sent once more, still marked.
         second = alice_sets(store, "in 6 minutes restore", START)
         t = second.due.at
         assert delivery.claim(store, second.key, t, "dead-1", t).send
@@ -555,10 +558,25 @@ async def test_a_crash_between_send_and_record_repeats_it_at_most_once(
         assert retaken.send and retaken.retaken
         since = telegram.mark()
         third = job(store)
-        assert (await third.run(sender, now=t + LEASE * 2)).sent == []
-        assert (await third.run(sender, now=t + LEASE * 4)).sent == []
+        assert (await third.run(sender, now=t + LEASE * 2)).sent == []  # its first look
+        assert (await third.run(sender, now=t + LEASE * 4)).sent == [second.key]
+        [again] = telegram.find("sendMessage", since=since)
+        assert "restore" in again.text and "(may be a repeat" in again.text
+        # Cut off by crashes delivery.MAX_SENDS times, each request possibly delivered: it is
+        # recorded as sent, so that a process dying on every send cannot flood the chat.
+        last = alice_sets(store, "in 7 minutes verify", START)
+        u = last.due.at
+        assert delivery.claim(store, last.key, u, "dead-0", u).send
+        for n in range(1, delivery.MAX_SENDS):  # each taken over after its lease, and left
+            seen = Leases()
+            assert not delivery.claim(store, last.key, u, f"dead-{n}", u, seen).send
+            assert delivery.claim(store, last.key, u, f"dead-{n}", u + LEASE, seen).send
+        since = telegram.mark()
+        fourth = job(store)
+        assert (await fourth.run(sender, now=u + LEASE * 5)).sent == []
+        assert (await fourth.run(sender, now=u + LEASE * 7)).sent == []
         assert telegram.find("sendMessage", since=since) == []
-        assert [r.state for r in reminders.every(store) if r.id == second.id] == ["sent"]
+        assert [r.state for r in reminders.every(store) if r.id == last.id] == ["sent"]
 
 
 async def test_a_replica_whose_clock_runs_ahead_does_not_take_over_a_send_under_way(
@@ -805,3 +823,144 @@ def test_the_same_snooze_pressed_in_two_processes_at_once_acts_once(location: st
     with open_store(location) as store:
         [after] = reminders.every(store)
         assert after.snooze_at in (at + timedelta(minutes=10), at + timedelta(minutes=11))
+
+
+# -- Telegram refuses one reminder, not the chat ---------------------------------------------
+
+
+async def test_a_reminder_of_a_deleted_or_closed_topic_comes_to_the_chat_and_pauses_nothing(
+    start: Any, telegram: FakeBotAPI, clock: Clock, data_dir: Path
+) -> None:
+    forum = telegram.forum()
+    topics = telegram.topics[forum["id"]]
+    topics.update({7: "open", 8: "open", 9: "open"})
+    async with start():
+        for thread, what in ((7, "deleted"), (8, "closed"), (9, "open")):
+            since = telegram.mark()
+            telegram.post(
+                user=ALICE,
+                chat=forum,
+                text=f"/remind in 1 hour the one of the {what} topic",
+                message_thread_id=thread,
+                is_topic_message=True,
+            )
+            [confirmed] = await telegram.wait("sendMessage", since=since, chat_id=forum["id"])
+            assert confirmed.params["message_thread_id"] == thread
+        del topics[7]  # Telegram: "message thread not found"
+        topics[8] = "closed"  # Telegram: TOPIC_CLOSED
+        since = telegram.mark()
+        clock.advance(hours=1)
+        sent = await telegram.wait("sendMessage", count=3, since=since, where=is_delivery)
+        of = {what: c for c in sent for what in ("deleted", "closed", "open") if what in c.text}
+        assert of["open"].params["message_thread_id"] == 9
+        for gone in (of["deleted"], of["closed"]):
+            assert "message_thread_id" not in gone.params
+            assert "the topic it was set in is closed or gone" in gone.text
+    assert {d["state"] for d in documents(data_dir)} == {"sent"}
+
+
+async def test_a_reminder_telegram_refuses_pauses_alone_and_the_chat_is_told(
+    start: Any, telegram: FakeBotAPI, clock: Clock, data_dir: Path
+) -> None:
+    group = telegram.group()
+    async with start() as bot:
+        await bot.say("/remind in 59 minutes the refused one", user=ALICE, chat=group)
+        await bot.say("/remind in 1 hour the other one", user=ALICE, chat=group)
+        telegram.fail(
+            "sendMessage",
+            400,
+            "Bad Request: BUTTON_DATA_INVALID",
+            when=lambda p: "the refused one" in str(p.get("text")),
+        )
+        since = telegram.mark()
+        clock.advance(hours=1)
+        [told] = await telegram.wait(
+            "sendMessage", since=since, where=lambda c: "Telegram refused" in c.text
+        )
+        assert "“the refused one”" in told.text and "button_data_invalid" in told.text.lower()
+        [other] = await telegram.wait("sendMessage", since=since, where=is_delivery)
+        assert "the other one" in other.text
+        since = telegram.mark()
+        [resumed, _] = await bot.say("/reminders", user=ALICE, chat=group, replies=2)
+        assert "1 paused reminders are on again" in resumed.text  # tried again, and sent
+        [late] = await telegram.wait("sendMessage", since=since, where=is_delivery)
+        assert "the refused one" in late.text
+    assert {d["text"]: d["state"] for d in documents(data_dir)} == {
+        "the refused one": "sent",
+        "the other one": "sent",
+    }
+
+
+# -- killed while a send is on its way -------------------------------------------------------
+
+
+async def test_a_reminder_cut_off_twice_in_flight_is_sent_again_marked_never_dropped(
+    location: str, telegram: FakeBotAPI
+) -> None:
+    """Two replicas in turn claim the reminder, send it, and die while Telegram has the request
+    (held here, then refused: it never arrived). The third sends it, marked as a possible
+    repeat; it used to be recorded as sent, and never delivered."""
+    telegram.private_chat(ALICE)
+    with open_store(location) as setter:
+        reminder = alice_sets(setter, "in 5 minutes backup", START)
+    at = reminder.due.at
+    arrived: list[dict[str, Any]] = []
+
+    def cut_off(params: dict[str, Any]) -> bool:  # the first two requests never get an answer
+        arrived.append(params)
+        return len(arrived) <= 2
+
+    held = telegram.hold("sendMessage", when=cut_off)
+    async with AsyncExitStack() as stack:
+        stores = [stack.enter_context(open_store(location)) for _ in range(3)]
+        bots = [
+            await stack.enter_async_context(TelegramBot(TOKEN, base_url=telegram.base_url))
+            for _ in range(3)
+        ]
+        jobs = [
+            ReminderJob(ReminderConfig(), s, owner=f"replica-{n}") for n, s in enumerate(stores)
+        ]
+        first = asyncio.create_task(jobs[0].run(bots[0], now=at))
+        await eventually(lambda: len(arrived) == 1)
+        first.cancel()  # killed while Telegram has its request
+        assert (await jobs[1].run(bots[1], now=at + timedelta(seconds=1))).sent == []
+        second = asyncio.create_task(jobs[1].run(bots[1], now=at + LEASE + timedelta(seconds=2)))
+        await eventually(lambda: len(arrived) == 2)
+        second.cancel()  # the replica that took it over is killed the same way
+        assert (await jobs[2].run(bots[2], now=at + timedelta(seconds=3))).sent == []
+        later = at + LEASE + timedelta(seconds=4)
+        assert (await jobs[2].run(bots[2], now=later)).sent == [reminder.key]
+        [delivered] = telegram.find("sendMessage", chat_id=42)
+        assert "backup" in delivered.text and "(may be a repeat" in delivered.text
+        telegram.fail("sendMessage", 500, "Internal Server Error", times=2)  # the held two
+        held.set()
+        for dead in jobs[:2]:
+            await dead.stop()
+    assert len(telegram.find("sendMessage", chat_id=42)) == 1
+    with open_store(location) as store:
+        assert [r.state for r in reminders.every(store)] == ["sent"]
+
+
+async def test_a_reminder_waiting_for_its_chat_s_turn_holds_no_claim(
+    location: str, telegram: FakeBotAPI, sender: TelegramBot
+) -> None:
+    """A group at its limit: its reminder waits for the group's turn before it is claimed, so a
+    replica killed while it waits leaves nothing to wait a lease for, and no repeat."""
+    group = telegram.group()
+    with open_store(location) as setter:
+        reminder = alice_sets(setter, "in 5 minutes standup", START, chat_id=group["id"])
+    at = reminder.due.at
+    full = Pacer()
+    for _ in range(full.group.count):
+        async with full.sending(group["id"]):
+            pass
+    with open_store(location) as one, open_store(location) as two:
+        waiting = ReminderJob(ReminderConfig(), one, owner="waits", pacer=full)
+        tick = asyncio.create_task(waiting.run(sender, now=at))
+        await eventually(lambda: full.wait(group["id"]) > 0 and not tick.done())
+        assert reminders.every(two)[0].claim is None
+        await waiting.stop()  # stopped while it waits (a kill leaves the same store behind)
+        await tick
+        assert (await job(two).run(sender, now=at + timedelta(seconds=1))).sent == [reminder.key]
+    [sent] = telegram.find("sendMessage", chat_id=group["id"])
+    assert "standup" in sent.text and "repeat" not in sent.text
