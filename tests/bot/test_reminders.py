@@ -12,6 +12,7 @@ import asyncio
 import json
 import re
 import threading
+import time
 from collections.abc import AsyncIterator, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import AsyncExitStack, asynccontextmanager
@@ -950,15 +951,22 @@ async def test_a_reminder_waiting_for_its_chat_s_turn_holds_no_claim(
     with open_store(location) as setter:
         reminder = alice_sets(setter, "in 5 minutes standup", START, chat_id=group["id"])
     at = reminder.due.at
-    full = Pacer()
+    asked: list[float] = []
+
+    def clock() -> float:  # the pacer's: each look at a chat's turn reads it
+        asked.append(time.monotonic())
+        return asked[-1]
+
+    full = Pacer(clock=clock)
     for _ in range(full.group.count):
         async with full.sending(group["id"]):
             pass
+    asked.clear()
     with open_store(location) as one, open_store(location) as two:
         waiting = ReminderJob(ReminderConfig(), one, owner="waits", pacer=full)
         tick = asyncio.create_task(waiting.run(sender, now=at))
-        await eventually(lambda: full.wait(group["id"]) > 0 and not tick.done())
-        assert reminders.every(two)[0].claim is None
+        await eventually(lambda: bool(asked))  # its sender waits for the group's turn
+        assert not tick.done() and reminders.every(two)[0].claim is None
         await waiting.stop()  # stopped while it waits (a kill leaves the same store behind)
         await tick
         assert (await job(two).run(sender, now=at + timedelta(seconds=1))).sent == [reminder.key]
