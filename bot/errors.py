@@ -10,7 +10,8 @@ to messages for the user; it raises its own only for what happens before it can 
     ├── UpdateRefused             update_id: int (a webhook's update that can never be handled)
     └── ReminderError             reminder_id: str
         ├── ReminderNotFound      none with that id in the caller's namespace (or it ended)
-        └── ReminderNotAllowed    the group policy refused a change to it
+        ├── ReminderNotAllowed    the group policy refused a change to it
+        └── ReminderPressedAgain  the same button pressed again: its first press stands
 """
 
 from __future__ import annotations
@@ -89,3 +90,11 @@ class ReminderNotAllowed(ReminderError):
 
     def __init__(self, reminder_id: str) -> None:
         super().__init__(f"not allowed to change reminder {reminder_id!r}", reminder_id)
+
+
+class ReminderPressedAgain(ReminderError):
+    """The same button of this reminder was pressed again (a double tap, a second replica):
+    the first press stands and this one changes nothing."""
+
+    def __init__(self, reminder_id: str) -> None:
+        super().__init__(f"reminder {reminder_id!r}: that button was pressed already", reminder_id)
