@@ -7,9 +7,12 @@ The syntax, as /help documents it::
 
 - ``#hashtags`` (or full-width ``＃``) anywhere become tags; a tag is letters, digits, ``_``,
   ``-`` or emoji (``#🍕``), never only digits, and ends at punctuation (``#买菜，#周末`` is
-  ``买菜`` and ``周末``). A run of hashtags at the end is removed from the content, with the
-  commas or spaces between them; a hashtag inside a sentence keeps its word there
-  (``my #car is blue`` -> ``my car is blue``).
+  ``买菜`` and ``周末``). They also stay in the content exactly as typed, ``#`` included: a
+  hashtag inside a sentence is part of it (``Buy #milk and eggs``), and so is a run of them at
+  the end (``standup at 10 #work #daily``): what the person wrote is what they read back, and
+  the store's duplicate check reads ``#milk`` as ``milk`` (``memory.text.content_key``). Only a
+  text that is nothing but hashtags (``/edit 17… #car``, ``/remember #wifi`` as a reply) has no
+  content: its hashtags are labels for the memory, not a note.
 - The content is the whole text as typed. A category is set only at the very start, by one of
   the known category words (``CATEGORY_WORDS``: ``work``, ``personal``, ``工作``, ``个人`` ...)
   followed by a colon (``work: ...``, ``工作：...``), or by any name written as a hashtag with a
@@ -41,8 +44,8 @@ _TAG_BODY = rf"(?!\d+(?![\w-]))(?:{_TAG_CHAR}[\w{_EMOJI}-]*)"
 _MARK = "[#＃]"  # full-width ＃ as typed on Chinese and Japanese phone keyboards
 _HASHTAG = re.compile(rf"(?<![\w#＃&/]){_MARK}({_TAG_BODY})")
 _TAG_SEPARATORS = r"[\s,，、;；]*"
-_TRAILING_HASHTAGS = re.compile(
-    rf"(?:{_TAG_SEPARATORS}(?<![\w#＃&/]){_MARK}{_TAG_BODY})+[\s,，、;；.。!！]*\Z"
+_ONLY_HASHTAGS = re.compile(
+    rf"(?:{_TAG_SEPARATORS}(?<![\w#＃&/]){_MARK}{_TAG_BODY})+[\s,，、;；.。!！]*"
 )
 _COMMAND = re.compile(r"\s*/(\w+)(?:@\w+)?(.*)\Z", re.DOTALL)
 _COLON = r"\s*(?::[ \t]+|:\s*\n|：\s*)(?=\S)"
@@ -120,9 +123,7 @@ def parse_entry(text: str, *, derive_tags: bool = True) -> Entry:
         category = match["name"]
         text = text[match.end() :]
     tags = tuple(dict.fromkeys(tag.lower() for tag in hashtags(text)))
-    content = _TRAILING_HASHTAGS.sub("", text)
-    content = _HASHTAG.sub(r"\1", content)
-    content = content.strip()
+    content = "" if _ONLY_HASHTAGS.fullmatch(text) else text.strip()
     if not tags and derive_tags and content:
         return Entry(content, tuple(keywords(content)), category, derived_tags=True)
     return Entry(content, tags, category)

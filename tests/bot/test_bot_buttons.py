@@ -26,7 +26,7 @@ async def test_forget_button_under_a_result_asks_then_deletes(
     [prompt] = await telegram.wait("sendMessage", since=since, chat_id=42)
     assert "Forget this memory?" in prompt.text and "standup at 10" in prompt.text
     await bot.press(prompt, prompt.buttons[0][1], user=ALICE)
-    assert [r["content"] for r in bot.memories("users/42")] == ["retro on friday"]
+    assert [r["content"] for r in bot.memories("users/42")] == ["retro on friday #work"]
 
     since = telegram.mark()  # a second tap on the same Delete: already gone
     await bot.press(prompt, prompt.buttons[0][1], user=ALICE)

@@ -49,10 +49,21 @@ async def test_remember_reads_hashtags_and_category(start_bot: StartBot, tmp_pat
         shown = memory_id(reply.text)
     [record] = memory_file(tmp_path / "data", "users/42")
     assert record["id"] == shown
-    assert record["content"] == "standup at 10:00"
+    assert record["content"] == "standup at 10:00 #meeting #Daily"  # as typed
     assert record["tags"] == ["meeting", "daily"]
     assert record["category"] == "work"
     assert set(record) >= {"createdAt", "accessedAt", "accessCount"}
+
+
+async def test_a_hashtag_stays_in_the_text_as_typed(bot: Bot) -> None:
+    [reply] = await bot.say("/remember Buy #milk and eggs", user=ALICE)
+    assert "Buy #milk and eggs\n" in reply.text
+    [record] = bot.memories("users/42")
+    assert record["content"] == "Buy #milk and eggs" and record["tags"] == ["milk"]
+    [again] = await bot.say("/remember buy milk and eggs", user=ALICE)  # the same note
+    assert "Already remembered" in again.text
+    [retag] = await bot.say(f"/edit {record['id']} #groceries", user=ALICE)  # tags alone
+    assert "Buy #milk and eggs" in retag.text and "#groceries" in retag.text
 
 
 async def test_remember_without_hashtags_picks_keywords(bot: Bot) -> None:
@@ -106,7 +117,7 @@ async def test_recall_lists_best_matches_first_with_forget_buttons(bot: Bot) -> 
     [reply] = await bot.say("/recall when is standup", user=ALICE)
     assert reply.text.startswith("🔎 Best matches for “when is standup”")
     assert memory_id(reply.text.split("\n\n")[1]) == standup
-    assert reply.buttons[0] == ("🗑 Forget 1: standup is at 10:00 in room 4", f"f:{standup}")
+    assert reply.buttons[0] == ("🗑 Forget 1: standup is at 10:00 in room 4 #…", f"f:{standup}")
 
 
 async def test_recall_without_a_query_shows_the_most_recent(bot: Bot) -> None:
@@ -217,7 +228,7 @@ async def test_edit_changes_text_tags_and_category(bot: Bot) -> None:
     [reply] = await bot.say(f"/edit {edited} #office: standup at 9:30 #work #daily", user=ALICE)
     assert "Updated" in reply.text and "standup at 9:30" in reply.text
     [record] = bot.memories("users/42")
-    assert record["content"] == "standup at 9:30"
+    assert record["content"] == "standup at 9:30 #work #daily"
     assert record["tags"] == ["work", "daily"] and record["category"] == "office"
     assert "updatedAt" in record
     [retag] = await bot.say(f"/edit {edited} #meetings", user=ALICE)
@@ -233,7 +244,7 @@ async def test_related_finds_shared_tags_and_category(bot: Bot) -> None:
     await remember(bot, "work: retro on friday #meeting")
     await remember(bot, "buy milk #shopping")
     [reply] = await bot.say(f"/related {base}", user=ALICE)
-    assert "Related to “standup at 10”" in reply.text
+    assert "Related to “standup at 10 #meeting”" in reply.text
     assert "retro on friday" in reply.text and "buy milk" not in reply.text
     assert reply.buttons[0][1].startswith("f:")
     lonely = await remember(bot, "#misc: nothing in common #zzz")
@@ -249,7 +260,10 @@ async def test_export_sends_an_article_format_memory_json(bot: Bot) -> None:
     name, content = document.files["document"]
     assert name == "memory.json"
     [record] = json.loads(content)
-    assert record["content"] == "代码在 D:\\projects" and record["tags"] == ["代码", "路径"]
+    assert record["content"] == "代码在 D:\\projects #代码 #路径" and record["tags"] == [
+        "代码",
+        "路径",
+    ]
     assert set(record) == {
         "id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount",
     }  # fmt: skip

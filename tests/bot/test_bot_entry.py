@@ -12,15 +12,19 @@ from bot.core.entry import Entry, keywords, parse_entry, split_command
     [
         (
             "work: standup at 10:00 #meeting #Daily",
-            Entry("standup at 10:00", ("meeting", "daily"), "work"),
+            Entry("standup at 10:00 #meeting #Daily", ("meeting", "daily"), "work"),
         ),
-        ("工作：明天十点开会 #会议", Entry("明天十点开会", ("会议",), "工作")),
-        ("my #car is blue", Entry("my car is blue", ("car",), None)),
-        ("C# and F# are languages #lang", Entry("C# and F# are languages", ("lang",), None)),
-        ("see https://x.org/#top #web", Entry("see https://x.org/#top", ("web",), None)),
-        ("room #123 is free #rooms", Entry("room #123 is free", ("rooms",), None)),
-        ("home:\nline one\nline two #x", Entry("line one\nline two", ("x",), "home")),
+        ("工作：明天十点开会 #会议", Entry("明天十点开会 #会议", ("会议",), "工作")),
+        ("Buy #milk and eggs", Entry("Buy #milk and eggs", ("milk",), None)),
+        ("my #car is blue", Entry("my #car is blue", ("car",), None)),
+        ("C# and F# are languages #lang", Entry("C# and F# are languages #lang", ("lang",), None)),
+        ("see https://x.org/#top #web", Entry("see https://x.org/#top #web", ("web",), None)),
+        ("room #123 is free #rooms", Entry("room #123 is free #rooms", ("rooms",), None)),
+        ("home:\nline one\nline two #x", Entry("line one\nline two #x", ("x",), "home")),
+        ("买菜 ＃周末，＃超市。", Entry("买菜 ＃周末，＃超市。", ("周末", "超市"), None)),
         ("#only #tags", Entry("", ("only", "tags"), None)),
+        (" #only, #tags. ", Entry("", ("only", "tags"), None)),
+        ("#recipes: pancakes need 2 eggs", Entry("pancakes need 2 eggs", (), "recipes")),
     ],
 )
 def test_hashtags_and_category(text: str, entry: Entry) -> None:

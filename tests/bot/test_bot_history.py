@@ -54,7 +54,7 @@ async def test_undo_goes_back_one_change_at_a_time(bot: Bot) -> None:
 
     [undone] = await bot.say("/undo", user=ALICE)  # the edit
     assert "back to: standup at 11" not in undone.text and "back to: standup at 10" in undone.text
-    assert [m["content"] for m in bot.memories("users/42")] == ["standup at 10"]
+    assert [m["content"] for m in bot.memories("users/42")] == ["standup at 10 #work"]
     assert bot.memories("users/42")[0]["tags"] == ["work"]
 
     [undone] = await bot.say("/undo", user=ALICE)  # the add

@@ -138,14 +138,15 @@ async def test_a_photo_with_a_caption_is_remembered_and_sent_back_on_recall(bot:
     [reply] = replies(await post(bot, user=ALICE, photo=photo, caption="parking level 3 #car"))
     assert "parking level 3" in reply.text and "/recall sends it back" in reply.text
     [memory] = bot.memories("users/42")
-    assert memory["content"] == "parking level 3" and memory["tags"] == ["car"]
+    assert memory["content"] == "parking level 3 #car" and memory["tags"] == ["car"]
     assert memory["attachment"]["kind"] == "photo"
     assert memory["attachment"]["file_id"] == photo[1]["file_id"]  # the biggest size
     since = bot.telegram.mark()
     bot.telegram.send("/recall parking", user=ALICE)
     [sent] = await bot.telegram.wait("sendPhoto", since=since, chat_id=42)
     assert (
-        sent.params["photo"] == photo[1]["file_id"] and sent.params["caption"] == "parking level 3"
+        sent.params["photo"] == photo[1]["file_id"]
+        and sent.params["caption"] == "parking level 3 #car"
     )
     assert "parse_mode" not in sent.params  # the caption is shown as written
 
@@ -500,7 +501,7 @@ async def test_an_export_imports_into_another_account(bot: Bot) -> None:
     assert "• 1 new" in preview.text
     await press(bot, preview, preview.buttons[0][1], BOB)
     [memory] = bot.memories("users/43")
-    assert memory["content"] == "standup at 10:00" and memory["tags"] == ["work"]
+    assert memory["content"] == "standup at 10:00 #work" and memory["tags"] == ["work"]
 
 
 # -- a Bot API server whose getFile names a file on the bot's own disk -------------------------
@@ -560,7 +561,7 @@ async def test_editing_a_remembered_message_updates_its_memory(bot: Bot) -> None
     [reply] = await telegram.wait("sendMessage", since=since, chat_id=42)
     assert "Updated to match your edited message" in reply.text and "Monday" in reply.text
     [memory] = bot.memories("users/42")
-    assert memory["content"] == "the dentist is on Monday" and memory["tags"] == ["health"]
+    assert memory["content"] == "the dentist is on Monday #health" and memory["tags"] == ["health"]
     assert memory["updatedAt"]
 
 
