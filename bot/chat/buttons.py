@@ -26,6 +26,8 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
+from bot import categories
+from bot.categories import canonical, in_category
 from bot.chat.access import button_press, caller_of, run_changing
 from bot.chat.services import services
 from bot.core import operations
@@ -93,7 +95,11 @@ def forget_prompt(memory: Memory, language: str) -> tuple[str, InlineKeyboardMar
             ]
         ]
     )
-    text = t(language, "forget_confirm", memory=memory_block(memory, limit=PREVIEW_CHARS))
+    text = t(
+        language,
+        "forget_confirm",
+        memory=memory_block(memory, limit=PREVIEW_CHARS, language=language),
+    )
     return text, keyboard
 
 
@@ -106,8 +112,10 @@ def page_view(
     tag: str | None = None,
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with ◀ ▶;
-    ``memories`` are those of ``category``, or of ``tag`` if given."""
-    label = f" ({escape(category.lower())})" if category else ""
+    ``memories`` are those of ``category`` (either language's word for a known one: shown in
+    the reader's, named in the buttons by its stored one), or of ``tag`` if given."""
+    category = canonical(category) if category else None
+    label = f" ({escape(categories.shown(category, language))})" if category else ""
     if tag is not None:
         label = f" (#{escape(tag)})"
     if not memories:
@@ -124,10 +132,10 @@ def page_view(
         total=len(memories),
     )
     blocks = [
-        memory_block(m, page * PAGE_SIZE + i, limit=PREVIEW_CHARS)
+        memory_block(m, page * PAGE_SIZE + i, limit=PREVIEW_CHARS, language=language)
         for i, m in enumerate(shown, start=1)
     ]
-    suffix = f":{category_key(category.lower())}" if category else ""
+    suffix = f":{category_key(category)}" if category else ""
     if tag is not None:
         suffix = f":#{category_key(tag)}"
     row = []
@@ -142,7 +150,7 @@ def results_view(
     title: str, memories: Sequence[Memory], language: str
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """A titled list of memories in full, with a 🗑 button for each."""
-    return memory_list(title, memories), forget_keyboard(memories, language)
+    return memory_list(title, memories, language=language), forget_keyboard(memories, language)
 
 
 def recall_view(
@@ -160,7 +168,10 @@ def recall_view(
         counted = t(language, "recall_range", first=found.start + 1, last=last, total=total)
     else:
         counted = t(language, "recall_count", count=len(found.memories), total=total)
-    blocks = [memory_block(m, i) for i, m in enumerate(found.memories, start=found.start + 1)]
+    blocks = [
+        memory_block(m, i, language=language)
+        for i, m in enumerate(found.memories, start=found.start + 1)
+    ]
     text = "\n\n".join([f"{title} {counted}", *blocks]) + (f"\n\n{footer}" if footer else "")
     keyboard = forget_keyboard(found.memories, language, start=found.start)
     rows: list[Sequence[InlineKeyboardButton]] = list(keyboard.inline_keyboard) if keyboard else []
@@ -274,9 +285,10 @@ async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         tag = next((x for x in sorted(tags) if category_key(x) == key[0][1:]), "")
         memories = [m for m in memories if tag in m.tags]
     elif key:
-        names = {m.category for m in memories}
+        # The stored names, and each as canonical: a button sent before names 健康 by itself.
+        names = {name for m in memories for name in (m.category, canonical(m.category))}
         category = next((c for c in sorted(names) if category_key(c) == key[0]), None)
-        memories = [m for m in memories if m.category == category]
+        memories = in_category(memories, category) if category is not None else []
     await query.answer()
     text, keyboard = page_view(memories, int(page), category, language, tag=tag)
     await edit_html(query, text, keyboard)

@@ -167,9 +167,12 @@ async def remember_entry(
     memory = done.memory
     assert memory is not None
     if done.duplicate:
-        await reply_html(message, t(language, "already_remembered", memory=memory_block(memory)))
+        await reply_html(
+            message,
+            t(language, "already_remembered", memory=memory_block(memory, language=language)),
+        )
         return
-    text = t(language, "remembered", memory=memory_block(memory))
+    text = t(language, "remembered", memory=memory_block(memory, language=language))
     if entry.derived_tags and memory.tags:
         text += "\n" + t(language, "tags_derived")
     # A memory naming a time ("下周二下午三点看牙医") offers to become a reminder at it.
@@ -333,7 +336,7 @@ async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
         await reply_html(message, _refusal(language, e, value, entry.content))
         return
-    await reply_html(message, t(language, "edited", memory=memory_block(memory)))
+    await reply_html(message, t(language, "edited", memory=memory_block(memory, language=language)))
 
 
 async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -163,7 +163,7 @@ def memory_view(
             lines.append(f"🗑 {t(language, 'history_deleted')} · {when}")
             continue
         label = t(language, f"op_{record.op}")
-        block = memory_block(record.after, limit=PREVIEW * 3)
+        block = memory_block(record.after, limit=PREVIEW * 3, language=language)
         lines.append(f"<b>v{number[record.ref]}</b> · {label} · {when}\n{block}")
     if current is None:
         lines.append(t(language, "history_is_deleted"))
@@ -309,4 +309,6 @@ async def restore_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return
     await query.answer()
-    await reply_html(message, t(language, "restored", memory=memory_block(memory)))
+    await reply_html(
+        message, t(language, "restored", memory=memory_block(memory, language=language))
+    )

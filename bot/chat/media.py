@@ -254,12 +254,12 @@ async def reply_burst(first: Message, items: list[Item]) -> None:
     keyboard = None
     if len(items) == 1:
         [item] = items
-        text = t(language, "media_remembered", memory=memory_block(item.memory))
+        text = t(language, "media_remembered", memory=memory_block(item.memory, language=language))
         text = "\n\n".join([text, *item.notes])
         keyboard = timezones.location_button(first, language)  # a place: also a time zone
     else:
         blocks = [
-            memory_block(item.memory, number, limit=BURST_PREVIEW)
+            memory_block(item.memory, number, limit=BURST_PREVIEW, language=language)
             for number, item in enumerate(items, start=1)
         ]
         text = t(language, "media_remembered_many", count=len(items), memories="\n\n".join(blocks))

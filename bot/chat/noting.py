@@ -139,7 +139,10 @@ async def press_remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         caller.namespace, operations.from_source, found.source
     )
     if stored is not None:  # pressed before: one memory per message
-        await reply_html(message, t(language, "already_remembered", memory=memory_block(stored)))
+        await reply_html(
+            message,
+            t(language, "already_remembered", memory=memory_block(stored, language=language)),
+        )
         return
     entry = parse_entry(found.text)
     await remember_entry(context, message, caller, language, entry, source=found.source)

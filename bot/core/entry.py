@@ -14,10 +14,12 @@ The syntax, as /help documents it::
   text that is nothing but hashtags (``/edit 17… #car``, ``/remember #wifi`` as a reply) has no
   content: its hashtags are labels for the memory, not a note.
 - The content is the whole text as typed. A category is set only at the very start, by one of
-  the known category words (``CATEGORY_WORDS``: ``work``, ``personal``, ``工作``, ``个人`` ...)
-  followed by a colon (``work: ...``, ``工作：...``), or by any name written as a hashtag with a
-  colon (``#recipes: ...``, ``#菜谱：...``); that word and its colon are then the category, not
-  content. Any other text before a colon is the note itself: ``Password:
+  the known category words (``bot.categories.LEADING_WORDS``: ``work``, ``personal``, ``工作``,
+  ``个人`` ...) followed by a colon (``work: ...``, ``工作：...``), or by any name written as a
+  hashtag with a colon (``#recipes: ...``, ``#菜谱：...``); that word and its colon are then the
+  category, not content. A known category is given by its stored (English) name whichever
+  language it was typed in (``健康：…`` is ``health``: ``bot.categories``); any other name
+  as typed. Any other text before a colon is the note itself: ``Password:
   hunter2``, ``Re: the contract``, ``公司WiFi密码：Tr0ub4dor&3`` keep every character (a
   category read from "any first word" swallowed them before).
 - No hashtags: up to five keywords of the content become the tags (``keywords``).
@@ -31,6 +33,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from bot.categories import LEADING_WORDS, canonical, is_known
 from memory.model import MAX_TAG_CHARS
 from memory.text import STOP_WORDS, query_words
 
@@ -50,16 +53,6 @@ _ONLY_HASHTAGS = re.compile(
 _COMMAND = re.compile(r"\s*/(\w+)(?:@\w+)?(.*)\Z", re.DOTALL)
 _COLON = r"\s*(?::[ \t]+|:\s*\n|：\s*)(?=\S)"
 _CATEGORY = re.compile(rf"\A\s*(?P<mark>{_MARK})?(?P<name>[^\W_][\w-]{{0,63}}){_COLON}")
-
-# The categories a leading "word:" may name (the model's tool suggests the same English ones).
-# Only these: any other text before a colon is part of the note.
-CATEGORY_WORDS = frozenset(
-    """
-    general personal work project preference schedule contact home family health finance
-    shopping travel study idea ideas todo
-    通用 个人 工作 项目 偏好 日程 联系人 家庭 家 健康 财务 购物 旅行 学习 想法 待办
-    """.split()
-)
 
 # Words that say nothing about a memory in chat-style Chinese (single characters are dropped
 # anyway) and the pieces of a web address; English stop words come from the search's own list.
@@ -119,8 +112,8 @@ def parse_entry(text: str, *, derive_tags: bool = True) -> Entry:
     """
     category = None
     match = _CATEGORY.match(text)
-    if match and (match["mark"] or match["name"].lower() in CATEGORY_WORDS):
-        category = match["name"]
+    if match and (match["mark"] or match["name"].lower() in LEADING_WORDS):
+        category = canonical(match["name"]) if is_known(match["name"]) else match["name"]
         text = text[match.end() :]
     tags = tuple(dict.fromkeys(tag.lower() for tag in hashtags(text)))
     content = "" if _ONLY_HASHTAGS.fullmatch(text) else text.strip()

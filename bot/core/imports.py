@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.categories import canonical
 from bot.core.operations import BOT_FIELDS
 from memory.errors import MemoryInvalid
 from memory.interface import MemoryNamespace
@@ -122,7 +123,8 @@ def plan(namespace: MemoryNamespace, entries: list[Any]) -> ImportPlan:
             continue
         contents.add(folded)
         new_ids.add(memory.id)
-        result.new.append(memory.to_dict())
+        # A known category in either language is stored by its English name (bot.categories).
+        result.new.append({**memory.to_dict(), "category": canonical(memory.category)})
         if not within_reach(memory.id, now):
             result.renumbered.append(memory.id)
     return dataclasses.replace(result, present=present)

@@ -197,6 +197,39 @@ async def test_stats_counts_categories_tags_and_use(start_bot: StartBot, tmp_pat
     assert most_used[1].startswith("2. standup at 10 (2×)")
 
 
+async def test_a_known_category_is_one_in_both_languages_and_shown_in_the_readers(
+    bot: Bot,
+) -> None:
+    alice_zh = {**ALICE, "language_code": "zh-hans"}  # the same person, phone set to Chinese
+    with MemoryStore(bot.config.data_dir) as store:  # stored with the Chinese word, earlier
+        store.namespace("users/42").add("每天吃维生素", category="健康")
+    [zh] = await bot.say("/remember 健康：周五看牙医", user=alice_zh)
+    assert "📁 健康" in zh.text
+    [en] = await bot.say("/remember health: flu shot in october", user=ALICE)
+    assert "📁 health" in en.text
+    await bot.say("/remember #recipes: pancakes need 2 eggs", user=ALICE)
+    assert [m["category"] for m in bot.memories("users/42")] == [
+        "健康",  # not rewritten
+        "health",
+        "health",
+        "recipes",
+    ]
+    for asked, user, title in (
+        ("health", ALICE, "Memories (health): page 1 of 1 (total: 3)"),
+        ("健康", ALICE, "Memories (health): page 1 of 1 (total: 3)"),
+        ("health", alice_zh, "记忆 (健康)：第 1/1 页，共 3 条"),
+    ):
+        [listed] = await bot.say(f"/list {asked}", user=user)
+        assert title in listed.text, listed.text
+        assert "每天吃维生素" in listed.text and "pancakes" not in listed.text
+    [stats_en] = await bot.say("/stats", user=ALICE)
+    assert "Categories: health 3 · recipes 1" in stats_en.text
+    [stats_zh] = await bot.say("/stats", user=alice_zh)
+    assert "分类：健康 3 · recipes 1" in stats_zh.text
+    [recent] = await bot.say("/recall", user=alice_zh)
+    assert "📁 健康" in recent.text and "📁 health" not in recent.text
+
+
 async def test_list_pages_with_buttons(bot: Bot) -> None:
     for n in range(23):
         await remember(bot, f"{'work: ' if n % 2 else ''}item {n:02d}")

@@ -129,7 +129,10 @@ async def test_a_prefix_before_a_colon_is_content_unless_it_is_a_category_form(b
     assert records["standup at 10:00"] == "work"
     assert records["pancakes need 2 eggs"] == "recipes"
     [zh] = bot.memories("users/44")
-    assert (zh["content"], zh["category"]) == ("周一交报告", "工作")
+    assert (zh["content"], zh["category"]) == (
+        "周一交报告",
+        "work",
+    )  # 工作 is work (bot.categories)
     [help_text] = await bot.say("/help", user=ALICE)
     assert "#recipes:" in help_text.text and "Password: hunter2" in help_text.text
 

@@ -492,6 +492,24 @@ async def test_import_files_too_big_are_refused_before_downloading(bot: Bot) -> 
     assert bot.telegram.downloads == []
 
 
+async def test_an_old_file_s_chinese_category_is_imported_as_the_same_category(bot: Bot) -> None:
+    await bot.say("/remember health: flu shot in october", user=ALICE)
+    data = memory_file(
+        record(1_700_000_000_001, "每天吃维生素", category="健康"),
+        record(1_700_000_000_002, "松饼要两个鸡蛋", category="菜谱"),  # the user's own: as is
+    )
+    preview = await send_file(bot, data)
+    await press(bot, preview, preview.buttons[0][1], ALICE)
+    categories = {m["content"]: m["category"] for m in bot.memories("users/42")}
+    assert categories == {
+        "flu shot in october": "health",
+        "每天吃维生素": "health",
+        "松饼要两个鸡蛋": "菜谱",
+    }
+    [listed] = await bot.say("/list 健康", user=ALICE)
+    assert "(total: 2)" in listed.text
+
+
 async def test_an_export_imports_into_another_account(bot: Bot) -> None:
     await bot.say("/remember standup at 10:00 #work", user=ALICE)
     [document] = await bot.say("/export", user=ALICE, method="sendDocument")
