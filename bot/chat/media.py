@@ -49,7 +49,8 @@ from bot.chat.incoming import (
 )
 from bot.chat.services import services
 from bot.core import operations
-from bot.core.entry import keywords, parse_entry
+from bot.core.entry import parse_entry
+from bot.core.keywords import keywords
 from bot.core.policy import Caller
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block

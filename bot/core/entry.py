@@ -22,7 +22,8 @@ The syntax, as /help documents it::
   as typed. Any other text before a colon is the note itself: ``Password:
   hunter2``, ``Re: the contract``, ``公司WiFi密码：Tr0ub4dor&3`` keep every character (a
   category read from "any first word" swallowed them before).
-- No hashtags: up to five keywords of the content become the tags (``keywords``).
+- No hashtags: up to five words of the content a person would pick as tags become the tags
+  (``bot.core.keywords``: names, things, places, identifying numbers).
 
 The bot only parses; the memory library cleans and stores (lower-cases tags and categories,
 enforces the limits).
@@ -34,10 +35,7 @@ import re
 from dataclasses import dataclass
 
 from bot.categories import LEADING_WORDS, canonical, is_known
-from memory.model import MAX_TAG_CHARS
-from memory.text import STOP_WORDS, query_words
-
-MAX_KEYWORDS = 5
+from bot.core.keywords import keywords
 
 # Emoji (pictographs, symbols, dingbats), their variation selector, skin tones and joiner.
 _EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d"
@@ -53,17 +51,6 @@ _ONLY_HASHTAGS = re.compile(
 _COMMAND = re.compile(r"\s*/(\w+)(?:@\w+)?(.*)\Z", re.DOTALL)
 _COLON = r"\s*(?::[ \t]+|:\s*\n|：\s*)(?=\S)"
 _CATEGORY = re.compile(rf"\A\s*(?P<mark>{_MARK})?(?P<name>[^\W_][\w-]{{0,63}}){_COLON}")
-
-# Words that say nothing about a memory in chat-style Chinese (single characters are dropped
-# anyway) and the pieces of a web address; English stop words come from the search's own list.
-_CHINESE_STOP_WORDS = frozenset(
-    """
-    我们 你们 他们 她们 它们 这个 那个 这些 那些 一个 一些 什么 怎么 怎样 为什么 哪里 哪儿
-    可以 没有 因为 所以 但是 如果 还是 已经 就是 自己 记得 记住 一下 现在 时候 还有 或者
-    http https www com
-    """.split()
-)
-_NOT_A_TAG = re.compile(r"[:\\/'’]")
 
 
 @dataclass(frozen=True)
@@ -87,22 +74,6 @@ def split_command(text: str) -> tuple[str, str]:
 def hashtags(text: str) -> list[str]:
     """The hashtags of ``text`` without the ``#``, in order (``#123`` is not a hashtag)."""
     return _HASHTAG.findall(text)
-
-
-def keywords(text: str, limit: int = MAX_KEYWORDS) -> list[str]:
-    """Up to ``limit`` keywords of ``text``, in order: no stop words, no single characters,
-    nothing longer than a tag may be."""
-    found: list[str] = []
-    for word in query_words(text):
-        # A word too long for a tag (a key, an address) stays in the content, not in the tags.
-        if not 2 <= len(word) <= MAX_TAG_CHARS or word.isdigit() or _NOT_A_TAG.search(word):
-            continue
-        if word in STOP_WORDS or word in _CHINESE_STOP_WORDS:
-            continue
-        found.append(word)
-        if len(found) == limit:
-            break
-    return found
 
 
 def parse_entry(text: str, *, derive_tags: bool = True) -> Entry:

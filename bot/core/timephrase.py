@@ -28,9 +28,9 @@ from bot.core.timecalendar import read_clock, read_dates, read_days, read_weeks
 from bot.core.timewords import (
     CN_DAY,
     CN_WEEK,
+    DAY_END,
     EN_DAY,
     EN_NUM,
-    DAY_END,
     NUM,
     PERIOD_DEFAULT,
     PERIOD_END,

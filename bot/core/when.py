@@ -429,8 +429,8 @@ def _due(
         return wall_time(d + timedelta(days=shift), wall, zone)
 
     at = at_on(day)
-    if at <= now and (later := _later_today(r, local_now, zone, has_day_part)) is not None:
-        return later
+    if at <= now and (still := _later_today(r, local_now, zone, has_day_part)) is not None:
+        return still
     if ambiguous and at <= now and hour < 12:
         # "at 8" said at noon: 20:00 today, the next time the clock says 8.
         wall = time(hour + 12, minute)
