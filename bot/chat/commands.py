@@ -24,7 +24,6 @@ from telegram.ext import ContextTypes
 
 from bot.assistant.history import read_usage
 from bot.chat.access import (
-    actor_of,
     addressed_to_bot,
     caller_of,
     is_group,
@@ -86,27 +85,6 @@ def _refusal(language: str, error: Exception, value: str = "", content: str = ""
         return t(language, "bad_id", value=escape(preview(value, 40)))
     assert isinstance(error, MemoryInvalid), error
     return invalid_reason(language, error, content)
-
-
-async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Greet the user and show what the bot does."""
-    if (found := _request(update, context)) is None:
-        return
-    message, _, language, _ = found
-    user, actor = update.effective_user, actor_of(update)
-    if actor is not None and not actor.is_user:  # a channel, or the group itself
-        name = escape(actor.name)
-    else:
-        name = escape(user.first_name) if user is not None else ""
-    await reply_html(message, t(language, "start", name=name))
-
-
-async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """List the commands and the syntax of a memory."""
-    if (found := _request(update, context)) is None:
-        return
-    message, _, language, _ = found
-    await reply_html(message, t(language, "help"))
 
 
 async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -118,8 +118,20 @@ _HELP_ZH = """<b>命令</b>
 
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
-        "start": "👋 Hi {name}! I remember things for you and find them again when you ask.\n\n"
-        + _HELP_EN,
+        "start": "👋 Hi {name}! Tell me what is worth keeping; ask for it later in your own "
+        "words, and I find it.\n\n"
+        "<code>remember my locker is 117</code>\n"
+        "<code>which locker is mine?</code>\n\n"
+        "💡 shows more to try; /help lists every command.",
+        "start_examples": "💡 <b>Things to send</b> (tap one to copy it):\n"
+        "<code>remember my passport is in the desk drawer</code>\n"
+        "<code>where is my passport?</code>\n"
+        "<code>/remember work: standup at 10 #meeting</code>\n"
+        "<code>remind me tomorrow at 9 to call mom</code>\n"
+        "<code>/remind every monday 9:00 weekly report</code>\n"
+        "<code>/list</code> · <code>/stats</code> · <code>/reminders</code> · <code>/undo</code>",
+        "button_examples_plain": "💡 Examples",
+        "button_help_plain": "📖 Help",
         "help": _HELP_EN,
         "usage_remember": "What should I remember? Send <code>/remember standup is at 10:00</code>"
         " or reply to a message with /remember.",
@@ -349,7 +361,19 @@ STRINGS: dict[str, dict[str, str]] = {
         "weekdays_plain": "Mon Tue Wed Thu Fri Sat Sun",
     },
     "zh": {
-        "start": "👋 你好，{name}！我帮你记住事情，你问的时候再帮你找出来。\n\n" + _HELP_ZH,
+        "start": "👋 你好，{name}！把值得记住的事告诉我，以后用你自己的话问，我帮你找出来。\n\n"
+        "<code>记住我的柜子是117号</code>\n"
+        "<code>我的柜子是几号？</code>\n\n"
+        "💡 里有更多例子；/help 列出所有命令。",
+        "start_examples": "💡 <b>可以这样发</b>（点一下就能复制）：\n"
+        "<code>记住护照在书桌抽屉里</code>\n"
+        "<code>我的护照在哪？</code>\n"
+        "<code>/remember 工作：每天十点站会 #会议</code>\n"
+        "<code>提醒我明天早上9点给妈妈打电话</code>\n"
+        "<code>/remind 每周一早上9点 写周报</code>\n"
+        "<code>/list</code> · <code>/stats</code> · <code>/reminders</code> · <code>/undo</code>",
+        "button_examples_plain": "💡 例子",
+        "button_help_plain": "📖 帮助",
         "help": _HELP_ZH,
         "usage_remember": "要记住什么？发送 <code>/remember 每天十点站会</code>，"
         "或回复一条消息并发送 /remember。",

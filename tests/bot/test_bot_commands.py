@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
+from typing import Any
 
-from bot_harness import ALICE, LI, Bot, StartBot, memory_file
+import pytest
+from bot_harness import ALICE, LI, Bot, StartBot, is_help, memory_file
 
 from bench.fakes.telegram_server import FakeBotAPI
 from bot.view.i18n import COMMANDS
@@ -23,10 +26,37 @@ async def remember(bot: Bot, text: str, user: dict = ALICE) -> int:
     return memory_id(reply.text)
 
 
-async def test_start_and_help_speak_the_users_language(bot: Bot) -> None:
-    [start] = await bot.say("/start", user=ALICE)
-    assert "Hi Alice" in start.text and "/remember" in start.text
-    assert start.params["parse_mode"] == "HTML"
+def screen_lines(text: str, columns: int = 40) -> int:
+    """How many lines ``text`` takes on a phone about ``columns`` Latin letters wide (a CJK
+    character or an emoji takes two)."""
+    lines = 0
+    for line in text.split("\n"):
+        width = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+        lines += max(1, -(-width // columns))
+    return lines
+
+
+@pytest.mark.parametrize("user", [ALICE, LI])
+async def test_start_fits_on_a_phone_screen_with_examples_and_help_buttons(
+    bot: Bot, user: dict[str, Any]
+) -> None:
+    [start] = await bot.say("/start", user=user)
+    assert user["first_name"] in start.text and start.params["parse_mode"] == "HTML"
+    assert screen_lines(start.text) <= 12, start.text  # a phone shows 12-15 short lines
+    [(examples, examples_data), (help_label, help_data)] = start.buttons
+    assert examples.startswith("💡") and help_label.startswith("📖")
+    since = bot.telegram.mark()
+    await bot.press(start, examples_data, user=user)
+    [shown] = await bot.telegram.wait("sendMessage", since=since, chat_id=user["id"])
+    assert shown.text.startswith("💡") and shown.text.count("\n") >= 5
+    assert "<code>" in shown.params["text"]  # each example is tap-to-copy
+    since = bot.telegram.mark()
+    await bot.press(start, help_data, user=user)
+    [manual] = await bot.telegram.wait("sendMessage", since=since, chat_id=user["id"])
+    assert is_help(manual) and screen_lines(manual.text) > 12  # the manual, not the greeting
+
+
+async def test_help_speaks_the_users_language(bot: Bot) -> None:
     [help_zh] = await bot.say("/help", user=LI)
     assert "命令" in help_zh.text and "/recall" in help_zh.text
 

@@ -66,7 +66,7 @@ def test_a_note_of_several_lines_goes_between_triple_quotes(tmp_path: Path) -> N
     run = run_bot("console", cwd=tmp_path, stdin=session + "\n")
     assert run.returncode == 0, run.stderr
     assert stored(tmp_path / "data") == [
-        "shopping list:\nmilk\n\neggs",
+        "shopping list:\nmilk\n\neggs #groceries",
         'one line with """ and """ inside',
         "never closed\nthe end of input sends it anyway",
     ]
