@@ -173,12 +173,14 @@ async def show_matches(
     query: str,
     *,
     footer: str = "",
+    footer_if_none: str = "",
     extra: Sequence[InlineKeyboardButton] = (),
-) -> None:
+) -> bool:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
-    ``footer`` (HTML) ends the reply, ``extra`` buttons are its keyboard's last row. Shared by
-    /recall and by free text."""
-    tail = f"\n\n{footer}" if footer else ""
+    ``footer`` (HTML) ends the reply, ``footer_if_none`` too when nothing was found, ``extra``
+    buttons are its keyboard's last row; whether anything was found. Shared by /recall and by
+    free text."""
+    tail = "".join(f"\n\n{part}" for part in (footer, footer_if_none) if part)
     found = await services(context).operations.run(
         caller.namespace,
         operations.recall_page,
@@ -191,10 +193,11 @@ async def show_matches(
             await reply_html(message, none + tail, with_row(None, extra))
         else:
             await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
-        return
+        return False
     text, keyboard = recall_view(found, language, footer=footer)
     await reply_html(message, text, with_row(keyboard, extra))
     await send_all_back(message, list(found.memories))  # the photos and files themselves
+    return True
 
 
 MAX_FORGET_IDS = 10  # ids one /forget asks about (a confirmation each)

@@ -333,12 +333,23 @@ async def test_export_sends_an_article_format_memory_json(bot: Bot) -> None:
     assert "Exported: 1" in document.text
 
 
-async def test_free_text_searches_and_hints_at_remember(bot: Bot) -> None:
+HINT = "send /remember before it"
+
+
+async def test_free_text_hints_at_remember_only_where_it_helps(bot: Bot) -> None:
     await remember(bot, "my code is in D:\\projects #code")
-    [reply] = await bot.say("where is my code?", user=ALICE)
-    assert "D:\\projects" in reply.text
-    assert "send /remember before it" in reply.text
-    assert reply.buttons  # a forget button per result
+    [found] = await bot.say("where is my code?", user=ALICE)  # a question that found its answer
+    assert "D:\\projects" in found.text and HINT not in found.text
+    assert found.buttons  # a forget button per result
+    [statement] = await bot.say("the spare key is under the flower pot", user=ALICE)
+    assert any(data.startswith("rt:") for _, data in statement.buttons)  # 💾 says it
+    assert HINT not in statement.text
+    [nothing] = await bot.say("where is my passport?", user=ALICE)  # found nothing: it helps
+    assert "I found nothing" in nothing.text and HINT in nothing.text
+    [again] = await bot.say("what is my blood type?", user=ALICE)  # not twice in a day
+    assert "I found nothing" in again.text and HINT not in again.text
+    [other] = await bot.say("where is my passport?", user=LI)  # another chat has its own day
+    assert "没有找到" in other.text and "/remember" in other.text
 
 
 async def test_unknown_command_points_to_help(bot: Bot) -> None:
