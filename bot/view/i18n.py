@@ -9,16 +9,20 @@ never parsed as HTML, so they are not escaped.
 
 from __future__ import annotations
 
-import html
+import logging
+import re
 
 from telegram import User
 
-from bot.view import reminder_strings, zone_strings
+from bot.view import problem_strings, reminder_strings, zone_strings
 from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
 
 LANGUAGES = ("en", "zh")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+log = logging.getLogger(__name__)
 
 # The commands, in menu order: (command, key of its description).
 COMMANDS = (
@@ -269,12 +273,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "export_caption": "Exported: {count}, in the article's memory.json format.",
         "export_empty": "Nothing to export yet.",
         "invalid": "I couldn't do that: {reason}",
-        "invalid_content": "a memory is 1 to {max_chars} characters of text ({chars} given), "
-        "without NUL characters.",
-        "invalid_tags": "at most {max_tags} tags, each up to {max_label} characters, without "
-        "control characters.",
-        "invalid_category": "a category is up to {max_label} characters, without control "
-        "characters.",
         "unknown_command": "I don't know that command. /help lists what I can do.",
         "refused": "Sorry, this bot is private. Your Telegram user id is <code>{user_id}</code>:"
         " send it to the bot's owner, who can add it to <code>allowed_user_ids</code>.",
@@ -494,10 +492,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "export_caption": "{count} 条记忆，文章中的 memory.json 格式。",
         "export_empty": "还没有可以导出的记忆。",
         "invalid": "无法完成：{reason}",
-        "invalid_content": "一条记忆是 1 到 {max_chars} 个字符的文本（这里有 {chars} 个），"
-        "且不能含 NUL 字符。",
-        "invalid_tags": "标签最多 {max_tags} 个，每个最多 {max_label} 个字符，且不能含控制字符。",
-        "invalid_category": "分类最多 {max_label} 个字符，且不能含控制字符。",
         "unknown_command": "我不认识这个命令。/help 里有我能做的事。",
         "refused": "抱歉，这是私人机器人。你的 Telegram 用户编号是 <code>{user_id}</code>："
         "把它发给机器人的主人，主人可以把它加入 <code>allowed_user_ids</code>。",
@@ -585,6 +579,8 @@ STRINGS["en"].update(reminder_strings.EN)
 STRINGS["zh"].update(reminder_strings.ZH)
 STRINGS["en"].update(zone_strings.EN)
 STRINGS["zh"].update(zone_strings.ZH)
+STRINGS["en"].update(problem_strings.EN)
+STRINGS["zh"].update(problem_strings.ZH)
 
 
 def language_of(user: User | None) -> str:
@@ -600,19 +596,33 @@ def t(language: str, key: str, **values: object) -> str:
 
 
 def invalid_reason(language: str, error: MemoryInvalid, content: str = "") -> str:
-    """Why the memory library refused an entry, in the user's language (escaped HTML).
+    """Why the memory library refused an entry, in words for a person (escaped HTML).
 
-    The library's own message is English; for the fields a user types (content, tags,
-    category) the reason is told here, with the limits. ``content`` is what the user gave.
+    Never the library's own message (English, for programmers: it goes to the log): the
+    error's ``field`` and ``content`` (what the person sent) choose a sentence of
+    ``bot.view.problem_strings``, with the limits.
     """
+    log.info("refused an entry: %s (field %s)", error.message, error.field)
     limits = {
         "max_chars": MAX_CONTENT_CHARS,
         "max_tags": MAX_TAGS,
         "max_label": MAX_TAG_CHARS,
         "chars": len(content.strip()),
     }
-    key = {"content": "invalid_content", "tags": "invalid_tags", "tag": "invalid_tags"}.get(
-        error.field or "", "invalid_category" if error.field == "category" else ""
-    )
-    reason = t(language, key, **limits) if key else html.escape(error.message)
-    return t(language, "invalid", reason=reason)
+    field = error.field or ""
+    if field == "content":
+        if "\x00" in content:
+            key = "problem_invisible"
+        elif _SURROGATE.search(content):
+            key = "problem_broken"
+        elif not content.strip():
+            key = "problem_empty"
+        elif len(content.strip()) > MAX_CONTENT_CHARS:
+            key = "problem_too_long"
+        else:
+            key = "problem_other"
+    else:
+        key = {"tags": "invalid_tags", "tag": "invalid_tags", "category": "invalid_category"}.get(
+            field, "problem_other"
+        )
+    return t(language, "invalid", reason=t(language, key, **limits))

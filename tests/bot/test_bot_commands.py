@@ -136,7 +136,7 @@ async def test_a_refusal_is_explained_in_the_users_language(bot: Bot) -> None:
     assert "无法完成" in reply.text and "4000" in reply.text and "4001" in reply.text
     assert "content is" not in reply.text  # not the library's English message
     [reply] = await bot.say("/remember 标签太多 " + " ".join(f"#t{i}" for i in range(25)), user=LI)
-    assert "标签最多 20 个" in reply.text
+    assert "最多 20 个标签" in reply.text
     assert bot.namespaces() == []
 
 

@@ -354,7 +354,7 @@ async def test_a_failing_transcription_keeps_the_voice_note(
     llm.transcripts.append("")  # silence
     async with start_bot(sections=transcription(llm)) as bot:
         [reply] = replies(await post(bot, user=LI, voice=voice_of(bot.telegram)))
-        assert "没能转写这条语音（转写服务出错：HTTP 500）" in reply.text
+        assert "没能转写这条语音（转写服务出了问题）" in reply.text and "HTTP" not in reply.text
         assert "🎤 语音（0:07）" in reply.text
         [reply] = replies(await post(bot, user=ALICE, voice=voice_of(bot.telegram)))
         assert "no words were heard" in reply.text
@@ -411,7 +411,9 @@ async def test_an_import_is_previewed_then_applied_once(bot: Bot) -> None:
     preview = await send_file(bot, data)
     assert "5 memories in the file" in preview.text
     assert "• 2 new\n• 1 already here\n• 2 refused" in preview.text
-    assert "content is empty" in preview.text and "not a JSON object" in preview.text
+    assert "its text is empty, too long or has a character I can't store (entry 3)" in preview.text
+    assert "it is not a memory (an object with an id and a text) (entry 4)" in preview.text
+    assert "content is empty" not in preview.text  # the library's words are for the log
     assert bot.memories("users/42")[1:] == []  # nothing changed yet
     [(_, apply), _] = preview.buttons
     done = await press(bot, preview, apply, ALICE)
@@ -439,7 +441,9 @@ async def test_an_import_renumbers_ids_from_the_far_future_and_adds_go_on(bot: B
     )
     preview = await send_file(bot, data)
     assert "• 3 new\n• 0 already here\n• 3 refused" in preview.text
-    assert "not a memory id: -1 (out of range)" in preview.text
+    assert "3 × it has no id or no text, or a field that a memory file does not hold" in (
+        preview.text
+    )
     assert f"2 ids renumbered (old → new, given at import): {far}, 9999999999999;" in preview.text
     done = await press(bot, preview, preview.buttons[0][1], ALICE)
     assert "Imported 3 memories (0 were already here, 3 refused)" in done
@@ -469,10 +473,12 @@ async def test_an_import_can_be_cancelled_and_only_its_sender_may_press(bot: Bot
 @pytest.mark.parametrize(
     ("content", "expected"),
     [
-        (b"{not json", "is not a JSON file I can read"),
-        (b"\xff\xfe\x00garbage", "is not a JSON file I can read"),
-        (b"[" * 100_000 + b"]" * 100_000, "is not a JSON file I can read"),
-        (b'{"memories": []}', "not a list of memories (the file holds an object"),
+        (b"{not json", "is not a memory file I can read: it stops making sense at line 1"),
+        (b'[\n{"id": 1,\n "content": "x"\n "tags": []}]', "stops making sense at line 4"),
+        (b"\xff\xfe\x00garbage", "is not a memory file I can read"),
+        (b"\x80\x81 not utf-8", "is not a memory file I can read: it is not text"),
+        (b"[" * 100_000 + b"]" * 100_000, "is not a memory file I can read: it is nested"),
+        (b'{"memories": []}', "not a list of memories (the file holds one object, not a list"),
         (b'"just text"', "not a list of memories"),
     ],
 )
