@@ -90,6 +90,8 @@ Reminders and the digest are printed here when they come, numbered like replies.
 STRINGS = {
     "en": {
         "you": "You",
+        "edited": "(edited)",
+        "document": "[{name}, {size} bytes]",
         "no_button": "(there is no such button)",
         "no_message": "(there is no message #{number})",
         "press_hint": "  (type /press N, or just N, to press a button)",
@@ -101,6 +103,8 @@ STRINGS = {
     },
     "zh": {
         "you": "你",
+        "edited": "（已修改）",
+        "document": "[{name}，{size} 字节]",
         "no_button": "（没有这个按钮）",
         "no_message": "（没有第 #{number} 条消息）",
         "press_hint": "  （输入 /press N 或只输入 N 按下按钮）",
@@ -228,11 +232,11 @@ class Console:
         if replied is not None and replied["message_id"] in self._number_of:
             head.append(f"↩ #{self._number_of[replied['message_id']]}")
         if sent.kind == "edit":
-            head.append("(edited)")
+            head.append(self._text("edited"))
         lines = [" ".join([*head, sent.text]).rstrip()]
         if sent.kind == "document":
             name = message.get("document", {}).get("file_name", "document")
-            lines.append(f"[{name}, {len(sent.document)} bytes]")
+            lines.append(self._text("document", name=name, size=len(sent.document)))
             lines.append(sent.document.decode("utf-8", "replace"))
         if sent.buttons:
             self._keyboard = number

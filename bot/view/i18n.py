@@ -215,6 +215,12 @@ STRINGS: dict[str, dict[str, str]] = {
         "anyone's changes).",
         "undo_gone_plain": "Nothing to do: this change was undone already, or is too old.",
         "door_model": "the assistant",
+        "door_button": "a button",
+        "door_text": "a message",
+        "door_cli": "the command line",
+        "door_library": "a program",
+        "history_version": "v{n}",
+        "history_someone": "user {id}",
         "history_who": "{who} via {door}",
         "history_recent_title": "🕘 <b>The last {count} changes</b> (newest first)",
         "history_hint": "/history <i>id</i> shows every version of one memory.",
@@ -443,6 +449,12 @@ STRINGS: dict[str, dict[str, str]] = {
         "undo_nothing_group": "本聊天里没有你可以撤销的改动（管理员可以撤销任何人的改动）。",
         "undo_gone_plain": "无需操作：这次改动已经撤销过，或者已经太旧。",
         "door_model": "助手",
+        "door_button": "按钮",
+        "door_text": "消息",
+        "door_cli": "命令行",
+        "door_library": "程序",
+        "history_version": "第 {n} 版",
+        "history_someone": "用户 {id}",
         "history_who": "{who} 通过 {door}",
         "history_recent_title": "🕘 <b>最近 {count} 次改动</b>（最新的在前）",
         "history_hint": "/history <i>编号</i> 可以查看一条记忆的每个版本。",
@@ -457,8 +469,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "op_import": "导入",
         "op_update": "修改",
         "op_restore": "恢复",
-        "button_version_plain": "↩ 改回 v{n}",
-        "button_reinstate_version_plain": "♻ 恢复 v{n}",
+        "button_version_plain": "↩ 改回第 {n} 版",
+        "button_reinstate_version_plain": "♻ 恢复第 {n} 版",
         "button_reinstate_plain": "♻ 恢复 {id}",
         "restored": "♻ 已恢复：\n{memory}",
         "cmd_undo_plain": "撤销本聊天里最近的一次改动",
@@ -481,8 +493,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_bad_response": "⚠️ 语言模型返回了我无法读取的内容。什么都没有改动，请再试一次。",
         "llm_tool_limit": "🔁 我停下了：模型连续 {rounds} 轮调用记忆工具却没有给出回答，这些调"
         "用做的改动我已撤销。请换个说法，或者问得更具体一些。",
-        "stats_llm": "<b>语言模型：</b>{turns} 条消息，提示 {prompt} + 生成 {completion} 个 tok"
-        "en（自 {since} 起）",
+        "stats_llm": "<b>语言模型：</b>{turns} 条消息，提示 {prompt} + 生成 {completion} 个词元"
+        "（自 {since} 起）",
         "stats_search_keywords": "<b>搜索：</b>仅关键词",
         "stats_search_failing": "<b>搜索：</b>暂时仅关键词（向量服务出错，恢复后自动按语义搜索）",
         "stats_search_hybrid": "<b>搜索：</b>关键词 + 语义（{model}；已嵌入 {embedded}/{total} "
@@ -514,7 +526,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "admin_error": "⚠️ 处理一条消息时出错：<code>{error}</code>。详细信息见日志。",
         "admin_poison": (
             "⚠️ 机器人在处理更新 {update_id}（聊天 {chat}）时已崩溃 {tries} 次；它已移到 "
-            "data/.bot/poison.jsonl，不会再处理。它的开头是：<code>{text}</code>"
+            "<code>data/.bot/poison.jsonl</code>，不会再处理。它的开头是：<code>{text}</code>"
         ),
         "refused_plain": "抱歉，这是私人机器人。你的 Telegram 用户编号是 {user_id}。",
         "stale_plain": "这条记忆已经不在这里了。",
@@ -540,7 +552,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
         "cmd_related_plain": "相关记忆：/related 编号",
         "cmd_export_plain": "下载 memory.json",
-        "cmd_digest_plain": "定期摘要：/digest on、off 或 now",
+        "cmd_digest_plain": "定期摘要：/digest on、/digest off 或 /digest now",
         "digest_title": "📬 <b>你的记忆摘要</b> · 共 {total} 条",
         "digest_title_group": "📬 <b>“{group}”的记忆摘要</b> · 共 {total} 条",
         "digest_title_this_group": "📬 <b>本群的记忆摘要</b> · 共 {total} 条",

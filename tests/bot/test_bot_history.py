@@ -122,7 +122,7 @@ async def test_history_lists_versions_and_restores_one_and_a_deleted_memory(bot:
     await _forget(bot, memory_id, ALICE)
     [recent] = await bot.say("/history", user=ALICE)
     assert recent.text.index("🗑") < recent.text.index("♻️")  # newest first
-    assert "Alice via button" in recent.text
+    assert "Alice via a button" in recent.text
     [(label, data)] = recent.buttons
     assert label == f"♻ Restore {memory_id}"
     await bot.press(recent, data, user=BOB)  # another chat: finds nothing
