@@ -211,6 +211,25 @@ class Bm25Ranker:
                 scores = self._rescore(self._expand(wanted, scores), scores)
         return sorted(scores.items(), key=_order(memories), reverse=True)[:limit]
 
+    def coverage(self, query: str, ids: list[int]) -> list[float]:
+        """For each memory of ``ids``, the share of ``query``'s weight (idf x saturated query
+        frequency, the query's own terms) that its terms hold, 0..1; 0.0 if it is not indexed.
+        """
+        wanted = query_terms(query)
+        with self._lock:
+            self._flush()
+            weight = dict(self._known(wanted))
+            total = sum(weight.values())
+            shares = []
+            for memory_id in ids:
+                slot = self._index.slot_of.get(memory_id)
+                if slot is None or not total:
+                    shares.append(0.0)
+                    continue
+                held = set(self._index.bag(slot)[0])
+                shares.append(min(1.0, sum(w for tid, w in weight.items() if tid in held) / total))
+        return shares
+
     def _idfs(self, tids: list[int]) -> list[float]:
         """The idf of each term (math.log, as numpy's log may round differently)."""
         count = len(self._index)
