@@ -214,12 +214,22 @@ class Bm25Ranker:
     def coverage(self, query: str, ids: list[int]) -> list[float]:
         """For each memory of ``ids``, the share of ``query``'s weight (idf x saturated query
         frequency, the query's own terms) that its terms hold, 0..1; 0.0 if it is not indexed.
-        """
+        A query term that no memory holds counts with the largest idf."""
         wanted = query_terms(query)
         with self._lock:
             self._flush()
             weight = dict(self._known(wanted))
-            total = sum(weight.values())
+            # A term no memory holds weighs as the rarest (df 0): "blood type" asked of notes
+            # that mention blood but no type is half answered, not wholly.
+            unseen = 0.0
+            count = len(self._index)
+            rarest = math.log(1.0 + (count + 0.5) / 0.5) if count else 0.0
+            vocab, df = self._index.vocab, self._index.df
+            for term, qtf in wanted.items():
+                tid = vocab.get(term)
+                if tid is None or not df[tid]:
+                    unseen += rarest * qtf * (K3 + 1.0) / (K3 + qtf) * (K1 + 1.0)
+            total = sum(weight.values()) + unseen
             shares = []
             for memory_id in ids:
                 slot = self._index.slot_of.get(memory_id)

@@ -66,6 +66,13 @@ MAX_QUERY_CHARS = 2000
 _TURN = re.compile(r"^\s*([^\s:：][^:：\n]{0,39})[:：]\s*(\S.*)$")
 
 
+def is_dialogue(query: str) -> bool:
+    """Whether ``query`` is a transcript (several ``Name: text`` lines, the last one a turn)."""
+    lines = [line for line in query.splitlines() if line.strip()]
+    turns = sum(1 for line in lines if _TURN.match(line))
+    return len(lines) >= 2 and turns >= 2 and _TURN.match(lines[-1]) is not None
+
+
 def dense_query(query: str) -> str:
     """What to embed for ``query``: the last turn of a dialogue, else the query itself."""
     lines = [line for line in query.splitlines() if line.strip()]

@@ -21,21 +21,48 @@ applied by the doors that show or count hits, never by ``search`` itself:
   are what the model receives as the answer to a question, and what may count as used; a hit
   far below the best is a neighbour, not the answer.
 
+- ``decide``: what a reply shows. The ranking decides the order; this decides how much of
+  it answers. Each of the ranking's first ``LOOKED_AT`` matches gets a score from its
+  ``Evidence`` (a linear score, fitted by logistic regression as the odds that the memory is
+  the answer: see ``Calibration``); the best must reach the calibration's ``threshold``, or
+  nothing is shown ("I found nothing about ..."); then every match within ``spread`` of the
+  best and at least ``threshold - slack`` is shown, at most ``SHOWN``, in the ranking's
+  order. So a clear match is shown alone, several close ones together, and a question
+  nothing answers gets nothing. The rest are ``Answer.weaker`` (the doors' "More ▶").
+
+Calibration. The scores' weights and thresholds are fitted per language of the question
+(Chinese when at least ``CJK_SHARE`` of its letters are CJK, else English), per form (a
+question, or a pasted dialogue whose last turn is what is embedded, ``memory.hybrid
+.dense_query``) and per search mode (with meaning: cosines; keywords only), on the benchmark
+sets of ``../shared/bench`` and the project's own notes (``bench/data``, the visible half):
+``python -m bench.precision --fit`` prints ``CALIBRATIONS``, and without ``--fit`` measures
+them (evidence shown, abstained, mean shown; README "Answers"). What separates an answer from
+"nothing here" is mostly the meaning: the cosine's level (where other namespaces hold similar
+text) and its gap to the namespace's typical cosine for the question (where they do not); the
+keyword coverage helps, the fused score alone tells nothing (it is scaled to the best keyword
+match, so the top is about 1.0 whatever was asked).
+
 What counts as a use in the bot (``accessCount`` + 1, ``accessedAt`` now, by
 ``MemoryNamespace.touch``) is decided by the bot and documented in ``bot.core.operations``.
 """
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
 
 from memory.bm25 import memory_terms, query_terms
+from memory.hybrid import is_dialogue
 from memory.model import Hit, Memory
 from memory.text import fold
 
 _ALL_CJK = re.compile("[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]+")
 
+LOOKED_AT = 5  # the ranking's first matches that may be shown
+SHOWN = 3  # shown at most: the answer, or two or three close ones
+CJK_SHARE = 0.3  # a question this much CJK (of its letters) is read as Chinese
 USE_FLOOR = 0.2  # an answer scores at least this share of the best match
 QUOTE_CHARS = 12  # a quote: this many characters of a memory in a row (spaces folded),
 QUOTE_CJK_CHARS = 6  # or this many CJK characters in a row
@@ -108,3 +135,174 @@ def quotes(text: str, memories: Iterable[Memory]) -> dict[int, Memory]:
         ):
             found[memory.id] = memory
     return found
+
+
+# -- what a reply shows ------------------------------------------------------------------------
+
+_LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
+MEANING_FEATURES = ("cosine", "gap", "coverage", "keyword_top", "place", "below_best")
+KEYWORD_FEATURES = ("coverage", "keyword_top", "place", "relative", "log_score")
+
+
+@dataclass(frozen=True)
+class Calibration:
+    """A linear score of a hit's features (``weights`` in the order of ``features``, plus
+    ``bias``: the log-odds that the hit is the answer) and the rule of what is shown."""
+
+    features: tuple[str, ...]
+    weights: tuple[float, ...]
+    bias: float
+    threshold: float  # the best match must score this, or nothing is shown
+    slack: float  # others may score down to threshold - slack,
+    spread: float  # and at most this much below the best
+
+    def score(self, values: dict[str, float]) -> float:
+        """The score of one hit's feature ``values``."""
+        return self.bias + sum(
+            w * values[name] for name, w in zip(self.features, self.weights, strict=True)
+        )
+
+
+@dataclass(frozen=True)
+class Answer:
+    """What a reply shows (``shown``, in the ranking's order) and the weaker matches after."""
+
+    shown: tuple[Hit, ...]
+    weaker: tuple[Hit, ...]
+
+
+def language(query: str) -> str:
+    """``"zh"`` when at least ``CJK_SHARE`` of the query's letters are CJK, else ``"en"``."""
+    letters = _LETTER.findall(query)
+    if not letters:
+        return "en"
+    cjk = sum(1 for ch in letters if _ALL_CJK.fullmatch(ch))
+    return "zh" if cjk >= CJK_SHARE * len(letters) else "en"
+
+
+def kind(query: str, hits: Sequence[Hit]) -> tuple[str, str, str]:
+    """(language, form, mode): which calibration applies to ``hits`` of ``query``."""
+    meaning = any(hit.evidence is not None and hit.evidence.cosine is not None for hit in hits)
+    form = "dialogue" if is_dialogue(query) else "question"
+    return language(query), form, "meaning" if meaning else "keywords"
+
+
+def features(hits: Sequence[Hit]) -> list[dict[str, float]]:
+    """Each hit's features (``MEANING_FEATURES`` and ``KEYWORD_FEATURES``), in their order."""
+    top = max((hit.score for hit in hits), default=0.0)
+    rows = []
+    for place, hit in enumerate(hits):
+        evidence = hit.evidence
+        coverage = evidence.coverage if evidence is not None else 0.0
+        keyword_top = 1.0 if evidence is not None and evidence.keyword_rank == 0 else 0.0
+        typical = evidence.typical if evidence is not None else None
+        cosine = evidence.cosine if evidence is not None else None
+        if cosine is None:
+            cosine = typical if typical is not None else 0.0
+        best = evidence.best if evidence is not None and evidence.best is not None else cosine
+        rows.append(
+            {
+                "cosine": cosine,
+                "gap": cosine - (typical if typical is not None else cosine),
+                "coverage": coverage,
+                "keyword_top": keyword_top,
+                "place": float(place),
+                "below_best": best - cosine,
+                "relative": hit.score / top if top > 0 else 0.0,
+                "log_score": math.log1p(max(hit.score, 0.0)),
+            }
+        )
+    return rows
+
+
+def decide(query: str, hits: Sequence[Hit]) -> Answer:
+    """What a reply to ``query`` shows of ``hits`` (a search's, best first; module docstring).
+
+    Hits without evidence (the seed ranker's) are shown as the ``matches`` they are, at most
+    ``SHOWN``: there is nothing to judge them by."""
+    found = matches(query, hits)
+    if not found:
+        return Answer((), ())
+    if all(hit.evidence is None for hit in found):
+        return Answer(tuple(found[:SHOWN]), tuple(found[SHOWN:]))
+    calibration = CALIBRATIONS[kind(query, found)]
+    head = found[:LOOKED_AT]
+    scores = [calibration.score(values) for values in features(head)]
+    best = max(scores)
+    if best < calibration.threshold:
+        return Answer((), tuple(found))
+    floor = max(calibration.threshold - calibration.slack, best - calibration.spread)
+    chosen = sorted(range(len(head)), key=lambda i: -scores[i])
+    keep = {i for i in chosen[:SHOWN] if scores[i] >= floor}
+    shown = tuple(hit for i, hit in enumerate(head) if i in keep)
+    weaker = tuple(hit for i, hit in enumerate(found) if i not in keep)
+    return Answer(shown, weaker)
+
+
+# Fitted by ``python -m bench.precision --fit`` (see the module docstring); do not edit by hand.
+CALIBRATIONS: dict[tuple[str, str, str], Calibration] = {
+    ("en", "dialogue", "keywords"): Calibration(
+        features=("coverage", "keyword_top", "place", "relative", "log_score"),
+        weights=(10.1196, 0.2721, -0.4914, -1.9782, 0.1227),
+        bias=-0.2994,
+        threshold=0.694,
+        slack=1.0,
+        spread=2.0,
+    ),
+    ("en", "dialogue", "meaning"): Calibration(
+        features=("cosine", "gap", "coverage", "keyword_top", "place", "below_best"),
+        weights=(-31.5566, 72.3639, 7.5523, 0.5881, -0.047, 10.1357),
+        bias=20.7733,
+        threshold=0.245,
+        slack=1.0,
+        spread=2.0,
+    ),
+    ("en", "question", "keywords"): Calibration(
+        features=("coverage", "keyword_top", "place", "relative", "log_score"),
+        weights=(0.937, 0.3957, -0.0469, -0.3354, 2.1757),
+        bias=-5.9499,
+        threshold=0.868,
+        slack=1.5,
+        spread=2.0,
+    ),
+    ("en", "question", "meaning"): Calibration(
+        features=("cosine", "gap", "coverage", "keyword_top", "place", "below_best"),
+        weights=(21.8726, 23.7382, 2.6971, 0.7279, -0.2636, 17.217),
+        bias=-21.1514,
+        threshold=1.117,
+        slack=2.0,
+        spread=3.0,
+    ),
+    ("zh", "dialogue", "keywords"): Calibration(
+        features=("coverage", "keyword_top", "place", "relative", "log_score"),
+        weights=(-18.7978, 0.9639, -0.3264, 1.0108, 0.2741),
+        bias=1.6551,
+        threshold=0.666,
+        slack=0.5,
+        spread=3.0,
+    ),
+    ("zh", "dialogue", "meaning"): Calibration(
+        features=("cosine", "gap", "coverage", "keyword_top", "place", "below_best"),
+        weights=(-24.9373, 70.2999, -12.5093, 1.1545, -0.275, 0.0169),
+        bias=22.4586,
+        threshold=0.391,
+        slack=0.5,
+        spread=2.0,
+    ),
+    ("zh", "question", "keywords"): Calibration(
+        features=("coverage", "keyword_top", "place", "relative", "log_score"),
+        weights=(4.2913, -0.2699, -0.1961, -1.3538, 2.1383),
+        bias=-7.3051,
+        threshold=0.954,
+        slack=1.5,
+        spread=3.0,
+    ),
+    ("zh", "question", "meaning"): Calibration(
+        features=("cosine", "gap", "coverage", "keyword_top", "place", "below_best"),
+        weights=(46.6233, 29.3232, 2.5982, -0.0114, -0.1321, -15.4563),
+        bias=-43.0199,
+        threshold=0.594,
+        slack=1.0,
+        spread=2.0,
+    ),
+}
