@@ -14,7 +14,7 @@ The namespace of the user (``users/42``) is filled with ``--memories`` synthetic
   /remember), the rendering, and the fake's own HTML parsing of each reply. ``flood_control``
   is off: Telegram's own limit (30 messages a second) would otherwise be what is measured.
 - ``handler ms``: the median time of one update through ``Application.process_update`` with
-  the Bot API answered in-process (``bot.chat.console.LocalBotAPI``): dispatch, handler, store,
+  the Bot API answered in-process (``bot.chat.local_api.LocalBotAPI``): dispatch, handler, store,
   rendering and request building, without the network.
 
 Before timing, one /recall builds the ranking index (reported as ``first recall``, the cost a
@@ -43,7 +43,7 @@ from telegram import Update
 
 from bench.store_bench import queries, synthetic_records
 from bot.chat.app import BotApplication, build_application, serving
-from bot.chat.console import LocalBotAPI
+from bot.chat.local_api import LocalBotAPI
 from bot.config import Config, parse_config
 from memory.store import MemoryStore
 

@@ -3,7 +3,7 @@
     python -m bench.stall_bench [--memories 100000] [--runs 3] [--json FILE]
 
 A namespace of ``--memories`` memories is opened cold by a fresh bot (the real
-``Application``, the Bot API answered in-process by ``bot.chat.console.LocalBotAPI``), and its
+``Application``, the Bot API answered in-process by ``bot.chat.local_api.LocalBotAPI``), and its
 owner sends ``/recall``: the namespace is loaded and its search index built, which takes
 seconds at 100,000 memories. 20 ms later another user sends ``/help``, which needs no store at
 all. Measured per run:
@@ -35,7 +35,7 @@ from telegram import Update
 
 from bench.bot_bench import prepare, running
 from bench.store_bench import corpus_records, real_corpus, synthetic_records
-from bot.chat.console import LocalBotAPI, Outgoing
+from bot.chat.local_api import LocalBotAPI, Outgoing
 from memory.store import MemoryStore
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "data"

@@ -217,7 +217,7 @@ def run_telegram(config: Config) -> int:
 
 def run_console(config: Config, user_id: int | None, language: str | None) -> int:
     """Talk to the bot on stdin/stdout until end of input."""
-    from bot.chat import console
+    from bot.chat import console, terminal
 
     telegram = config.telegram
     user_id = user_id or next(iter(telegram.admin_user_ids + telegram.allowed_user_ids), 1)
@@ -226,8 +226,9 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
         language = "zh" if locale.lower().startswith("zh") else "en"
     print(
         f"Cogito console: you are user {user_id} (memories in {config.data_dir}/users/{user_id}).\n"
-        'Type /help to start; a note of several lines goes between """ and """; end with '
-        "Ctrl-D.",
+        "Type /help to start. Reminders and the digest are printed here when they come; every "
+        "message has a number: /press N presses button N, /reply M text replies to message #M. "
+        'A note of several lines goes between """ and """; end with Ctrl-D.',
         file=sys.stderr,
     )
     store = open_configured_store(config)
@@ -242,8 +243,8 @@ def run_console(config: Config, user_id: int | None, language: str | None) -> in
         out=sys.stdout,
     )
     try:
-        terminal = sys.stdin.isatty()
-        asyncio.run(console.run_console(session, sys.stdin, prompt=terminal, editing=terminal))
+        tty = sys.stdin.isatty()
+        asyncio.run(terminal.run_console(session, sys.stdin, prompt=tty, editing=tty))
     except KeyboardInterrupt:
         print(file=sys.stderr)
     return 0

@@ -276,9 +276,12 @@ class MemoryNamespace(MeaningSearch, Protocol):
         *,
         source: str | None = None,
         date: str | None = None,
+        attachment: Mapping[str, Any] | None = None,
+        origin: Mapping[str, Any] | None = None,
     ) -> Added:
         """Like ``add``, unless the same content (after folding) is stored: then that memory,
-        as a ``duplicate``, and nothing is written (``memory.duplicates``)."""
+        as a ``duplicate``, and nothing is written (``memory.duplicates``); a memory made from a
+        file is a duplicate only of one made from the same file."""
         ...
 
     def similar(self, content: str) -> list[Near]:

@@ -70,8 +70,11 @@ class TelegramChats:
             "from": self.bot,
             **extra,
         }
-        if params.get("reply_markup"):
-            message["reply_markup"] = params["reply_markup"]
+        markup = params.get("reply_markup")
+        if isinstance(markup, dict) and "inline_keyboard" in markup:
+            # Telegram's message carries an inline keyboard only; a reply keyboard (or its
+            # removal) is the chat's input field, not part of the message.
+            message["reply_markup"] = markup
         self.messages.setdefault(chat["id"], {})[message["message_id"]] = message
         return message
 
@@ -124,6 +127,25 @@ class TelegramChats:
                 "exactly the same as a current content and reply markup of the message"
             )
         message["text"] = text
+        message.pop("reply_markup", None)
+        if markup:
+            message["reply_markup"] = markup
+        return message
+
+    async def _api_editMessageReplyMarkup(self, params: dict[str, Any], files: Any) -> Any:
+        chat = self._chat(params)
+        message = self.messages.get(chat["id"], {}).get(params.get("message_id"))  # type: ignore[arg-type]
+        if message is None:
+            raise bad_request("message to edit not found")
+        if message["from"]["id"] != self.bot["id"]:
+            raise bad_request("message can't be edited")
+        markup = params.get("reply_markup") or None  # none: the keyboard is removed
+        check_markup(markup)
+        if markup == (message.get("reply_markup") or None):
+            raise bad_request(
+                "message is not modified: specified new message content and reply markup are "
+                "exactly the same as a current content and reply markup of the message"
+            )
         message.pop("reply_markup", None)
         if markup:
             message["reply_markup"] = markup

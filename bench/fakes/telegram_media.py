@@ -5,6 +5,9 @@ and puts the returned reference in a message (``photo``, ``document``, ``voice``
 ``FakeBotAPI.post``). The bot gets it as Telegram serves it: ``getFile`` answers the file's
 ``file_path``, refuses a file over ``MAX_DOWNLOAD`` bytes with Telegram's "file is too big", and
 the bytes are downloaded from ``<base_file_url>/<token>/<file_path>`` (``FILE_ROUTE``).
+``upload(..., file_path=...)`` makes ``getFile`` answer another path, as a hostile or broken Bot
+API server would (``/etc/passwd``, ``../../config.toml``); a download of any other path is 404,
+and every path asked for is recorded in ``downloads``.
 
 Sending by reference (``sendPhoto`` with a ``file_id``) works for a file Telegram knows (one
 uploaded, or sent by the bot), as on Telegram, and is refused otherwise ("wrong file
@@ -48,6 +51,7 @@ class StoredFile:
     name: str
     content: bytes
     size: int
+    file_path: str | None = None  # what getFile answers, instead of Telegram's own kind of path
 
     def reference(self) -> dict[str, Any]:
         return {
@@ -65,17 +69,23 @@ class TelegramMedia:
 
     def _init_media(self) -> None:
         self.files: dict[str, StoredFile] = {}
-        self.downloads: list[str] = []  # file paths downloaded, in order
+        self.downloads: list[str] = []  # file paths asked for (served or 404), in order
         self.inline_answers: dict[str, dict[str, Any]] = {}  # query id -> the answer's params
         self._file_ids = itertools.count(1)
         self._open_inline: set[str] = set()
 
     def upload(
-        self, content: bytes, name: str = "file.bin", *, size: int | None = None
+        self,
+        content: bytes,
+        name: str = "file.bin",
+        *,
+        size: int | None = None,
+        file_path: str | None = None,
     ) -> dict[str, Any]:
         """A file a user sent, as Telegram references it in a message (``file_id``,
         ``file_unique_id``, ``file_size``); ``size`` claims another size (a file over the
-        download limit without holding 20 MB in the test)."""
+        download limit without holding 20 MB in the test); ``file_path`` is what ``getFile``
+        answers for it (a hostile server's path)."""
         number = next(self._file_ids)
         stored = StoredFile(
             f"file-{number}-id",
@@ -83,6 +93,7 @@ class TelegramMedia:
             name,
             content,
             len(content) if size is None else size,
+            file_path,
         )
         self.files[stored.file_id] = stored
         return stored.reference()
@@ -98,18 +109,19 @@ class TelegramMedia:
             raise bad_request("invalid file_id")
         if stored.size > MAX_DOWNLOAD:
             raise bad_request("file is too big")
-        return {**stored.reference(), "file_path": f"files/{stored.file_id}/{stored.name}"}
+        path = stored.file_path or f"files/{stored.file_id}/{stored.name}"
+        return {**stored.reference(), "file_path": path}
 
     async def download(self, request: web.Request) -> web.StreamResponse:
         """``GET <base_file_url>/<token>/<file_path>``: the file's bytes."""
         if request.match_info["token"] != self.token:
             return web.Response(status=401, text="Unauthorized")
         path = request.match_info["path"]
+        self.downloads.append(path)
         parts = path.split("/")
         stored = self.files.get(parts[1]) if len(parts) >= 3 and parts[0] == "files" else None
         if stored is None:
             return web.Response(status=404, text="Not Found")
-        self.downloads.append(path)
         return web.Response(body=stored.content)
 
     def _sent_file(

@@ -1,9 +1,17 @@
-"""What the model may do on its own in one turn, and what the turn changed.
+"""What the model may do on its own in one turn, what the turn changed, and how much it reads.
 
 ``TurnPolicy`` caps the model's changes to memories that existed before the turn (see
 ``bot.assistant.executor``); ``Changes`` lists the ids a turn added, changed and deleted, for
 the "Memory updated" line. Both are plain state of one turn, shared by the tools
 (``bot.assistant.tools``) and the executor that runs them.
+
+``cut_message`` bounds what one message costs: the model reads (and the turn searches with) at
+most ``MAX_MESSAGE_CHARS`` characters of it, told where it was cut, and the user is told too
+(``MessageCut``). 8,000 characters hold every message Telegram delivers whole
+(4,096 characters of text, 1,024 of a caption) with room for what the bot adds to it, and are
+at most about 2,000 tokens of English or 8,000 of Chinese: with the memories (1,500) and the
+history (2,000) a turn fits a 16k-token context, where an update of 0.9 MiB went whole into one
+request before.
 """
 
 from __future__ import annotations
@@ -79,6 +87,31 @@ class TurnPolicy:
             "message listing the waiting changes with Apply all / Discard buttons. Do not call "
             "it again; tell the user it waits for their confirmation."
         )
+
+
+MAX_MESSAGE_CHARS = 8_000
+
+
+@dataclass(frozen=True)
+class MessageCut:
+    """A message longer than the model reads: its first ``kept`` of ``total`` characters."""
+
+    kept: int
+    total: int
+
+    def note(self) -> str:
+        """What the model is told after the part it reads."""
+        return (
+            f"\n\n[The message was cut here: only its first {self.kept:,} of {self.total:,} "
+            "characters are shown. The user is told; if the rest may matter, say so.]"
+        )
+
+
+def cut_message(message: str, limit: int = MAX_MESSAGE_CHARS) -> tuple[str, MessageCut | None]:
+    """The part of ``message`` the model reads, and how it was cut (None: whole)."""
+    if len(message) <= limit:
+        return message, None
+    return message[:limit], MessageCut(limit, len(message))
 
 
 _T = TypeVar("_T")

@@ -52,7 +52,7 @@ from typing import Any
 from bot.assistant.changes import ChangeFile, Waiting
 from bot.assistant.executor import ToolExecutor, error_result
 from bot.assistant.history import Usage, add_usage, append_history, load_history
-from bot.assistant.limits import Changes, TurnPolicy
+from bot.assistant.limits import Changes, MessageCut, TurnPolicy, cut_message
 from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
 from bot.assistant.reminder_desk import ReminderDesk
@@ -102,6 +102,7 @@ class TurnResult:
     model_seconds: float = 0.0
     seconds: float = 0.0
     usage: Usage | None = None  # the namespace's totals after this turn
+    cut: MessageCut | None = None  # the message was longer than the model reads
 
     @property
     def ok(self) -> bool:
@@ -208,9 +209,11 @@ class Assistant:
         reminders: ReminderDesk | None = None,
     ) -> TurnResult:
         settings = self.settings
+        message, cut = cut_message(message)  # searched, read and kept only so far
         hits, history = await asyncio.to_thread(self._recall, namespace, message)
         context = memory_context(hits, settings.memory_tokens)
         said = f"{speaker}: {message}" if speaker else message
+        said += cut.note() if cut else ""
         system = system_prompt(
             now=self.clock(), language=language, memories=context.lines, name=self.name, group=group
         )
@@ -285,6 +288,7 @@ class Assistant:
             context_tokens=context.tokens,
             model_seconds=meter.seconds,
             usage=finished.usage,
+            cut=cut,
         )
 
     def _recall(

@@ -35,7 +35,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -58,7 +58,18 @@ from telegram.ext import (
 )
 from telegram.request import BaseRequest
 
-from bot.chat import buttons, choices, commands, confirmations, history, media, messages, reminding
+from bot.chat import (
+    buttons,
+    choices,
+    commands,
+    confirmations,
+    history,
+    media,
+    messages,
+    noting,
+    reminding,
+    timezones,
+)
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.lanes import SharedUpdates
@@ -117,7 +128,7 @@ HANDLERS = {
     "digest": commands.digest,
     "remind": reminding.remind,
     "reminders": reminding.list_reminders,
-    "timezone": reminding.timezone,
+    "timezone": timezones.timezone,
     "undo": history.undo_command,
     "history": history.history_command,
 }
@@ -131,10 +142,13 @@ def build_application(
     request: BaseRequest | None = None,
     jobs: bool = True,
     clock: Callable[[], datetime] | None = None,
+    chats: Collection[int] | None = None,
 ) -> BotApplication:
     """The bot, wired: handlers, error handler, rate limiter, start-up and shutdown hooks, and
     (with ``jobs``) the scheduled digest and the reminders on the JobQueue. ``clock`` (UTC
-    now) is the digest's and the reminders' time, for tests."""
+    now) is the digest's and the reminders' time, for tests. ``chats`` limits what the jobs
+    send to those chats (the console: its own), None to every chat; a job added here takes it
+    too, so that a console never sends (and marks sent) another chat's messages."""
     telegram = config.telegram
     limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
     # Updates from Telegram go through the inbox (bot.chat.inbox), or the queue replicas
@@ -182,14 +196,14 @@ def build_application(
         builder = builder.update_queue(updates)
     application = builder.build()
     digest = (
-        Digest(config.digest, store, clock=clock)
+        Digest(config.digest, store, clock=clock, chats=chats)
         if clock is not None
-        else Digest(config.digest, store)
+        else Digest(config.digest, store, chats=chats)
     )
     reminders = (
-        ReminderJob(config.reminders, store, clock=clock)
+        ReminderJob(config.reminders, store, clock=clock, chats=chats)
         if clock is not None
-        else ReminderJob(config.reminders, store)
+        else ReminderJob(config.reminders, store, chats=chats)
     )
     conversation = None
     if llm is not None:
@@ -236,6 +250,8 @@ def register_handlers(application: BotApplication) -> None:
         (choices.KEEP_PATTERN, choices.choose),
         (choices.REPLACE_PATTERN, choices.choose),
         (choices.CANCEL_PATTERN, choices.choose),
+        (noting.REMEMBER_PATTERN, noting.press_remember),
+        *timezones.BUTTONS,
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

@@ -11,14 +11,23 @@ already.
 transcribe, a photo to describe, a file to import): at most ``MAX_DOWNLOAD`` bytes, Telegram's
 limit for bots (``getFile`` refuses larger files); ``FileTooBig`` before anything is fetched
 when the size is known to be over it, ``DownloadFailed`` when Telegram does not give the file.
+Every download goes through it, and always over HTTP from ``telegram.base_file_url``:
+python-telegram-bot's ``File.download_*`` read the bot's own disk instead when ``getFile``
+answers a path that exists there (an absolute one, ``../..``, or a relative one that happens to
+name a file in the working directory), which a hostile or broken Bot API server would use to
+have the bot import, transcribe or describe its own files. So the ``file_path`` must be a plain
+relative path (``file_url``: segments that are not empty, ``.`` or ``..``, even percent-encoded,
+no backslash or control character), else ``DownloadFailed``. The bot does not run in Bot API
+local mode (files on a shared disk), where such paths would be meant.
 """
 
 from __future__ import annotations
 
 import logging
 from collections.abc import Iterable
+from urllib.parse import quote, unquote
 
-from telegram import Bot, Message
+from telegram import Bot, File, Message
 from telegram.error import BadRequest, TelegramError
 
 from memory.model import Memory
@@ -54,7 +63,7 @@ async def download(bot: Bot, file_id: str, size: int | None, *, limit: int = MAX
         file = await bot.get_file(file_id)
         if file.file_size is not None and file.file_size > limit:
             raise FileTooBig(file.file_size)
-        data = bytes(await file.download_as_bytearray())
+        data = bytes(await bot.request.retrieve(file_url(bot, file)))
     except BadRequest as e:
         if "too big" in e.message.lower():
             raise FileTooBig(size) from e
@@ -64,6 +73,27 @@ async def download(bot: Bot, file_id: str, size: int | None, *, limit: int = MAX
     if len(data) > limit:
         raise FileTooBig(len(data))
     return data
+
+
+def file_url(bot: Bot, file: File) -> str:
+    """Where ``file`` is downloaded over HTTP: ``base_file_url`` and its path (``DownloadFailed``
+    for a path that is not a plain relative one)."""
+    prefix = f"{bot.base_file_url}/"
+    given = file.file_path or ""
+    # python-telegram-bot prefixes the path unless it names a file on this machine.
+    path = given.removeprefix(prefix)
+    if not all(_plain(segment) for segment in path.split("/")):
+        log.warning("getFile answered a path that is not a plain relative one: %.200r", path)
+        raise DownloadFailed("the Bot API gave a file path I do not download from")
+    return prefix + quote(path)
+
+
+def _plain(segment: str) -> bool:
+    """A path segment that names something in its folder, as it is and once decoded."""
+    decoded = unquote(segment)
+    return decoded not in ("", ".", "..") and not any(
+        c in "/\\" or c < " " or c == "\x7f" for c in decoded
+    )
 
 
 async def send_back(message: Message, memory: Memory) -> bool:

@@ -61,6 +61,16 @@ def _button(label: str, data: str) -> InlineKeyboardButton:
 # -- views -------------------------------------------------------------------------------------
 
 
+def with_row(
+    keyboard: InlineKeyboardMarkup | None, row: Sequence[InlineKeyboardButton]
+) -> InlineKeyboardMarkup | None:
+    """``keyboard`` with ``row`` added as its last row (no row: the keyboard as it was)."""
+    if not row:
+        return keyboard
+    rows = list(keyboard.inline_keyboard) if keyboard is not None else []
+    return InlineKeyboardMarkup([*rows, list(row)])
+
+
 def forget_keyboard(
     memories: Sequence[Memory], language: str, *, start: int = 0
 ) -> InlineKeyboardMarkup | None:

@@ -15,9 +15,11 @@ import json
 import logging
 import re
 import unicodedata
+from collections.abc import Mapping, Sequence
+from typing import Any
 from zoneinfo import ZoneInfo
 
-from telegram import Message, Update
+from telegram import InlineKeyboardButton, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.history import read_usage
@@ -31,7 +33,7 @@ from bot.chat.access import (
     run_changing,
 )
 from bot.chat.attachments import send_all_back
-from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view
+from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view, with_row
 from bot.chat.choices import choice_prompt
 from bot.chat.reminding import offer_for
 from bot.chat.services import services
@@ -124,6 +126,22 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         entry = Entry(content, extra.tags or base.tags, category, derived)
     else:
         entry = parse_entry(argument)
+    await remember_entry(context, message, caller, language, entry)
+
+
+async def remember_entry(
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    language: str,
+    entry: Entry,
+    *,
+    source: str | None = None,
+    attachment: Mapping[str, Any] | None = None,
+) -> None:
+    """Store ``entry`` for ``caller`` and answer ``message`` as /remember does (stored, already
+    stored, or which near-duplicate; ⏰ for a time it names). ``source`` defaults to the
+    message's own; ``attachment`` is the file it was said in (a voice note)."""
     if not entry.content:
         await reply_html(message, t(language, "usage_remember"))
         return
@@ -134,9 +152,10 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
             entry.content,
             entry.tags,
             entry.category,
-            source=message_source(message),
+            source=source or message_source(message),
             asker=caller,
             zone=await chat_zone(context, message.chat_id),
+            attachment=attachment,
         )
     except MemoryInvalid as e:
         await reply_html(message, invalid_reason(language, e, entry.content))
@@ -173,9 +192,11 @@ async def show_matches(
     query: str,
     *,
     footer: str = "",
+    extra: Sequence[InlineKeyboardButton] = (),
 ) -> None:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
-    ``footer`` (HTML) ends the reply. Shared by /recall and by free text."""
+    ``footer`` (HTML) ends the reply, ``extra`` buttons are its keyboard's last row. Shared by
+    /recall and by free text."""
     tail = f"\n\n{footer}" if footer else ""
     found = await services(context).operations.run(
         caller.namespace,
@@ -186,12 +207,12 @@ async def show_matches(
     if not found.memories:
         if query:
             none = t(language, "recall_none", query=escape(preview(query, 80)))
-            await reply_html(message, none + tail)
+            await reply_html(message, none + tail, with_row(None, extra))
         else:
-            await reply_html(message, t(language, "no_memories") + tail)
+            await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
         return
     text, keyboard = recall_view(found, language, footer=footer)
-    await reply_html(message, text, keyboard)
+    await reply_html(message, text, with_row(keyboard, extra))
     await send_all_back(message, list(found.memories))  # the photos and files themselves
 
 
@@ -365,7 +386,8 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if reporter is None:
         await reply_html(message, t(language, "unknown_command"))
     elif action == "now":  # reading only: anyone may, and the scheduled report still comes
-        report = await run(lambda: reporter.report(name, language=language))
+        title = message.chat.title if is_group(message.chat) else None
+        report = await run(lambda: reporter.report(name, language=language, title=title))
         await reply_html(message, report or t(language, "no_memories"))
     elif action not in ("", "on", "off"):
         await reply_html(message, t(language, "digest_usage"))
@@ -378,12 +400,16 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     elif action and not await may_change_settings(update, context):
         await reply_html(message, t(language, "digest_admins_only"))
     else:
-        next_run = when_text(reporter.next_run(), reporter.timezone, language)
+        next_run = when_text(*await run(lambda: reporter.next_report(name)), language)
+        title = message.chat.title if is_group(message.chat) else None
         if action:
-            await run(lambda: reporter.switch(name, action == "on", language=language))
+            on = action == "on"
+            await run(lambda: reporter.switch(name, on, language=language, title=title))
             key = f"digest_switched_{action}"
         else:
             on = reporter.is_on(await run(lambda: reporter.settings(name)))
+            if title is not None and on:  # the report's title: the group's name as it is now
+                await run(lambda: reporter.note_title(name, title))
             key = "digest_status_on" if on else "digest_status_off"
         await reply_html(message, t(language, key, next=next_run))
 

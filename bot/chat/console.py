@@ -1,23 +1,36 @@
 """``python -m bot console``: the bot in a terminal, without Telegram.
 
-The same ``Application`` and handlers as on Telegram, on the same ``data_dir``; only the Bot API
-differs. ``LocalBotAPI`` is a python-telegram-bot request object that answers the Bot API
-methods in-process (``getMe``, ``sendMessage``, ``editMessageText``, ...) and hands what the
-bot sends to a callback, so nothing leaves the machine (the language model, when configured, is
-still called). The console turns each line typed into a message update from a local user in a
-private chat, feeds it to ``Application.process_update`` and prints the replies as plain text.
+The same ``Application``, handlers and jobs as on Telegram, on the same ``data_dir``; only the
+Bot API differs: ``bot.chat.local_api.LocalBotAPI`` answers it in-process and hands what the
+bot sends to ``Console.show``, so nothing leaves the machine (the language model, when
+configured, is still called). Each line typed becomes a message update from a local user in a
+private chat, fed to ``Application.process_update``; the replies are printed as plain text.
 
-Inline buttons are printed numbered under the reply (``[1] 🗑 Forget 1: ...``); typing
-``/press 1`` (or just ``1``) presses one. A note of several lines goes between triple quotes
-(``/remember \"\"\"`` ... ``\"\"\"``, see ``NoteLines``). In a terminal, lines are edited with
-readline (arrows, history); piped input is read as it comes. End of input (Ctrl-D) exits
-cleanly: the store is closed as after a Telegram run. The benchmark uses ``LocalBotAPI`` to
-time the bot without a network.
+The JobQueue runs as under ``python -m bot``: a reminder falls due and is printed (with its ✅
+Done / ⏰ snooze / 🗑 Cancel buttons), the digest comes at its scheduled time, and so does any
+job ``build_application`` schedules. They serve this chat only (``build_application``'s
+``chats``): another chat's reminder or report, on a data directory shared with Telegram, is
+left pending for the bot that serves that chat, never printed here and marked sent.
+
+Every message printed carries its number, ``#12``: the user's (the prompt says which number the
+next one gets, ``#12 you>``) and the bot's, replies and job messages alike; an edit keeps it.
+What Telegram does by touch has a typed form (``CONSOLE_FORMS``, shown after ``/help``):
+
+- ``/press N`` (or just ``N``) presses button N of the latest message that showed buttons,
+  ``/press #M N`` button N of message #M, as it is now (an edit may have removed them);
+- ``/reply M text`` sends ``text`` as a reply to message #M (``/reply 3 /remember``,
+  ``/reply 3 /remind tomorrow 9am``, an answer to the ✏️ Change prompt);
+- ``/retype M text`` edits your message #M (Telegram's Edit: a remembered message's memory
+  changes with it);
+- ``/forward text`` sends ``text`` forwarded, as from someone else.
 
 Message ids never repeat (``MessageIds``): a memory records the message it came from (its
 ``source``) and the store keeps one memory per source, so an id used again, by a later session,
 by a second console or by Telegram in the same chat, would make a new ``/remember`` look like
-one already handled, and it would be dropped.
+one already handled, and it would be dropped. The numbers shown are the session's, short to
+type; they stand for those ids.
+
+Reading lines and printing above the one being typed is ``bot.chat.terminal``.
 """
 
 from __future__ import annotations
@@ -26,42 +39,76 @@ import asyncio
 import contextlib
 import dataclasses
 import itertools
-import json
 import logging
 import re
-import threading
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from datetime import datetime
 from typing import IO, TYPE_CHECKING, Any
 
 from telegram import Update
-from telegram.request import BaseRequest, RequestData
 
 from bot.chat.app import build_application, serving
+from bot.chat.local_api import LocalBotAPI, Outgoing, buttons_of, quoted
+from bot.chat.terminal import Screen
 from bot.config import Config
-from bot.view.render import to_plain
 from memory import Documents, Store, update_document
 from memory.errors import MemoryStoreError
 
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-BOT_USER = {
-    "id": 424242,
-    "is_bot": True,
-    "first_name": "Cogito",
-    "username": "cogito_console_bot",
-    "can_join_groups": True,
-    "can_read_all_group_messages": False,
-    "supports_inline_queries": False,
-}
 CONSOLE_TOKEN = "0:console"
 MESSAGE_IDS = "console-message-ids"  # the store's bot document
 PROMPT = "you> "
-CONTINUED = "...> "  # the prompt inside a note of several lines
-BLOCK = '"""'  # opens and closes a note of several lines
-_PRESS = re.compile(r"\A\s*(?:/press\s+)?(\d{1,2})\s*\Z")
+_BARE = re.compile(r"\A\s*(\d{1,3})\s*\Z")  # a button of the latest keyboard, if it has one
+_FORM = re.compile(r"\A\s*/(press|reply|retype|forward)(?:\s+|\Z)(.*)\Z", re.DOTALL)
+_NUMBERED = re.compile(r"\A#?(\d{1,9})(?:\s+|\Z)(.*)\Z", re.DOTALL)  # "#M rest" or "M rest"
+_COMMAND = re.compile(r"/[A-Za-z0-9_]+(?:@\w+)?")
+_HELP = re.compile(r"\A/(?:help|start)(?:@\w+)?(?:\s|\Z)")
+
+CONSOLE_FORMS = {
+    "en": """In this console:
+  /press N, or just N — press button N of the latest message with buttons
+  /press #M N — press button N of message #M (every message has its number, #M)
+  /reply M text — send text as a reply to message #M: /reply 3 /remember,
+      /reply 3 /remind tomorrow 9am, or a new time for a ✏️ Change prompt
+  /retype M text — edit your message #M, as Telegram's Edit does
+  /forward text — send text forwarded, as from someone else
+  a note of several lines goes between \"\"\" and \"\"\"; Ctrl-D ends the console
+Reminders and the digest are printed here when they come, numbered like replies.""",
+    "zh": """在这个控制台里：
+  /press N，或只输入 N — 按下最近一条带按钮的消息的第 N 个按钮
+  /press #M N — 按下第 #M 条消息的第 N 个按钮（每条消息都有编号 #M）
+  /reply M 内容 — 把内容作为对第 #M 条消息的回复发送：/reply 3 /remember、
+      /reply 3 /remind 明天9点，或回复 ✏️ 修改 提示写新的时间
+  /retype M 内容 — 修改你发的第 #M 条消息（和 Telegram 的“编辑”一样）
+  /forward 内容 — 把内容作为别人转发的消息发送
+  多行笔记写在 \"\"\" 和 \"\"\" 之间；Ctrl-D 退出控制台
+提醒和摘要到时会显示在这里，和回复一样带编号。""",
+}
+STRINGS = {
+    "en": {
+        "no_button": "(there is no such button)",
+        "no_message": "(there is no message #{number})",
+        "press_hint": "  (type /press N, or just N, to press a button)",
+        "usage_press": "(press a button: /press N, or /press #M N for button N of message #M)",
+        "usage_reply": "(reply to a message: /reply M text, e.g. /reply 3 /remember)",
+        "usage_retype": "(edit a message you sent: /retype M new text)",
+        "usage_forward": "(forward a text, as from someone else: /forward text)",
+        "not_yours": "(#{number} is not yours: only a message you sent can be retyped)",
+    },
+    "zh": {
+        "no_button": "（没有这个按钮）",
+        "no_message": "（没有第 #{number} 条消息）",
+        "press_hint": "  （输入 /press N 或只输入 N 按下按钮）",
+        "usage_press": "（按按钮：/press N，或 /press #M N 按第 #M 条消息的第 N 个按钮）",
+        "usage_reply": "（回复一条消息：/reply M 内容，例如 /reply 3 /remember）",
+        "usage_retype": "（修改你发的消息：/retype M 新内容）",
+        "usage_forward": "（转发一段文字，如同别人发的：/forward 内容）",
+        "not_yours": "（#{number} 不是你发的：只能修改你自己发的消息）",
+    },
+}
 
 log = logging.getLogger(__name__)
 
@@ -107,142 +154,9 @@ class MessageIds:
         self._next, self._end = start, start + self.block
 
 
-@dataclass
-class Outgoing:
-    """Something the bot sent: a message, an edit, a notice (button answer) or a document."""
-
-    kind: str
-    text: str
-    message: dict[str, Any] | None = None
-    buttons: list[tuple[str, str]] = field(default_factory=list)
-    alert: bool = False
-    document: bytes = b""
-
-
-class LocalBotAPI(BaseRequest):
-    """A Bot API answered in-process; each outgoing message goes to ``on_send``."""
-
-    def __init__(
-        self,
-        on_send: Callable[[Outgoing], None],
-        chat: dict[str, Any],
-        message_ids: Callable[[], int] | None = None,
-    ) -> None:
-        self.on_send = on_send
-        self.chat = chat
-        self.messages: dict[int, dict[str, Any]] = {}
-        # The chat's message ids (the user's and the bot's share them); 1, 2, 3... by default.
-        self.message_ids = message_ids or itertools.count(1).__next__
-
-    @property
-    def read_timeout(self) -> float | None:
-        """No network, no timeout."""
-        return None
-
-    async def initialize(self) -> None:
-        """Nothing to open."""
-
-    async def shutdown(self) -> None:
-        """Nothing to close."""
-
-    async def do_request(
-        self,
-        url: str,
-        method: str,
-        request_data: RequestData | None = None,
-        read_timeout: Any = None,
-        write_timeout: Any = None,
-        connect_timeout: Any = None,
-        pool_timeout: Any = None,
-    ) -> tuple[int, bytes]:
-        """Answer one Bot API call as Telegram would, successfully."""
-        name = url.rsplit("/", 1)[-1]
-        params: dict[str, Any] = dict(request_data.parameters) if request_data else {}
-        answers = {
-            "getMe": self._get_me,
-            "getUpdates": self._get_updates,
-            "sendMessage": self._send_message,
-            "editMessageText": self._edit_message_text,
-            "answerCallbackQuery": self._answer_callback_query,
-            "sendDocument": self._send_document,
-        }
-        answer = answers.get(name)
-        result = answer(params, request_data) if answer else True  # setMyCommands and the like
-        return 200, json.dumps({"ok": True, "result": result}).encode()
-
-    def new_message_id(self) -> int:
-        """The next message id of the console's chat."""
-        return self.message_ids()
-
-    def _get_me(self, params: dict[str, Any], data: RequestData | None) -> Any:
-        return BOT_USER
-
-    def _get_updates(self, params: dict[str, Any], data: RequestData | None) -> Any:
-        return []
-
-    def _message(self, params: dict[str, Any], **extra: Any) -> dict[str, Any]:
-        message: dict[str, Any] = {
-            "message_id": self.new_message_id(),
-            "date": int(time.time()),
-            "chat": self.chat,
-            "from": BOT_USER,
-            **extra,
-        }
-        if params.get("reply_markup"):
-            message["reply_markup"] = params["reply_markup"]
-        self.messages[message["message_id"]] = message
-        return message
-
-    def _send_message(self, params: dict[str, Any], data: RequestData | None) -> Any:
-        message = self._message(params, text=self._text(params))
-        self.on_send(Outgoing("message", message["text"], message, _buttons(params)))
-        return message
-
-    def _edit_message_text(self, params: dict[str, Any], data: RequestData | None) -> Any:
-        message = self.messages.get(int(params["message_id"]))
-        if message is None:
-            return True
-        message["text"] = self._text(params)
-        message.pop("reply_markup", None)
-        if params.get("reply_markup"):
-            message["reply_markup"] = params["reply_markup"]
-        self.on_send(Outgoing("edit", message["text"], message, _buttons(params)))
-        return message
-
-    def _answer_callback_query(self, params: dict[str, Any], data: RequestData | None) -> Any:
-        if params.get("text"):
-            self.on_send(Outgoing("notice", params["text"], alert=bool(params.get("show_alert"))))
-        return True
-
-    def _send_document(self, params: dict[str, Any], data: RequestData | None) -> Any:
-        files = data.multipart_data if data else {}
-        filename, content = "document", b""
-        for name, payload, *_ in files.values():
-            filename = name or filename
-            content = payload if isinstance(payload, bytes) else payload.read()
-        caption = params.get("caption", "")
-        message = self._message(
-            params,
-            caption=caption,
-            document={"file_id": "local", "file_unique_id": "local", "file_name": filename},
-        )
-        self.on_send(Outgoing("document", caption, message, document=content))
-        return message
-
-    @staticmethod
-    def _text(params: dict[str, Any]) -> str:
-        text = str(params.get("text", ""))
-        return to_plain(text) if params.get("parse_mode") == "HTML" else text
-
-
-def _buttons(params: dict[str, Any]) -> list[tuple[str, str]]:
-    markup = params.get("reply_markup") or {}
-    rows = markup.get("inline_keyboard", []) if isinstance(markup, dict) else []
-    return [(b["text"], b.get("callback_data", "")) for row in rows for b in row]
-
-
 class Console:
-    """Lines in, replies out: one local user talking to the bot in a private chat."""
+    """Lines in, replies out: one local user talking to the bot in a private chat, and what
+    the bot's jobs send that chat printed as it comes."""
 
     def __init__(
         self,
@@ -253,182 +167,220 @@ class Console:
         user_id: int,
         language: str,
         out: IO[str],
+        clock: Callable[[], datetime] | None = None,
     ) -> None:
-        self.out = out
+        self.screen = Screen(out)
+        self.language = "zh" if language == "zh" else "en"
         self.user = {"id": user_id, "is_bot": False, "first_name": "You", "language_code": language}
         self.chat = {"id": user_id, "type": "private", "first_name": "You"}
         self.message_ids = MessageIds(store.bot_documents())
         self.api = LocalBotAPI(self.show, self.chat, self.message_ids.take)
         telegram = dataclasses.replace(config.telegram, token=CONSOLE_TOKEN, flood_control=False)
         local = dataclasses.replace(config, telegram=telegram)
-        # No scheduled jobs: a digest "sent" to this terminal would count as sent to Telegram.
-        self.application = build_application(local, store, llm, request=self.api, jobs=False)
+        # The jobs as on Telegram (reminders, the digest, whatever build_application adds),
+        # sending to this chat only; ``clock`` is their time (UTC now), for tests.
+        self.application = build_application(
+            local, store, llm, request=self.api, clock=clock, chats=(user_id,)
+        )
         self.update_ids = itertools.count(1)
-        self.buttons: list[tuple[dict[str, Any], str]] = []  # the latest keyboard shown
+        self._numbers = itertools.count(1)  # #1, #2 ...: the session's, for typing
+        self._by_number: dict[int, dict[str, Any]] = {}  # the messages as they are now
+        self._number_of: dict[int, int] = {}  # message id -> its number
+        self._next: int | None = None  # the number the prompt promised the next message typed
+        self._keyboard: int | None = None  # the latest message printed with buttons
         self._running = contextlib.AsyncExitStack()  # holds ``serving`` while in ``async with``
 
+    # -- printing --------------------------------------------------------------------------
+
+    def prompt(self) -> str:
+        """The prompt, with the number the next message typed will have: ``#7 you> ``."""
+        return f"#{self._promised()} {PROMPT}"
+
+    def _promised(self) -> int:
+        if self._next is None:
+            self._next = next(self._numbers)
+        return self._next
+
+    def _number(self, message: dict[str, Any], *, typed: bool = False) -> int:
+        """The number of ``message``: the one it has, or the next (typed: the prompt's)."""
+        number = self._number_of.get(message["message_id"])
+        if number is None:
+            number = self._promised() if typed else next(self._numbers)
+            if typed:
+                self._next = None
+            self._number_of[message["message_id"]] = number
+        self._by_number[number] = message
+        return number
+
     def show(self, sent: Outgoing) -> None:
-        """Print what the bot sent, as plain text, numbering its buttons."""
-        if sent.kind == "notice":
-            print(f"({'!' if sent.alert else 'i'}) {sent.text}", file=self.out)
-        elif sent.kind == "document":
-            name = (sent.message or {}).get("document", {}).get("file_name", "document")
-            print(f"{sent.text}\n[{name}, {len(sent.document)} bytes]", file=self.out)
-            print(sent.document.decode("utf-8", "replace"), file=self.out)
-        else:
-            prefix = "(edited) " if sent.kind == "edit" else ""
-            print(prefix + sent.text, file=self.out)
-        if sent.buttons and sent.message is not None:
-            self.buttons = [(sent.message, data) for _, data in sent.buttons]
-            for number, (label, _) in enumerate(sent.buttons, start=1):
-                print(f"  [{number}] {label}", file=self.out)
-            print("  (type /press N, or just N, to press a button)", file=self.out)
-        print(file=self.out)
-        self.out.flush()
+        """Print what the bot sent, as plain text: its number, then its buttons numbered."""
+        say = self.screen.show
+        if sent.kind == "notice" or sent.message is None:
+            say(f"({'!' if sent.alert else 'i'}) {sent.text}\n\n")
+            return
+        message = sent.message
+        number = self._number(message)
+        head = [f"#{number}"]
+        replied = message.get("reply_to_message")
+        if replied is not None and replied["message_id"] in self._number_of:
+            head.append(f"↩ #{self._number_of[replied['message_id']]}")
+        if sent.kind == "edit":
+            head.append("(edited)")
+        lines = [" ".join([*head, sent.text]).rstrip()]
+        if sent.kind == "document":
+            name = message.get("document", {}).get("file_name", "document")
+            lines.append(f"[{name}, {len(sent.document)} bytes]")
+            lines.append(sent.document.decode("utf-8", "replace"))
+        if sent.buttons:
+            self._keyboard = number
+            lines += [f"  [{n}] {label}" for n, (label, _) in enumerate(sent.buttons, start=1)]
+            lines.append(self._text("press_hint"))
+        say("\n".join(lines) + "\n\n")
+
+    def _text(self, key: str, **values: Any) -> str:
+        return STRINGS[self.language][key].format(**values)
+
+    def _tell(self, key: str, **values: Any) -> None:
+        self.screen.show(self._text(key, **values) + "\n\n")
+
+    # -- running ---------------------------------------------------------------------------
 
     async def __aenter__(self) -> Console:
-        """Start the application as ``run_polling`` would, minus the polling."""
+        """Start the application as ``run_polling`` would, minus the polling: the JobQueue too."""
         await asyncio.to_thread(self.message_ids.reserve)
         await self._running.enter_async_context(serving(self.application))
         return self
 
     async def __aexit__(self, *exc: object) -> None:
-        """Stop the application and close its resources (the store)."""
+        """Stop the jobs and the application and close its resources (the store): a job in
+        progress finishes first (``post_shutdown``)."""
         await self._running.aclose()
 
     async def say(self, line: str) -> None:
-        """Handle one typed line: a button press, or a message to the bot."""
-        update: dict[str, Any]
-        pressed = _PRESS.match(line)
-        if pressed and self.buttons and 1 <= int(pressed.group(1)) <= len(self.buttons):
-            message, data = self.buttons[int(pressed.group(1)) - 1]
-            update = {"callback_query": self._callback(message, data)}
-        elif line.strip().startswith("/press"):
-            print("(there is no such button)\n", file=self.out)
+        """Handle one typed line: a console form (``/press``, ``/reply`` ...) or a message."""
+        bare = _BARE.match(line)
+        if bare is not None and self._keyboard is not None:
+            data = self._button(self._keyboard, int(bare.group(1)))
+            if data is not None:
+                await self._press(self._keyboard, data)
+                return
+        form = _FORM.match(line)
+        if form is None:
+            text = line.strip()
+            await self._process("message", self._message(text))
+            if _HELP.match(text):
+                self.screen.show(CONSOLE_FORMS[self.language] + "\n\n")
             return
-        else:
-            update = {"message": self._message(line.strip())}
-        update["update_id"] = next(self.update_ids)
-        await self.application.process_update(Update.de_json(update, self.application.bot))
+        doors = {
+            "press": self._press_form,
+            "reply": self._reply_form,
+            "retype": self._retype_form,
+            "forward": self._forward_form,
+        }
+        await doors[form.group(1)](form.group(2).strip())
 
-    def _message(self, text: str) -> dict[str, Any]:
+    async def _press_form(self, rest: str) -> None:
+        """``/press N`` (the latest keyboard), ``/press #M N`` or ``/press N #M``."""
+        words = rest.split()
+        if len(words) == 1 and words[0].isdigit():
+            number, button = self._keyboard, int(words[0])
+        elif len(words) == 2 and all(w.lstrip("#").isdigit() for w in words):
+            first, second = words
+            if second.startswith("#") and not first.startswith("#"):
+                first, second = second, first
+            number, button = int(first.lstrip("#")), int(second.lstrip("#"))
+            if number not in self._by_number:
+                self._tell("no_message", number=number)
+                return
+        else:
+            self._tell("usage_press")
+            return
+        data = self._button(number, button) if number is not None else None
+        if number is None or data is None:
+            self._tell("no_button")
+            return
+        await self._press(number, data)
+
+    def _button(self, number: int, button: int) -> str | None:
+        """The callback data of button ``button`` (from 1) of message ``number`` as it is now."""
+        message = self._by_number.get(number)
+        found = buttons_of(message) if message is not None else []
+        return found[button - 1][1] if 1 <= button <= len(found) else None
+
+    async def _press(self, number: int, data: str) -> None:
+        query = {
+            "id": str(next(self.update_ids)),
+            "from": self.user,
+            "message": self._by_number[number],
+            "chat_instance": "console",
+            "data": data,
+        }
+        await self._process("callback_query", query)
+
+    def _target(self, rest: str, usage: str) -> tuple[dict[str, Any], int, str] | None:
+        """Message #M and the text after it, from ``M text``; None once told why not."""
+        found = _NUMBERED.match(rest)
+        if found is None or not found.group(2).strip():
+            self._tell(usage)
+            return None
+        number = int(found.group(1))
+        message = self._by_number.get(number)
+        if message is None:
+            self._tell("no_message", number=number)
+            return None
+        return message, number, found.group(2).strip()
+
+    async def _reply_form(self, rest: str) -> None:
+        """``/reply M text``: ``text`` as a reply to message #M."""
+        target = self._target(rest, "usage_reply")
+        if target is not None:
+            replied, _, text = target
+            await self._process("message", self._message(text, reply_to_message=quoted(replied)))
+
+    async def _retype_form(self, rest: str) -> None:
+        """``/retype M text``: the user's message #M edited to ``text``."""
+        target = self._target(rest, "usage_retype")
+        if target is None:
+            return
+        message, number, text = target
+        if message.get("from", {}).get("id") != self.user["id"]:
+            self._tell("not_yours", number=number)
+            return
+        message.update(text=text, edit_date=int(time.time()))  # kept as edited, as Telegram does
+        message.pop("entities", None)
+        message.update(_entities(text))
+        await self._process("edited_message", message)
+
+    async def _forward_form(self, rest: str) -> None:
+        """``/forward text``: ``text`` forwarded from someone who hides their account."""
+        if not rest:
+            self._tell("usage_forward")
+            return
+        origin = {"type": "hidden_user", "sender_user_name": "Someone", "date": int(time.time())}
+        await self._process("message", self._message(rest, forward_origin=origin))
+
+    def _message(self, text: str, **extra: Any) -> dict[str, Any]:
         message: dict[str, Any] = {
             "message_id": self.api.new_message_id(),
             "date": int(time.time()),
             "chat": self.chat,
             "from": self.user,
             "text": text,
+            **_entities(text),
+            **extra,
         }
-        command = re.match(r"/[A-Za-z0-9_]+(?:@\w+)?", text)
-        if command:
-            message["entities"] = [{"type": "bot_command", "offset": 0, "length": command.end()}]
+        self._number(message, typed=True)
+        self.api.received(message)
         return message
 
-    def _callback(self, message: dict[str, Any], data: str) -> dict[str, Any]:
-        return {
-            "id": str(next(self.update_ids)),
-            "from": self.user,
-            "message": message,
-            "chat_instance": "console",
-            "data": data,
-        }
+    async def _process(self, kind: str, value: dict[str, Any]) -> None:
+        update = {"update_id": next(self.update_ids), kind: value}
+        await self.application.process_update(Update.de_json(update, self.application.bot))
 
 
-class NoteLines:
-    """Joins the lines of a note typed over several lines, between triple quotes.
-
-    A line with an odd number of ``\"\"\"`` opens a note (``/remember \"\"\"`` or
-    ``\"\"\"first line``); the lines after it join it, newlines kept, until a line with an odd
-    number of ``\"\"\"`` closes it. The opening and the closing marker are dropped, nothing
-    else: a line with ``\"\"\"`` twice (or never) is sent as it is.
-    """
-
-    def __init__(self) -> None:
-        self.lines: list[str] | None = None  # the note being typed, if any
-
-    @property
-    def open(self) -> bool:
-        """Whether a note is being typed (the next line continues it)."""
-        return self.lines is not None
-
-    def feed(self, line: str) -> str | None:
-        """The text to send once ``line`` completes one, else None."""
-        line = line.rstrip("\r\n")
-        odd = line.count(BLOCK) % 2 == 1
-        if self.lines is None:
-            if not odd:
-                return line
-            self.lines = [line.replace(BLOCK, "", 1)]
-            return None
-        if not odd:
-            self.lines.append(line)
-            return None
-        head, _, tail = line.rpartition(BLOCK)
-        self.lines.append(head + tail)
-        return self.flush()
-
-    def flush(self) -> str | None:
-        """What was typed of an unfinished note (at the end of input), or None."""
-        lines, self.lines = self.lines, None
-        return "\n".join(lines) if lines is not None else None
-
-
-def _line_editing() -> None:
-    """Line editing and history for ``input()`` (readline), when the platform has it."""
-    try:
-        import readline  # noqa: F401  (importing it is what turns editing on for input())
-    except ImportError:  # Windows without pyreadline: plain input() still works
-        log.debug("readline is not available: no line editing")
-
-
-async def run_console(
-    console: Console, stream: IO[str], *, prompt: bool, editing: bool = False
-) -> None:
-    """Feed ``stream``'s lines to ``console`` until end of input.
-
-    With ``editing`` (a terminal; ``stream`` is then ``sys.stdin``) lines are read by
-    ``input()`` with readline: arrows, Ctrl-A/E, and the session's history on ↑ ↓. Each line is
-    asked for only once the previous one is answered, so the prompt comes after the reply.
-    Without it (a pipe) lines are read as they come, and readline is never loaded. A note of
-    several lines goes between triple quotes (``NoteLines``).
-    """
-    loop = asyncio.get_running_loop()
-    lines: asyncio.Queue[str | None] = asyncio.Queue()
-    ready = threading.Event()
-    asked = [PROMPT]  # the prompt of the next line (a continuation inside a note)
-
-    def put(line: str | None) -> None:
-        loop.call_soon_threadsafe(lines.put_nowait, line)
-
-    def read() -> None:  # a daemon thread: Ctrl-C never waits for a blocked readline
-        if not editing:
-            for line in iter(stream.readline, ""):
-                put(line)
-            put(None)
-            return
-        while True:
-            ready.wait()
-            ready.clear()
-            try:
-                put(input(asked[0]))
-            except EOFError:
-                put(None)
-                return
-
-    if editing:
-        _line_editing()
-    threading.Thread(target=read, name="console-stdin", daemon=True).start()
-    note = NoteLines()
-    async with console:
-        while True:
-            asked[0] = CONTINUED if note.open else PROMPT
-            if editing:
-                ready.set()
-            elif prompt:
-                print(asked[0], end="", file=console.out, flush=True)
-            line = await lines.get()
-            text = note.flush() if line is None else note.feed(line)
-            if text is not None and text.strip():
-                await console.say(text)
-            if line is None:
-                break
+def _entities(text: str) -> dict[str, Any]:
+    """The ``entities`` of a typed text: a command at its start, as Telegram marks one."""
+    command = _COMMAND.match(text)
+    if command is None:
+        return {}
+    return {"entities": [{"type": "bot_command", "offset": 0, "length": command.end()}]}

@@ -118,6 +118,9 @@ def turn_markup(result: TurnResult, language: str, *, timeout: float) -> str:
         parts.append(t(language, "llm_confirm_changes", count=count))
     if reminders:
         parts.append(t(language, "llm_confirm_reminders", count=reminders))
+    if result.cut is not None:
+        kept, total = f"{result.cut.kept:,}", f"{result.cut.total:,}"
+        parts.append(t(language, "llm_message_cut", kept=kept, total=total))
     return "\n\n".join(parts)
 
 

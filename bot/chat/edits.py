@@ -22,6 +22,7 @@ from bot.chat.incoming import addressed
 from bot.chat.services import services
 from bot.core import operations
 from bot.core.entry import parse_entry, split_command
+from bot.core.intents import note_of
 from bot.errors import NotAllowed
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import memory_block
@@ -56,6 +57,8 @@ async def edited_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
             await answer_text(update, context, message, caller, text, language)
         return
     text = argument if command else without_mention(raw, context.bot)
+    if not command and message.text is not None:  # "remember that …" stored its note
+        text = note_of(text) or text
     entry = parse_entry(text, derive_tags=False)
     if not entry.content:
         await reply_html(message, t(language, "edit_empty"))

@@ -11,10 +11,15 @@ bot, by an @mention in the caption or a reply to one of its messages, as group t
   without a caption is described by the model when ``[llm] vision`` is on (said to be the
   model's words), else the reply asks for a caption;
 - a ``.json`` document: an import (``bot.chat.imports``), not a file to keep;
-- a voice note: with ``[transcription]``, transcribed and then answered exactly as the same
-  words typed (``bot.chat.messages.answer_text``), the transcription shown first; without it,
-  or when transcription fails (told why), remembered as a voice note with its duration;
-- a location, venue or contact: remembered with the coordinates, or the name and number;
+- a voice note: with ``[transcription]``, transcribed, the transcription shown first; with a
+  model, then answered exactly as the same words typed (``bot.chat.messages.answer_text``);
+  without one, a question or a reminder request is answered as typed, anything else is
+  remembered as /remember would its words, the voice note as its attachment
+  (``bot.chat.noting``). Without transcription, or when it fails (told why), remembered as a
+  voice note with its duration;
+- a location, venue or contact: remembered with the coordinates, or the name and number; a
+  location that answers ``/timezone`` sets the chat's zone instead, and any other gets a
+  "🕒 Use for my time zone" button (``bot.chat.timezones``);
 - a sticker, poll, dice roll, game ...: a short explanation, nothing stored.
 
 Everything remembered is stored at once, with the message's ``source`` (a redelivered update
@@ -30,7 +35,7 @@ import logging
 from telegram import Message, Update
 from telegram.ext import ContextTypes, MessageHandler, TypeHandler, filters
 
-from bot.chat import imports
+from bot.chat import imports, timezones
 from bot.chat.access import caller_of, message_source, without_mention
 from bot.chat.attachments import DownloadFailed, FileTooBig, download
 from bot.chat.bursts import KEY, Bursts, Item, bursts_of
@@ -115,6 +120,8 @@ async def remember_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if imports.is_import(message):
         await imports.preview(update, context, message, caller, language)
         return
+    if await timezones.take_location(update, context, message, caller):
+        return
     incoming = read_incoming(message, language)
     if incoming is None:
         return
@@ -122,10 +129,16 @@ async def remember_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     if incoming.kind == VOICE and incoming.origin is None:
         heard = await _transcribe(context, message, incoming, language, notes)
         if heard is not None:
+            from bot.chat import noting
             from bot.chat.messages import answer_text  # free text: the same path as typed
 
             await bursts_of(context.application).flush(message.chat_id)
             await reply_html(message, t(language, "voice_transcribed", text=escape(heard)))
+            if services(context).conversation is None and noting.keeps_voice(heard):
+                # Without a model nothing else would keep it: stored, the voice note with it.
+                attachment = incoming.attachment
+                await noting.remember_voice(context, message, caller, heard, attachment, language)
+                return
             await answer_text(update, context, message, caller, heard, language)
             return
     elif incoming.kind == VOICE:  # a forwarded voice note: remembered, its words as content
@@ -238,17 +251,19 @@ async def _described(
 async def reply_burst(first: Message, items: list[Item]) -> None:
     """The one reply to a burst: the memory and its notes, or the list of them all."""
     language = language_of(first.from_user)
+    keyboard = None
     if len(items) == 1:
         [item] = items
         text = t(language, "media_remembered", memory=memory_block(item.memory))
         text = "\n\n".join([text, *item.notes])
+        keyboard = timezones.location_button(first, language)  # a place: also a time zone
     else:
         blocks = [
             memory_block(item.memory, number, limit=BURST_PREVIEW)
             for number, item in enumerate(items, start=1)
         ]
         text = t(language, "media_remembered_many", count=len(items), memories="\n\n".join(blocks))
-    await reply_html(first, text)
+    await reply_html(first, text, keyboard)
 
 
 def register(application: object) -> None:

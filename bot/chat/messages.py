@@ -9,8 +9,10 @@ request whose time it cannot read goes to the model (its ``scheduleReminder`` to
 one gets examples. A reply to the bot's ✏️ Change prompt is the reminder's new time.
 
 With a language model configured, the message goes to it (``bot.chat.conversation``): it answers,
-using the memory operations of the chat's namespace as tools. Without one, free text is a
-question: it is searched like /recall, with a hint that /remember stores things.
+using the memory operations of the chat's namespace as tools. Without one
+(``bot.chat.noting``), a note ("remember that …", "记住…") is stored as /remember stores it,
+and anything else is searched like /recall: a statement with a 💾 Remember this button, a
+question or a few words with a hint that /remember stores things.
 """
 
 from __future__ import annotations
@@ -18,9 +20,8 @@ from __future__ import annotations
 from telegram import Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat import reminding
+from bot.chat import noting, reminding
 from bot.chat.access import addressed_to_bot, caller_of, without_mention
-from bot.chat.commands import show_matches
 from bot.chat.services import services
 from bot.core.policy import Caller
 from bot.view.i18n import language_of, t
@@ -58,6 +59,4 @@ async def answer_text(
     if conversation is not None:
         await conversation.answer(message, caller, query, language)
         return
-    await show_matches(
-        context, message, caller, language, query, footer=t(language, "free_text_hint")
-    )
+    await noting.answer_plainly(context, message, caller, query, language)

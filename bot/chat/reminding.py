@@ -1,4 +1,5 @@
-"""The reminder doors: /remind, /reminders, /timezone, "remind me ..." and their buttons.
+"""The reminder doors: /remind, /reminders, "remind me ..." and their buttons (/timezone:
+``bot.chat.timezones``).
 
 Thin, as every door: each handler reads the update (who acts where: ``access.caller_of``),
 makes its calls into ``bot.core.reminders`` off the event loop, tells the job
@@ -24,12 +25,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import TypeVar
-from zoneinfo import ZoneInfo, available_timezones
+from zoneinfo import ZoneInfo
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, caller_of, may_change_settings, with_admin
+from bot.chat.access import button_press, caller_of, with_admin
 from bot.chat.services import services
 from bot.core import chat_zones, operations, reminders, when
 from bot.core.entry import keywords, split_command
@@ -38,7 +39,6 @@ from bot.core.reminders import Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound
 from bot.jobs import reminder_view
 from bot.jobs.reminders import ReminderJob
-from bot.jobs.schedule import parse_timezone
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview, to_plain
 from bot.view.replies import edit_html, reply_html
@@ -211,55 +211,10 @@ async def list_reminders(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     found = await services(context).operations.call(
         lambda: reminders.upcoming(job.store, caller.namespace)
     )
-    text, keyboard = reminder_view.listing(found, language_of(update.effective_user))
+    for reminder in found:  # set by another process since the job's last rescan: due here too
+        job.track(reminder)
+    text, keyboard = reminder_view.listing(found, language_of(update.effective_user), job.clock())
     await reply_html(message, text, keyboard)
-
-
-async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Show the chat's time zone and local time, or set it: /timezone Europe/Berlin."""
-    message, caller = update.effective_message, caller_of(update, context)
-    if message is None or caller is None:
-        return
-    language = language_of(update.effective_user)
-    _, argument = split_command(message.text or "")
-    job, chat_id = _job(context), message.chat.id
-    run = services(context).operations.call
-    name = argument.split(maxsplit=1)[0] if argument else ""
-    if not name:
-        zone = await run(lambda: _zone(context, chat_id))
-        await reply_html(message, _zone_text(language, zone.zone, job.clock(), not zone.chosen))
-        return
-    try:
-        chosen = _zone_named(name)
-    except ValueError:
-        shown = escape(preview(name, PHRASE_PREVIEW))
-        await reply_html(message, t(language, "timezone_unknown", name=shown))
-        return
-    if not await may_change_settings(update, context):
-        await reply_html(message, t(language, "timezone_admins_only"))
-        return
-    await run(lambda: chat_zones.set_chat_zone(job.store, chat_id, chosen))
-    now = escape(reminder_view.when_text(job.clock(), chosen, language))
-    await reply_html(message, t(language, "timezone_set", zone=escape(chosen.key), now=now))
-
-
-def _zone_named(name: str) -> ZoneInfo:
-    """The IANA zone ``name``, also typed in another case (``asia/shanghai``)."""
-    try:
-        return parse_timezone(name)
-    except ValueError:
-        wanted = name.lower()
-        for key in available_timezones():
-            if key.lower() == wanted:
-                return ZoneInfo(key)
-        raise
-
-
-def _zone_text(language: str, zone: ZoneInfo, now: datetime, default: bool) -> str:
-    mark = t(language, "timezone_default_mark") if default else ""
-    local = escape(reminder_view.when_text(now, zone, language))
-    shown = t(language, "timezone_now", zone=escape(zone.key), default=mark, now=local)
-    return shown + "\n" + t(language, "timezone_how")
 
 
 # -- free text ---------------------------------------------------------------------------------

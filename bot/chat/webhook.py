@@ -16,7 +16,12 @@
   slower than ``HEALTH_TIMEOUT`` is a 503 too.
 
 Anything else is 404 (405 for another method on a known path). The answer to an update has no
-body: Telegram would read a JSON body as a Bot API call to make.
+body: Telegram would read a JSON body as a Bot API call to make. A refusal (403, 400, 408, 413)
+closes the connection once answered (what is left of the body is read and dropped for 2 s at
+most, so that the client gets the answer): a refused client keeps no connection. How many
+connections may be open, how long a request's headers may take, and the ``Server`` header
+(``cogito``) are ``bot.chat.connections``'s; the body is read under its ``read_timeout`` too
+(408 past it, however slowly the bytes trickle).
 
 The two callables are the seam between HTTP and what keeps the updates. One process on the file
 store uses ``inbox_accept`` (the inbox, ``bot.chat.inbox``: a second delivery of an update id is
@@ -45,6 +50,14 @@ from aiohttp import web
 from telegram import Update
 from telegram.ext import Application
 
+from bot.chat.connections import (
+    AcceptErrors,
+    Connection,
+    ConnectionLimits,
+    Gate,
+    middleware,
+    name_server,
+)
 from bot.chat.inbox import InboxQueue
 from bot.chat.lanes import SharedUpdates
 from bot.chat.services import KEY, Services
@@ -71,50 +84,89 @@ STOP_TIMEOUT = 10.0  # seconds the requests in progress get to finish at a stop
 
 
 class WebhookServer:
-    """The HTTP server Telegram posts updates to; ``start()`` / ``stop()``, or ``async with``."""
+    """The HTTP server Telegram posts updates to; ``start()`` / ``stop()``, or ``async with``.
 
-    def __init__(self, settings: TelegramConfig, *, accept: Accept, health: Health) -> None:
+    ``limits`` (default: from the process's file descriptor limit) bound its connections.
+    """
+
+    def __init__(
+        self,
+        settings: TelegramConfig,
+        *,
+        accept: Accept,
+        health: Health,
+        limits: ConnectionLimits | None = None,
+    ) -> None:
         self.settings = settings
         self.port = settings.port  # the port it listens on, once started
+        self.limits = limits or ConnectionLimits()
         self._accept = accept
         self._health = health
         self._secret = settings.webhook_secret.encode()
         self._runner: web.AppRunner | None = None
+        self._listening: asyncio.Server | None = None
+        self._gate: Gate | None = None
+        self._accept_errors: AcceptErrors | None = None
         self._refused = 0  # requests without the right secret since the last log line
         self._refusal_logged: float | None = None
         self._last_reason: str | None = None  # of the last health check (logged on change)
 
     async def start(self) -> None:
         """Listen (``OSError`` if the address cannot be had: in use, not this machine's)."""
-        app = web.Application(client_max_size=MAX_BODY)
+        app = web.Application(client_max_size=MAX_BODY, middlewares=[middleware])
         app.router.add_post(self.settings.webhook_path, self._update)
         app.router.add_get(HEALTH_PATH, self._healthz)
+        app.on_response_prepare.append(name_server)
         runner = web.AppRunner(
             app, access_log=None, handle_signals=False, shutdown_timeout=STOP_TIMEOUT
         )
         await runner.setup()
-        site = web.TCPSite(runner, self.settings.listen, self.settings.port)
+        manager = runner.server
+        assert manager is not None  # set up
+        gate = Gate(self.limits)
+        loop = asyncio.get_running_loop()
         try:
-            await site.start()
+            # aiohttp's server is the protocol factory (its TCPSite does the same), but each
+            # connection is a gated ``Connection``: counted, timed, closed to make room.
+            listening = await loop.create_server(
+                lambda: Connection(gate, manager, loop=loop),
+                self.settings.listen,
+                self.settings.port,
+                backlog=self.limits.backlog,
+            )
         except OSError:
             await runner.cleanup()
             raise
-        self._runner = runner
-        self.port = site._server.sockets[0].getsockname()[1]  # type: ignore[union-attr]
+        self._runner, self._listening = runner, listening
+        self._gate, self._accept_errors = gate, AcceptErrors(gate)
+        self._accept_errors.install()
+        self.port = listening.sockets[0].getsockname()[1]
         log.info(
-            "webhook server listening on %s:%d (updates on %s, health on %s)",
+            "webhook server listening on %s:%d (updates on %s, health on %s; "
+            "at most %d connections open)",
             self.settings.listen,
             self.port,
             self.settings.webhook_path,
             HEALTH_PATH,
+            self.limits.max_open,
         )
 
     async def stop(self) -> None:
         """Stop listening; the requests in progress finish first (up to ``STOP_TIMEOUT``)."""
         runner, self._runner = self._runner, None
+        listening, self._listening = self._listening, None
+        if listening is not None:
+            listening.close()  # no new connections; the open ones are the runner's to close
         if runner is not None:
             await runner.cleanup()
             log.info("webhook server stopped")
+        if listening is not None:
+            await listening.wait_closed()
+        if self._gate is not None:
+            self._gate.pressure.flush()
+        if self._accept_errors is not None:
+            self._accept_errors.uninstall()
+        self._gate = self._accept_errors = None
 
     async def __aenter__(self) -> WebhookServer:
         await self.start()
@@ -129,13 +181,21 @@ class WebhookServer:
             header.encode("utf-8", "surrogateescape"), self._secret
         ):
             self._refuse(request, "missing" if header is None else "wrong")
-            return web.Response(status=403, text="Forbidden")
+            return closing(web.Response(status=403, text="Forbidden"))
         if (request.content_length or 0) > MAX_BODY:
             return self._too_large(request)
         try:
-            body = await request.read()
+            async with asyncio.timeout(self.limits.read_timeout):
+                body = await request.read()
         except web.HTTPRequestEntityTooLarge:
             return self._too_large(request)
+        except TimeoutError:
+            log.warning(
+                "refused a webhook request from %s: its body took longer than %.0f s",
+                request.remote,
+                self.limits.read_timeout,
+            )
+            return closing(web.Response(status=408, text="Request Timeout"))
         try:
             update = json.loads(body)
         except (ValueError, RecursionError) as e:  # not UTF-8, not JSON, or nested past reason
@@ -186,11 +246,17 @@ class WebhookServer:
 
     def _too_large(self, request: web.Request) -> web.Response:
         log.warning("refused a webhook request over %d bytes from %s", MAX_BODY, request.remote)
-        return web.Response(status=413, text="Request Entity Too Large")
+        return closing(web.Response(status=413, text="Request Entity Too Large"))
 
     def _bad_request(self, request: web.Request, problem: str) -> web.Response:
         log.warning("refused a webhook request from %s: %s", request.remote, problem)
-        return web.Response(status=400, text="Bad Request")
+        return closing(web.Response(status=400, text="Bad Request"))
+
+
+def closing(response: web.Response) -> web.Response:
+    """``response``, after which the connection closes (nothing more of the request is read)."""
+    response.force_close()
+    return response
 
 
 def inbox_accept(application: AnyApplication) -> Accept:

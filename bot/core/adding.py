@@ -21,7 +21,7 @@ from __future__ import annotations
 
 import secrets
 import time
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -73,10 +73,12 @@ def remember(
     keep_both: bool = False,
     zone: ZoneInfo | None = None,
     now: datetime | None = None,
+    attachment: Mapping[str, Any] | None = None,
 ) -> Remembered:
     """Store a memory unless it is already stored; unless ``keep_both``, store nothing when it
     has near-duplicates (with ``asker``: keep it waiting for their choice). The date the
-    content names is resolved now, in ``zone`` (UTC by default: ``bot.core.dating``)."""
+    content names is resolved now, in ``zone`` (UTC by default: ``bot.core.dating``);
+    ``attachment`` is the file the memory was said in (a transcribed voice note)."""
     content, clean, group = clean_content(content), clean_tags(tags), None
     if category is not None:
         group = clean_category(category)
@@ -87,11 +89,15 @@ def remember(
         if near and len(near) == len(similar):  # with the same content there, it is that one
             token = None
             if asker is not None:
-                record = {"content": content, "tags": list(clean), "category": group}
-                record.update(source=source, date=date)
+                record: dict[str, Any] = {"content": content, "tags": list(clean)}
+                record.update(category=group, source=source, date=date)
+                if attachment:
+                    record["attachment"] = dict(attachment)
                 token = _keep_waiting(namespace, asker, record, near)
             return Remembered(near=near, token=token)
-    added = namespace.add_unique(content, clean, group, source=source, date=date)
+    added = namespace.add_unique(
+        content, clean, group, source=source, date=date, attachment=attachment
+    )
     return Remembered(added.memory, added.duplicate)
 
 
@@ -153,8 +159,10 @@ def _make(
         # The old memory takes the new text; its tags and category too when they were given.
         changed = namespace.update(old.id, content=content, tags=tags or None, category=category)
         return Settled(changed, replaced=old)
-    source, date = record.get("source"), record.get("date")
-    added = namespace.add_unique(content, tags, category, source=source, date=date)
+    source, date, attachment = record.get("source"), record.get("date"), record.get("attachment")
+    added = namespace.add_unique(
+        content, tags, category, source=source, date=date, attachment=attachment
+    )
     return Settled(added.memory, duplicate=added.duplicate)
 
 

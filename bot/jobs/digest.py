@@ -1,8 +1,10 @@
 """The digest: a scheduled report of each namespace's most used memories.
 
 A job on the application's JobQueue (APScheduler underneath) fires on ``[digest] schedule``, a
-crontab expression in ``[digest] timezone`` (``bot.jobs.schedule``), and sends every namespace that
-wants it the report of ``bot.jobs.report``, through the application's bot, so that the rate limiter
+crontab expression read in each chat's own zone (``bot.jobs.schedule``): ``0 9 * * mon`` is
+Monday 09:00 in Berlin for a chat that chose Europe/Berlin with ``/timezone``, and in
+``[digest] timezone`` for a chat that chose none. It sends every namespace that wants it the
+report of ``bot.jobs.report``, through the application's bot, so that the rate limiter
 (``AIORateLimiter``) paces a run over many chats. Namespaces are done one after the other:
 Telegram allows about 30 messages a second, so a run over 10,000 chats takes minutes, and the
 bot keeps answering meanwhile (the store is read in a worker thread).
@@ -16,11 +18,16 @@ to the group of ``chats/<id>``
 ``/digest on|off`` there, else Chinese if most memories are, else English.
 
 Periods and restarts. The scheduled time of the latest run at or before ``now``
-(``Schedule.latest``) identifies the period; a namespace whose ``last_period`` is that time
-has had its report (or is being sent it), so a report is never sent twice for one period,
-however often the job runs. The job runs at each scheduled time and once at start-up, which
-sends the reports a stop missed, if the scheduled time is less than ``grace_hours`` ago (older
-ones are dropped: the next period's report will come).
+(``Schedule.latest``) in the namespace's zone identifies its period; a namespace whose
+``last_period`` is that time has had its report (or is being sent it), so a report is never
+sent twice for one period, however often the job runs. The job runs at each scheduled time in
+each zone in use (``Schedules``: the configured one and those chats chose, learnt from
+``bot.core.chat_zones`` at each run, each sweep and each ``/timezone`` in this process) and
+once at start-up, which sends the reports a stop missed, if the scheduled time is less than
+``grace_hours`` ago (older ones are dropped: the next period's report will come). A run reads
+the chats' zones once (one listing) and skips, without reading it, every namespace whose
+chat's period is not due. A chat that moves its zone west by some hours right after its report
+gets the next one at the new zone's time, which can be sooner than a whole period later.
 
 Once, across replicas and crashes. Before a report is sent, its period is claimed: a
 compare-and-set on the document (``memory.update_document``) that sets ``last_period`` and
@@ -53,7 +60,9 @@ that namespace off (``off_reason: "blocked"``) and is logged; any other failure 
 namespace is logged and the run goes on with the others.
 
 A report shows its times in the chat's own zone when it set one with ``/timezone``
-(``bot.core.chat_zones.zone_of_chat``), else in ``[digest] timezone``.
+(``bot.core.chat_zones.zone_of_chat``), else in ``[digest] timezone``. A group's report is
+titled with the group's name (``title``, noted whenever ``/digest`` is used there), a private
+chat's as "your" digest.
 
 Reporting is not access: the report reads ``Namespace.memories`` and never searches, so no
 ``accessCount`` or ``accessedAt`` changes.
@@ -68,20 +77,22 @@ import os
 import re
 import secrets
 import socket
-from collections.abc import Callable, Sequence
+import threading
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from telegram import Bot
 from telegram.error import Forbidden
-from telegram.ext import Application, ContextTypes
+from telegram.ext import Application, ContextTypes, Job
 
 from bot.config import DigestConfig
-from bot.core.chat_zones import zone_of_chat
+from bot.core.chat_zones import chosen_zones, zone_of_chat, zones_in_use
 from bot.core.lease import LEASE, Claim, Leases
 from bot.jobs.report import build_report, render_report
-from bot.jobs.schedule import Schedule, parse_timezone
+from bot.jobs.schedule import Schedule, Schedules, parse_timezone
 from bot.view.replies import send_html
 from memory import Documents, Store, update_document
 from memory.errors import DocumentConflict, MemoryInvalid, MemoryStoreError
@@ -145,6 +156,7 @@ class DigestSettings:
     off_reason: str | None = None  # "user" (/digest off) or "blocked" (Telegram said 403)
     claim: Claim | None = None  # who is sending a report, since when (module docstring)
     delivered_at: str | None = None  # when Telegram took the last report (sender's clock)
+    title: str | None = None  # a group's name, for the report's title
 
     @classmethod
     def from_dict(cls, data: object) -> DigestSettings:
@@ -198,7 +210,7 @@ class DigestSettings:
 class RunResult:
     """What one run did, by namespace name (for the log and the tests)."""
 
-    period: datetime | None
+    period: datetime | None  # of [digest] timezone (a chat's zone may have its own)
     sent: list[str] = field(default_factory=list)
     switched_off: list[str] = field(default_factory=list)
     failed: list[str] = field(default_factory=list)
@@ -233,6 +245,7 @@ class Digest:
 
     ``clock`` (UTC now by default) is the job's notion of the current time; tests pass a
     controlled one, or call ``run`` with ``now``. ``owner`` names this process in its claims.
+    ``chats`` limits the reports sent to those chats (the console's own); None: every chat.
     """
 
     def __init__(
@@ -243,8 +256,10 @@ class Digest:
         clock: Callable[[], datetime] = _utc_now,
         owner: str | None = None,
         sweep_seconds: float = SWEEP_SECONDS,
+        chats: Collection[int] | None = None,
     ) -> None:
         self.config = config
+        self.chats = frozenset(chats) if chats is not None else None  # None: every chat
         self.store = store
         self.clock = clock
         self.owner = owner or f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
@@ -253,6 +268,10 @@ class Digest:
         self._sweeping = asyncio.Lock()
         self.timezone = parse_timezone(config.timezone)
         self.schedule = Schedule.parse(config.schedule, self.timezone, now=clock())
+        self._schedules: dict[str, Schedule] = {self.timezone.key: self.schedule}
+        self._schedules_lock = threading.Lock()
+        self._waking = {self.timezone.key}  # the zones the job wakes in (``trigger``)
+        self._job: Job[Any] | None = None
         self.grace = timedelta(hours=config.grace_hours)
         # One run at a time in this process (the scheduled one and the catch-up), so that a
         # run's namespaces are visited once; other processes are kept apart by the store.
@@ -274,17 +293,31 @@ class Digest:
             update_document(self.store.documents(name), SETTINGS, change)
         )
 
-    def switch(self, name: str, enabled: bool, *, language: str | None = None) -> DigestSettings:
-        """``/digest on`` or ``off``. Turning it on starts with the next scheduled report (a
-        period already past is not sent late)."""
+    def switch(
+        self,
+        name: str,
+        enabled: bool,
+        *,
+        language: str | None = None,
+        title: str | None = None,
+    ) -> DigestSettings:
+        """``/digest on`` or ``off`` (``title``: the group's name). Turning it on starts with
+        the next scheduled report (a period already past is not sent late)."""
         changes: dict[str, Any] = {"enabled": enabled, "off_reason": None if enabled else "user"}
         if language is not None:
             changes["language"] = language
+        if title is not None:
+            changes["title"] = title
         if enabled:
-            current = self.schedule.latest(self.clock())
+            current = self.schedule_of(name).latest(self.clock())
             if current is not None:
                 changes["last_period"] = format_time(current)
         return self.update(name, **changes)
+
+    def note_title(self, name: str, title: str) -> None:
+        """Keep a group's name for its report's title (written only when it changed)."""
+        if self.settings(name).title != title:
+            self.update(name, title=title)
 
     def is_on(self, settings: DigestSettings) -> bool:
         """Whether a namespace with ``settings`` gets the scheduled report."""
@@ -294,8 +327,57 @@ class Digest:
         )
 
     def next_run(self, now: datetime | None = None) -> datetime | None:
-        """When the job runs next, in the schedule's time zone."""
+        """When the job runs next in ``[digest] timezone``, in that zone."""
         return self.schedule.next_after(now or self.clock())
+
+    def next_report(self, name: str) -> tuple[datetime | None, ZoneInfo]:
+        """When namespace ``name`` gets its next report, and its chat's zone (``/digest``)."""
+        zone = self.zone_of(name)
+        return self._schedule_in(zone).next_after(self.clock()), zone
+
+    def zone_of(self, name: str, settings: DigestSettings | None = None) -> ZoneInfo:
+        """The zone of the chat the namespace's report goes to: the chat's own (``/timezone``),
+        else ``[digest] timezone``."""
+        chat = chat_of(name)
+        if chat is None:
+            chat = (settings or self.settings(name)).chat_id
+        return (zone_of_chat(self.store, chat) if chat is not None else None) or self.timezone
+
+    def schedule_of(self, name: str) -> Schedule:
+        """The schedule in the zone of namespace ``name``'s chat."""
+        return self._schedule_in(self.zone_of(name))
+
+    def _schedule_in(self, zone: ZoneInfo) -> Schedule:
+        """The schedule in ``zone`` (made once; any thread)."""
+        with self._schedules_lock:
+            found = self._schedules.get(zone.key)
+            if found is None:  # checked at start-up in [digest] timezone: it fires in any zone
+                found = Schedule.parse(self.config.schedule, zone, now=self.clock())
+                self._schedules[zone.key] = found
+            return found
+
+    def zone_chosen(self, zone: ZoneInfo) -> None:
+        """A chat chose ``zone`` (``/timezone``): the job wakes at its local times too."""
+        self._learn({zone.key})
+
+    def _learn(self, zones: set[str]) -> None:
+        """Wake in ``zones`` too: the job is given its new times if any is new. On the event
+        loop only (``_waking`` is the trigger's, and rescheduling is the scheduler's)."""
+        new = set()
+        for key in zones - self._waking:
+            try:
+                self._schedule_in(ZoneInfo(key))
+            except (ValueError, KeyError, OSError):
+                log.warning("the digest ignores the unknown time zone %r", key)
+                continue
+            new.add(key)
+        self._waking |= new
+        if new and self._job is not None and not self._job.removed:
+            self._job.job.reschedule(trigger=self.trigger())
+
+    def trigger(self) -> Schedules:
+        """When the job runs: the schedule in every zone in use."""
+        return Schedules([self._schedule_in(ZoneInfo(key)) for key in sorted(self._waking)])
 
     @staticmethod
     def _load(documents: Documents) -> DigestSettings:
@@ -305,36 +387,52 @@ class Digest:
     # -- the report -------------------------------------------------------------------------
 
     def report(
-        self, name: str, *, language: str | None = None, now: datetime | None = None
+        self,
+        name: str,
+        *,
+        language: str | None = None,
+        now: datetime | None = None,
+        title: str | None = None,
     ) -> str | None:
         """The report of namespace ``name`` as HTML right now (``/digest now``); None if it has
-        no memories. Nothing is recorded: the scheduled report still comes."""
+        no memories. Nothing is recorded: the scheduled report still comes. ``title``: the
+        group's name as Telegram gives it now."""
         now = now or self.clock()
         settings = self.settings(name)
         memories = self.store.namespace(name).memories()
         if not memories:
             return None
-        since = settings.sent_at or self.schedule.latest(now - _BEFORE)
-        chat_id = settings.chat_id if settings.chat_id is not None else chat_of(name)
+        zone = self.zone_of(name, settings)
+        since = settings.sent_at or self._schedule_in(zone).latest(now - _BEFORE)
         return self._render(
-            memories, since=since, now=now, language=language or settings.language, chat=chat_id
+            memories,
+            settings,
+            since=since,
+            now=now,
+            language=language or settings.language,
+            zone=zone,
+            chat=settings.chat_id if settings.chat_id is not None else chat_of(name),
+            title=title,
         )
 
     def _render(
         self,
         memories: list[Memory],
+        settings: DigestSettings,
         *,
         since: datetime | None,
         now: datetime,
         language: str | None,
+        zone: ZoneInfo,
         chat: int | None,
+        title: str | None = None,
     ) -> str:
-        """The report, its times in the chat's own zone (``/timezone``) if it chose one."""
+        """The report, its times in the chat's zone, titled as a group's or as "your"."""
         report = build_report(
             memories, now=now, since=since, top=self.config.top, stale_days=self.config.stale_days
         )
-        zone = (zone_of_chat(self.store, chat) if chat is not None else None) or self.timezone
-        return render_report(report, language or guess_language(memories), zone)
+        group = (title or settings.title or "") if chat is not None and chat < 0 else None
+        return render_report(report, language or guess_language(memories), zone, group=group)
 
     # -- the job ----------------------------------------------------------------------------
 
@@ -343,21 +441,32 @@ class Digest:
         await self.run(context.bot)
 
     async def run(self, bot: Bot, now: datetime | None = None) -> RunResult:
-        """Send the current period's report to every namespace that wants it and lacks it."""
+        """Send the current period's report to every namespace that wants it and lacks it,
+        each namespace's period in its chat's zone."""
         now = now or self.clock()
-        period = self.schedule.latest(now)
-        result = RunResult(period)
-        if not self.config.enabled or period is None or now - period > self.grace:
+        result = RunResult(self.schedule.latest(now))
+        if not self.config.enabled:
             return result
         async with self._running:
+            chosen = await asyncio.to_thread(chosen_zones, self.store)
+            self._learn({zone.key for zone in chosen.values()})
+            waking = set(self._waking)
+            due = await asyncio.to_thread(
+                lambda: {k for k in waking if self._due(self._schedule_in(ZoneInfo(k)), now)}
+            )
+            if not due:
+                return result
             names = await asyncio.to_thread(self.store.namespace_names)
             for name in names:
-                outcome = await self._run_one(bot, name, period, now)
+                chat = chat_of(name)
+                if chat is not None and chosen.get(chat, self.timezone).key not in due:
+                    continue  # its chat's period is not due: not even read
+                outcome = await self._run_one(bot, name, None, now)
                 if outcome is not None:
                     getattr(result, outcome).append(name)
         log.info(
             "digest for %s: %d sent, %d switched off, %d failed",
-            format_time(period),
+            ", ".join(sorted(due)),
             len(result.sent),
             len(result.switched_off),
             len(result.failed),
@@ -372,6 +481,8 @@ class Digest:
         if not self.config.enabled:
             return result
         async with self._sweeping:
+            # A zone chosen through another replica: this one wakes at its times too.
+            self._learn(await asyncio.to_thread(zones_in_use, self.store))
             left = await asyncio.to_thread(self._left_claims, now)
             for name, held in left:
                 outcome = await self._run_one(bot, name, held.at, now, held)
@@ -436,9 +547,20 @@ class Digest:
             return None
         return held
 
+    def _due(self, schedule: Schedule, now: datetime) -> datetime | None:
+        """The period of ``schedule`` to report now: its latest time, if within the grace."""
+        period = schedule.latest(now)
+        return period if period is not None and now - period <= self.grace else None
+
     async def _run_one(
-        self, bot: Bot, name: str, period: datetime, now: datetime, held: Claim | None = None
+        self,
+        bot: Bot,
+        name: str,
+        period: datetime | None,
+        now: datetime,
+        held: Claim | None = None,
     ) -> str | None:
+        """Send ``name`` its report of ``period`` (None: the one due in its chat's zone)."""
         outgoing = None
         try:
             outgoing = await asyncio.to_thread(self._prepare, name, period, now, held)
@@ -465,7 +587,7 @@ class Digest:
             await asyncio.to_thread(
                 self._finish,
                 name,
-                period,
+                outgoing.period,
                 built=outgoing.built,
                 delivered=delivered,
                 marker=outgoing.marker,
@@ -477,23 +599,35 @@ class Digest:
         return "sent"
 
     def _prepare(
-        self, name: str, period: datetime, now: datetime, held: Claim | None = None
+        self, name: str, wanted: datetime | None, now: datetime, held: Claim | None = None
     ) -> _Outgoing | None:
-        """The report to send to ``name`` for ``period``, claimed; None if it needs none (off,
-        already sent or being sent, no memories, no chat). With ``held``: take that left claim
-        over, if it is still there. Runs in a worker thread."""
+        """The report to send to ``name`` for period ``wanted`` (None: the one due now in its
+        chat's zone), claimed; None if it needs none (off, not due, already sent or being sent,
+        no memories, no chat). With ``held``: take that left claim over, if it is still there.
+        Runs in a worker thread."""
         settings = self.settings(name)
         chat_id = settings.chat_id if settings.chat_id is not None else chat_of(name)
-        if not self._needs(settings, period, held):
+        if self.chats is not None and chat_id not in self.chats:
+            return None  # another process's chat (the console serves its own only)
+        zone = self.zone_of(name, settings)
+        schedule = self._schedule_in(zone)
+        period = wanted if wanted is not None else self._due(schedule, now)
+        if period is None or not self._needs(settings, period, held):
             return None
         memories = self.store.namespace(name).memories()
         if chat_id is None or not memories:
             if held is not None:  # nothing to send any more: the claim is done with
                 self._finish(name, period, only=held)
             return None
-        since = settings.sent_at or self.schedule.latest(period - _BEFORE)
+        since = settings.sent_at or schedule.latest(period - _BEFORE)
         markup = self._render(
-            memories, since=since, now=now, language=settings.language, chat=chat_id
+            memories,
+            settings,
+            since=since,
+            now=now,
+            language=settings.language,
+            zone=zone,
+            chat=chat_id,
         )
         ours = Claim(period, self.owner, now, 1 if held is None else held.tries + 1)
         # Marked before it is claimed: a claim never exists unmarked (the sweep's index).
@@ -507,7 +641,7 @@ class Digest:
             current = DigestSettings.from_dict(value)  # /digest off may have come in meanwhile
             if not self._needs(current, period, held):  # or another process sent it
                 return value
-            earlier = self.schedule.latest(period - _BEFORE)
+            earlier = schedule.latest(period - _BEFORE)
             before.append(
                 current.last_period
                 if held is None
@@ -596,9 +730,9 @@ class Digest:
         if not self.config.enabled:
             return
         grace = max(1, int(self.grace.total_seconds()))  # APScheduler wants whole seconds
-        queue.run_custom(
+        self._job = queue.run_custom(
             self.callback,
-            job_kwargs={"trigger": self.schedule, "misfire_grace_time": grace, "coalesce": True},
+            job_kwargs={"trigger": self.trigger(), "misfire_grace_time": grace, "coalesce": True},
             name=JOB_NAME,
         )
         # No misfire limit: start-up (post_init, network) may take longer than APScheduler's

@@ -24,6 +24,7 @@ from zoneinfo import ZoneInfo
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
+from bot.core.offsets import zone_label
 from bot.core.reminders import PAUSED, Reminder
 from bot.core.when import Repeat
 from bot.view.i18n import t
@@ -40,7 +41,7 @@ def when_text(at: datetime, zone: ZoneInfo, language: str) -> str:
     """``2026-12-02 (Wed) 09:00 Asia/Shanghai``: ``at`` in ``zone``, plain text."""
     local = at.astimezone(zone)
     weekday = t(language, "weekdays_plain").split()[local.weekday()]
-    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M} {zone.key}"
+    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M} {zone_label(zone)}"
 
 
 def repeat_text(repeat: Repeat, language: str) -> str:
@@ -69,15 +70,26 @@ def _text(reminder: Reminder, limit: int = TEXT_PREVIEW) -> str:
     return escape(preview(reminder.text, limit)) if reminder.text.strip() else "…"
 
 
-def reminder_line(reminder: Reminder, language: str, at: datetime | None = None) -> str:
-    """``⏰ <when> — <text>`` (HTML), at its next occurrence unless ``at``."""
+def reminder_line(
+    reminder: Reminder, language: str, at: datetime | None = None, *, due: bool = False
+) -> str:
+    """``⏰ <when> — <text>`` (HTML), at its next occurrence unless ``at``; ``⌛`` if ``due``
+    (its time has come)."""
     moment = at or reminder.upcoming_at or reminder.due.at
     when = escape(when_text(moment, reminder.due.zone, language))
-    return t(language, "reminder_line", when=when, text=_text(reminder))
+    key = "reminder_line_due" if due else "reminder_line"
+    return t(language, key, when=when, text=_text(reminder))
 
 
-def _details(reminder: Reminder, language: str) -> list[str]:
-    lines = [reminder_line(reminder, language)]
+def is_due(reminder: Reminder, now: datetime | None) -> bool:
+    """Whether the time of ``reminder``'s next occurrence has come by ``now``: it is being sent
+    (or waits for its chat, paused), not upcoming."""
+    at = reminder.upcoming_at
+    return now is not None and at is not None and at <= now
+
+
+def _details(reminder: Reminder, language: str, *, due: bool = False) -> list[str]:
+    lines = [reminder_line(reminder, language, due=due)]
     if reminder.due.repeat is not None:
         rule = escape(repeat_text(reminder.due.repeat, language))
         lines.append(t(language, "reminder_repeat", rule=rule))
@@ -168,18 +180,25 @@ def summary(items: Sequence[tuple[Reminder, datetime]], language: str) -> str:
 
 
 def listing(
-    reminders: Sequence[Reminder], language: str
+    reminders: Sequence[Reminder], language: str, now: datetime | None = None
 ) -> tuple[str, InlineKeyboardMarkup | None]:
-    """/reminders: the upcoming ones, soonest first, a 🗑 button each."""
+    """/reminders: the upcoming ones, soonest first, a 🗑 button each. One whose time has come
+    by ``now`` (being sent right now, or not yet: the job ticks every second, a failed send
+    waits for its retry) is marked due, never listed as upcoming."""
     if not reminders:
         return t(language, "reminders_none"), None
     shown = reminders[:LISTED]
-    lines = [t(language, "reminders_title", count=len(reminders))]
+    any_due = any(is_due(reminder, now) for reminder in reminders)
+    title = "reminders_title_due" if any_due else "reminders_title"
+    lines = [t(language, title, count=len(reminders))]
     rows = []
     for index, reminder in enumerate(shown, start=1):
-        lines.append(f"{index}. " + "\n   ".join(_details(reminder, language)))
+        due = is_due(reminder, now)
+        lines.append(f"{index}. " + "\n   ".join(_details(reminder, language, due=due)))
         if reminder.state == PAUSED:
             lines.append("   " + t(language, "reminder_paused"))
+        elif due:
+            lines.append("   " + t(language, "reminder_due_now"))
         label = t(
             language,
             "button_reminder_cancel_one_plain",

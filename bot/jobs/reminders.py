@@ -9,7 +9,8 @@ index is rebuilt from the store, so that reminders set through another process o
 are found too; whoever claims an occurrence first sends it, the others do nothing.
 
 ``clock`` (UTC now by default) is the job's notion of time, as ``Digest``'s is: tests give a
-controlled one, and the JobQueue only says when to look.
+controlled one, and the JobQueue only says when to look. ``chats`` limits the job to those chats'
+reminders (the console sends only its own; the others wait, pending, for the bot that serves them).
 
 Late and missed. The first tick after start-up sends what fell due while the bot was stopped:
 an occurrence less than ``grace_hours`` late is sent on its own, marked late ("due at 09:00")
@@ -32,7 +33,7 @@ import logging
 import os
 import secrets
 import socket
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -89,8 +90,10 @@ class ReminderJob:
         tick_seconds: float = 1.0,
         rescan_seconds: float = 60.0,
         owner: str | None = None,
+        chats: Collection[int] | None = None,
     ) -> None:
         self.config = config
+        self.chats = frozenset(chats) if chats is not None else None  # None: every chat
         self.store = store
         self.clock = clock
         self.zone = parse_timezone(config.timezone)
@@ -111,7 +114,7 @@ class ReminderJob:
 
     def track(self, reminder: Reminder | None) -> None:
         """Keep the index current for ``reminder`` (after a change; None: nothing)."""
-        if reminder is None:
+        if reminder is None or (self.chats is not None and reminder.chat_id not in self.chats):
             return
         at = reminder.next_at
         if at is None:

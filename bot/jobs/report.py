@@ -24,6 +24,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
+from bot.core.offsets import zone_label
 from bot.view.i18n import t
 from bot.view.render import PREVIEW_CHARS, escape, preview
 from memory.model import Memory, most_used, parse_time
@@ -72,9 +73,18 @@ def _line(memory: Memory) -> str:
     return f"{escape(preview(memory.content, PREVIEW_CHARS))} · 🆔 <code>{memory.id}</code>"
 
 
-def render_report(report: Report, language: str, timezone: tzinfo) -> str:
-    """The report as Telegram HTML in ``language``; times shown in ``timezone``."""
-    lines = [t(language, "digest_title", total=report.total), "", t(language, "digest_top")]
+def render_report(
+    report: Report, language: str, timezone: tzinfo, *, group: str | None = None
+) -> str:
+    """The report as Telegram HTML in ``language``; times shown in ``timezone``. ``group``:
+    the group's name ("" if not known) for a group's report, None for a private chat's."""
+    if group is None:
+        title = t(language, "digest_title", total=report.total)
+    elif group:
+        title = t(language, "digest_title_group", total=report.total, group=escape(group))
+    else:
+        title = t(language, "digest_title_this_group", total=report.total)
+    lines = [title, "", t(language, "digest_top")]
     for number, memory in enumerate(report.most_used, start=1):
         times = t(language, "stats_times", count=memory.access_count)
         lines.append(f"{number}. <i>({times})</i> {_line(memory)}")
@@ -110,7 +120,7 @@ def when_text(moment: datetime | None, timezone: tzinfo, language: str) -> str:
         weekday=t(language, "weekdays_plain").split()[local.weekday()],
         date=local.strftime("%Y-%m-%d"),
         time=local.strftime("%H:%M"),
-        zone=escape(str(timezone)),
+        zone=escape(zone_label(timezone)),
     )
 
 

@@ -22,11 +22,15 @@ settled here, so that the expression means what crontab(5) says:
   (APScheduler); crontab runs on a day that matches either.
 
 A schedule that never fires (``0 9 31 2 *``) is refused.
+
+``Schedules`` is one expression in several zones: the digest's trigger, which fires at the
+schedule's local time in the configured zone and in every zone a chat chose.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
@@ -154,9 +158,30 @@ class Schedule(BaseTrigger):
         return f"Schedule({self.expression!r}, {str(self.timezone)!r})"
 
 
+class Schedules(BaseTrigger):
+    """One schedule's expression in several time zones, as one APScheduler trigger: it fires at
+    the schedule's local time in each (the digest in every zone a chat chose)."""
+
+    __slots__ = ("schedules",)
+
+    def __init__(self, schedules: Sequence[Schedule]) -> None:
+        self.schedules = tuple(schedules)
+
+    def get_next_fire_time(
+        self, previous_fire_time: datetime | None, now: datetime
+    ) -> datetime | None:
+        """The earliest next fire time of any of the zones."""
+        fires = [s.get_next_fire_time(previous_fire_time, now) for s in self.schedules]
+        found = [fire for fire in fires if fire is not None]
+        return min(found, key=lambda fire: fire.astimezone(UTC)) if found else None
+
+    def __str__(self) -> str:
+        return ", ".join(str(schedule) for schedule in self.schedules)
+
+
 def _repeated(fire: datetime) -> bool:
     """Whether ``fire`` is the second occurrence of a wall-clock time (clocks went back)."""
     return fire.fold == 1 and fire.replace(fold=0).utcoffset() != fire.utcoffset()
 
 
-__all__ = ["WEEKDAYS", "Schedule", "crontab_weekdays", "parse_timezone"]
+__all__ = ["WEEKDAYS", "Schedule", "Schedules", "crontab_weekdays", "parse_timezone"]

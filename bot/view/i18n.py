@@ -13,7 +13,7 @@ import html
 
 from telegram import User
 
-from bot.view import reminder_strings
+from bot.view import reminder_strings, zone_strings
 from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
@@ -67,13 +67,16 @@ gone unused. /digest alone shows the setting and the next report.
 <code>/remind every monday 9:00 weekly report</code>, <code>/remind 下周二下午三点 看牙医</code>. \
 As a reply, it reminds you of that message. "remind me …" in a message works too.
 /reminders — the upcoming reminders, with a cancel button each.
-/timezone [<i>IANA name</i>] — this chat's time zone (<code>/timezone Asia/Shanghai</code>).
+/timezone [<i>place</i>] — this chat's time zone: a city, a country, an offset or a location \
+(<code>/timezone Berlin</code>, <code>/timezone UTC+8</code>).
 /undo — take back the last change made in this chat (again: the one before). A model's whole \
 answer is one change; a memory changed since is left as it is.
 /history [<i>id</i>] — the recent changes (deletions too), or every version of one memory, \
 who made it and when, with a button to restore one.
 
-Any other message is a question: I search the memories for it.
+Say it in words too: “remember that my locker is 23”, “note: …”, “don't forget …”. Any \
+other message is searched; without a language model, a statement gets a 💾 Remember this \
+button that stores it.
 In groups, address me with a command, an @mention or a reply to one of my messages. A group's \
 memories are shared: every member can find them, and a memory can be deleted or changed by \
 the member who stored it or by a group administrator."""
@@ -101,13 +104,15 @@ _HELP_ZH = """<b>命令</b>
 <code>/remind 每周一早上9点 周会</code>、<code>/remind 12月24日 买礼物</code>。\
 回复一条消息发送，到时提醒你那条消息。消息里写“提醒我……”也可以。
 /reminders — 即将到来的提醒，每个都有取消按钮。
-/timezone [<i>IANA 名称</i>] — 这个聊天的时区（<code>/timezone Asia/Shanghai</code>）。
+/timezone [<i>地点</i>] — 这个聊天的时区：城市、国家、时差或位置\
+（<code>/timezone 上海</code>、<code>/timezone UTC+8</code>）。
 /undo — 撤销本聊天里最近的一次改动（再发一次：撤销更早的一次）。模型的一次回答算一次改动；\
 之后又被改过的记忆保持原样。
 /history [<i>编号</i>] — 最近的改动（包括删除），或一条记忆的每个版本、谁在何时改的，\
 可以用按钮恢复某个版本。
 
-其他消息都当作提问：我会在记忆里搜索。
+也可以直接说：“记住我的柜子是23号”“帮我记一下……”“备忘：……”。其他消息我会在记忆里搜索；\
+没有配置语言模型时，陈述句下面有 💾 记住这条 按钮，点一下就保存。
 在群组里，请用命令、@我 或回复我的消息来跟我说话。群组的记忆是共享的：每个成员都能查到；\
 只有存入它的成员或群组管理员可以删除或修改它。"""
 
@@ -132,7 +137,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_range": "<i>{first}–{last} of {total}</i>",
         "recall_none": "I found nothing about “{query}”.",
         "no_memories": "No memories yet. Send <code>/remember something</code> to store one.",
-        "free_text_hint": "💡 To store a message instead, send /remember before it.",
+        "free_text_hint": "💡 To store something, say “remember that …”, or send /remember "
+        "before it.",
+        "button_remember_this_plain": "💾 Remember this",
+        "not_yours_offer_plain": "Only who said it, or a group administrator, can store it.",
+        "offer_gone_plain": "This offer is too old; send /remember with the text instead.",
         "forget_confirm": "Forget this memory?\n{memory}",
         "forgotten": "🗑 Forgotten: {content}",
         "kept": "👍 Kept: {content}",
@@ -162,6 +171,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_deleted": "deleted {ids}",
         "llm_confirm_changes": "⚠️ The model wanted {count} more changes to existing memories. "
         "They wait for your confirmation below.",
+        "llm_message_cut": "✂️ <i>Your message was long: I read its first {kept} of {total} "
+        "characters. Send the rest in another message if it matters.</i>",
         "llm_not_kept": "⚠️ I could not save the old versions of what the model changed, so I "
         "undid its changes: nothing was changed. Please try again later; the bot's owner can "
         "find the details in the log.",
@@ -306,6 +317,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_export_plain": "Download memory.json",
         "cmd_digest_plain": "Scheduled report: /digest on, off or now",
         "digest_title": "📬 <b>Your memory digest</b> · {total} memories",
+        "digest_title_group": "📬 <b>Memory digest of {group}</b> · {total} memories",
+        "digest_title_this_group": "📬 <b>This group's memory digest</b> · {total} memories",
         "digest_top": "<b>Most used</b>",
         "digest_top_none": "<i>None of these memories has been recalled yet.</i>",
         "digest_added": "🆕 <b>Added since {since}:</b> {count}",
@@ -350,7 +363,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_range": "<i>第 {first}–{last} 条，共 {total} 条</i>",
         "recall_none": "没有找到与“{query}”相关的记忆。",
         "no_memories": "还没有记忆。发送 <code>/remember 内容</code> 来记住一件事。",
-        "free_text_hint": "💡 想让我记住这条消息，请在前面加上 /remember。",
+        "free_text_hint": "💡 想让我记住什么，就说“记住……”，或在前面加上 /remember。",
+        "button_remember_this_plain": "💾 记住这条",
+        "not_yours_offer_plain": "只有说这句话的人或群组管理员可以保存它。",
+        "offer_gone_plain": "这个按钮已经过期了；请用 /remember 加上内容来保存。",
         "forget_confirm": "要删除这条记忆吗？\n{memory}",
         "forgotten": "🗑 已删除：{content}",
         "kept": "👍 已保留：{content}",
@@ -378,6 +394,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_changed": "修改 {ids}",
         "llm_deleted": "删除 {ids}",
         "llm_confirm_changes": "⚠️ 模型还想再修改 {count} 条已有的记忆，需要你在下面确认。",
+        "llm_message_cut": "✂️ <i>你的消息太长：我只读了前 {kept} 个字符（共 {total} 个）。"
+        "如果后面的内容重要，请另发一条。</i>",
         "llm_not_kept": "⚠️ 我无法保存模型所改记忆的旧版本，所以撤销了它的改动：什么都没有改动。"
         "请稍后再试；机器人的主人可以在日志里看到详情。",
         "changes_pending": "⚠️ <b>等待你的确认</b>：模型想做以下改动。\n{items}",
@@ -502,7 +520,9 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_related_plain": "相关记忆：/related 编号",
         "cmd_export_plain": "下载 memory.json",
         "cmd_digest_plain": "定期摘要：/digest on、off 或 now",
-        "digest_title": "📬 <b>记忆摘要</b> · 共 {total} 条",
+        "digest_title": "📬 <b>你的记忆摘要</b> · 共 {total} 条",
+        "digest_title_group": "📬 <b>“{group}”的记忆摘要</b> · 共 {total} 条",
+        "digest_title_this_group": "📬 <b>本群的记忆摘要</b> · 共 {total} 条",
         "digest_top": "<b>最常用</b>",
         "digest_top_none": "<i>这些记忆还没有被查到过。</i>",
         "digest_added": "🆕 <b>{since} 以来新增：</b>{count} 条",
@@ -536,6 +556,8 @@ for _language, _strings in MEDIA_STRINGS.items():  # non-text messages, imports,
 
 STRINGS["en"].update(reminder_strings.EN)
 STRINGS["zh"].update(reminder_strings.ZH)
+STRINGS["en"].update(zone_strings.EN)
+STRINGS["zh"].update(zone_strings.ZH)
 
 
 def language_of(user: User | None) -> str:

@@ -1,6 +1,6 @@
-"""The strings of reminders (``/remind``, ``/reminders``, ``/timezone``, deliveries), in English
-and Chinese; ``bot.view.i18n`` adds them to its table, with the same conventions (HTML unless the
-key ends in ``_plain``)."""
+"""The strings of reminders (``/remind``, ``/reminders``, deliveries), in English and Chinese;
+``bot.view.i18n`` adds them to its table, with the same conventions (HTML unless the key ends in
+``_plain``). Those of ``/timezone`` are ``zone_strings``."""
 
 from __future__ import annotations
 
@@ -44,10 +44,14 @@ EN = {
     "reminder_moved": "↪ That time has passed, so I took the next one.",
     "reminder_date_only": "No time given, so it is at {hour}.",
     "reminder_zone_default": "🌐 Times here are in <b>{zone}</b>, the bot's default. To use "
-    "yours, send <code>/timezone Asia/Shanghai</code> (any IANA name, e.g. "
-    "<code>Europe/Berlin</code>).",
+    "yours, send your city: <code>/timezone Berlin</code>, <code>/timezone 上海</code> (or a "
+    "country, an offset, an IANA name).",
     "reminder_set_title": "✅ I will remind you:",
     "reminders_title": "⏰ <b>Upcoming reminders</b> ({count}), soonest first:",
+    "reminders_title_due": "⏰ <b>Your reminders</b> ({count}), soonest first; ⌛ marks one "
+    "whose time has come:",
+    "reminder_line_due": "⌛ {when} — {text}",
+    "reminder_due_now": "<i>⌛ due now: being sent</i>",
     "reminders_none": "No upcoming reminders. Set one with <code>/remind tomorrow 9am call "
     "mom</code>.",
     "reminders_more": "… and {count} more",
@@ -81,14 +85,6 @@ EN = {
     "button_reminder_cancel_one_plain": "🗑 {index}: {preview}",
     "button_reminder_change_plain": "✏️ Change",
     "button_make_reminder_plain": "⏰ Remind me {when}",
-    "timezone_now": "🌐 Time zone here: <b>{zone}</b>{default}. Local time now: {now}.",
-    "timezone_default_mark": " (the bot's default)",
-    "timezone_how": "Change it with <code>/timezone Europe/Berlin</code> (any IANA name).",
-    "timezone_set": "✅ Time zone set: <b>{zone}</b>. Local time now: {now}.",
-    "timezone_unknown": "“{name}” is not a time zone I know, so nothing changed. Use an IANA "
-    "name such as <code>Asia/Shanghai</code>, <code>Europe/Berlin</code>, "
-    "<code>America/New_York</code> or <code>UTC</code>.",
-    "timezone_admins_only": "Only the group's administrators can change its time zone.",
     "repeat_daily": "every day",
     "repeat_every_days": "every {n} days",
     "repeat_weekdays": "every weekday (Mon–Fri)",
@@ -101,7 +97,7 @@ EN = {
     "weekday_names_plain": "Monday Tuesday Wednesday Thursday Friday Saturday Sunday",
     "cmd_remind_plain": "Set a reminder: /remind tomorrow 9am call mom",
     "cmd_reminders_plain": "Upcoming reminders",
-    "cmd_timezone_plain": "This chat's time zone: /timezone Asia/Shanghai",
+    "cmd_timezone_plain": "This chat's time zone: /timezone Berlin",
 }
 
 ZH = {
@@ -125,10 +121,13 @@ ZH = {
     "reminder_moved": "↪ 这个时间已经过去，我改成了下一次。",
     "reminder_date_only": "没写具体时间，定在 {hour}。",
     "reminder_zone_default": "🌐 这里的时间按机器人默认的时区 <b>{zone}</b> 计算。"
-    "要用你的时区，请发送 <code>/timezone Asia/Shanghai</code>（任何 IANA 名称，"
-    "例如 <code>Europe/Berlin</code>）。",
+    "要用你的时区，请发送你的城市：<code>/timezone 上海</code>、<code>/timezone Berlin</code>"
+    "（也可以是国家、时差或 IANA 名称）。",
     "reminder_set_title": "✅ 我会提醒你：",
     "reminders_title": "⏰ <b>即将到来的提醒</b>（{count} 个），最近的在前：",
+    "reminders_title_due": "⏰ <b>提醒列表</b>（{count} 个），最近的在前；⌛ 表示已经到时间：",
+    "reminder_line_due": "⌛ {when} — {text}",
+    "reminder_due_now": "<i>⌛ 已经到时间，正在发送</i>",
     "reminders_none": "没有待发的提醒。发送 <code>/remind 明天早上9点 给妈妈打电话</code> "
     "设置一个。",
     "reminders_more": "……还有 {count} 个",
@@ -160,14 +159,6 @@ ZH = {
     "button_reminder_cancel_one_plain": "🗑 {index}：{preview}",
     "button_reminder_change_plain": "✏️ 修改",
     "button_make_reminder_plain": "⏰ 提醒我 {when}",
-    "timezone_now": "🌐 这里的时区：<b>{zone}</b>{default}。当地时间：{now}。",
-    "timezone_default_mark": "（机器人默认）",
-    "timezone_how": "发送 <code>/timezone Europe/Berlin</code>（任何 IANA 名称）可以修改。",
-    "timezone_set": "✅ 时区已设为 <b>{zone}</b>。当地时间：{now}。",
-    "timezone_unknown": "我不认识“{name}”这个时区，没有修改。请用 IANA 名称，例如 "
-    "<code>Asia/Shanghai</code>、<code>Europe/Berlin</code>、<code>America/New_York</code> "
-    "或 <code>UTC</code>。",
-    "timezone_admins_only": "只有群组管理员可以修改群组的时区。",
     "repeat_daily": "每天",
     "repeat_every_days": "每 {n} 天",
     "repeat_weekdays": "每个工作日（周一至周五）",
@@ -180,5 +171,5 @@ ZH = {
     "weekday_names_plain": "周一 周二 周三 周四 周五 周六 周日",
     "cmd_remind_plain": "设置提醒：/remind 明天早上9点 给妈妈打电话",
     "cmd_reminders_plain": "即将到来的提醒",
-    "cmd_timezone_plain": "这个聊天的时区：/timezone Asia/Shanghai",
+    "cmd_timezone_plain": "这个聊天的时区：/timezone 上海",
 }

@@ -12,7 +12,14 @@ from __future__ import annotations
 
 import logging
 
-from telegram import Bot, CallbackQuery, InlineKeyboardMarkup, Message
+from telegram import (
+    Bot,
+    CallbackQuery,
+    InlineKeyboardMarkup,
+    Message,
+    ReplyKeyboardMarkup,
+    ReplyKeyboardRemove,
+)
 from telegram.constants import ParseMode
 from telegram.error import BadRequest
 
@@ -32,7 +39,9 @@ def is_not_modified(error: BadRequest) -> bool:
 
 
 async def reply_html(
-    message: Message, markup: str, keyboard: InlineKeyboardMarkup | None = None
+    message: Message,
+    markup: str,
+    keyboard: InlineKeyboardMarkup | ReplyKeyboardMarkup | ReplyKeyboardRemove | None = None,
 ) -> Message | None:
     """Answer ``message`` in its chat (and topic) with ``markup``; the last part is returned."""
     parts = split_html(markup)

@@ -253,6 +253,23 @@ async def test_the_history_goes_along_bounded_and_survives_a_restart(
     assert store.namespace_names() == []  # the history alone is not a memory namespace
 
 
+async def test_a_huge_message_is_cut_before_it_reaches_the_model_and_the_model_is_told(
+    llm: FakeOpenAI, assistant_for: Factory, ns: Namespace
+) -> None:
+    # Issue 23: a 0.9 MiB update went whole into one request.
+    huge = "where is my car? " + "padding " * 120_000
+    llm.script(Answer("Level 3."), Answer("Hello."))
+    assistant = assistant_for()
+    result = await assistant.reply(ns, huge)
+    sent = llm.requests[0].last_user
+    assert sent.startswith("where is my car? padding") and len(sent) < 8300
+    assert "cut here: only its first 8,000 of 960,017 characters" in sent
+    assert result.cut is not None and (result.cut.kept, result.cut.total) == (8000, len(huge))
+    whole = "x" * 8000
+    assert (await assistant.reply(ns, whole)).cut is None
+    assert llm.requests[1].last_user == whole
+
+
 async def test_group_messages_name_the_speaker(
     llm: FakeOpenAI, assistant_for: Factory, store: MemoryStore
 ) -> None:

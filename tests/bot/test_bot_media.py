@@ -310,6 +310,42 @@ async def test_a_transcribed_voice_note_is_answered_as_typed_text(
     assert audio == b"OggS-voice" and model == "whisper-test" and name.endswith(".ogg")
 
 
+async def test_a_transcribed_voice_note_without_a_model_is_kept_unless_it_asks(
+    start_bot: StartBot, llm: FakeOpenAI
+) -> None:
+    llm.transcripts.extend(
+        ["Remember that my locker is 23.", "the bike is in the garage", "帮我记一下明天交报告"]
+    )
+    llm.transcripts.append("and then we talked about the budget " * 150)  # 5,400 characters
+    async with start_bot(sections=transcription(llm)) as bot:
+        voice = voice_of(bot.telegram)
+        [heard, stored] = replies(await post(bot, user=ALICE, voice=voice))
+        assert heard.text == "🎤 Remember that my locker is 23."
+        assert stored.text.startswith("✅ Remembered.") and "my locker is 23." in stored.text
+        # A statement, not only a note: nothing else would keep it.
+        [_, kept] = replies(await post(bot, user=ALICE, voice=voice_of(bot.telegram)))
+        assert "the bike is in the garage" in kept.text
+        first, second = bot.memories("users/42")
+        assert first["content"] == "my locker is 23." and second["content"] == (
+            "the bike is in the garage"
+        )
+        assert first["attachment"]["kind"] == "voice"
+        assert first["attachment"]["file_id"] == voice["file_id"]
+        [_, zh] = replies(await post(bot, user=LI, voice=voice_of(bot.telegram)))
+        assert zh.text.startswith("✅ 记住了。")
+        assert [m["content"] for m in bot.memories("users/44")] == ["明天交报告"]
+        since = bot.telegram.mark()
+        bot.telegram.send("/recall locker", user=ALICE)
+        [sent] = await bot.telegram.wait("sendVoice", since=since, chat_id=42)
+        assert sent.params["voice"] == voice["file_id"]
+        # Words over the store's limit are cut, not refused: the voice note keeps the rest.
+        long = replies(await post(bot, user=ALICE, voice=voice_of(bot.telegram)))
+        assert any(reply.text.startswith("✅ Remembered.") for reply in long)  # in parts
+        kept = bot.memories("users/42")[-1]
+        assert len(kept["content"]) == 4000 and kept["content"].endswith("…")
+        assert kept["attachment"]["kind"] == "voice"
+
+
 async def test_a_failing_transcription_keeps_the_voice_note(
     start_bot: StartBot, llm: FakeOpenAI
 ) -> None:
@@ -437,6 +473,50 @@ async def test_an_export_imports_into_another_account(bot: Bot) -> None:
     await press(bot, preview, preview.buttons[0][1], BOB)
     [memory] = bot.memories("users/43")
     assert memory["content"] == "standup at 10:00" and memory["tags"] == ["work"]
+
+
+# -- a Bot API server whose getFile names a file on the bot's own disk -------------------------
+
+
+@pytest.mark.parametrize(
+    "shape", ["absolute", "climbing", "relative to the working directory", "encoded", "nested"]
+)
+async def test_a_get_file_path_naming_the_bots_own_disk_is_never_read(
+    bot: Bot, tmp_path: Path, monkeypatch: pytest.MonkeyPatch, shape: str
+) -> None:
+    secret = memory_file(record(1_700_000_000_001, "a secret on the bot's disk"))
+    work = tmp_path / "work"
+    work.mkdir()
+    for folder in (tmp_path, work):
+        (folder / "secret.json").write_bytes(secret)
+    monkeypatch.chdir(work)
+    path = {
+        "absolute": str(tmp_path / "secret.json"),
+        "climbing": "../secret.json",
+        "relative to the working directory": "secret.json",  # fetched over HTTP: 404 there
+        "encoded": "files/%2e%2e/%2E%2E/secret.json",
+        "nested": "files/x/../../../../etc/passwd",
+    }[shape]
+    stored = bot.telegram.upload(b"[]", "memory.json", file_path=path)
+    [reply] = replies(await post(bot, user=ALICE, document={**stored, "file_name": "a.json"}))
+    assert "I couldn't download the file from Telegram" in reply.text and reply.buttons == []
+    assert bot.memories("users/42") == []
+    assert bot.telegram.downloads in ([], ["secret.json"])  # over HTTP, never from the disk
+
+
+async def test_a_voice_note_whose_path_names_a_local_file_is_not_transcribed_from_it(
+    start_bot: StartBot, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    local = tmp_path / "private.ogg"
+    local.write_bytes(b"OggS-the-bot's-own-audio")
+    llm.transcripts.append("words the bot's own file said")
+    async with start_bot(sections=transcription(llm)) as bot:
+        note = bot.telegram.upload(b"OggS-voice", "voice.ogg", file_path=str(local))
+        voice = {**note, "duration": 7, "mime_type": "audio/ogg"}
+        [reply] = replies(await post(bot, user=ALICE, voice=voice))
+        assert "Telegram did not give me the file" in reply.text
+        assert "🎤 voice note (0:07)" in reply.text
+    assert llm.audio == []  # nothing of the bot's disk went to the transcriber
 
 
 # -- edits --------------------------------------------------------------------------------------

@@ -29,6 +29,7 @@ from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bot.__main__ import main
 from bot.chat.app import build_application
 from bot.config import DigestConfig, parse_config
+from bot.core.chat_zones import set_chat_zone
 from bot.errors import ConfigError
 from bot.jobs.digest import SETTINGS_FILE, Digest
 from bot.jobs.schedule import Schedule, crontab_weekdays, parse_timezone
@@ -282,6 +283,36 @@ async def test_start_up_catches_up_once_through_the_job_queue(
     await start_once(PERIOD + timedelta(hours=2), wait_for_chat=BOB)
     assert len(texts(telegram, ALICE)) == 1
     assert len(texts(telegram, BOB)) == 1
+
+
+async def test_each_chat_is_reported_at_nine_in_its_own_zone_and_replicas_learn_new_zones(
+    store: MemoryStore, telegram: FakeBotAPI, sender: Bot
+) -> None:
+    """Alice chose Europe/Berlin (through another replica: only the store knows); Bob did not
+    and is on [digest] timezone, Asia/Shanghai. Monday 09:00 is 01:00 UTC for Bob, 08:00 UTC
+    for Alice; the sweep teaches the job to wake at Berlin's 09:00 too."""
+    telegram.private_chat(FakeBotAPI.user(ALICE))
+    telegram.private_chat(FakeBotAPI.user(BOB))
+    one_memory(store, "users/42", "users/43")
+    digest = make_digest(store, grace_hours=6)
+    application = ApplicationBuilder().token(TOKEN).base_url(telegram.base_url).build()
+    digest.register(application)
+    [cron] = application.job_queue.get_jobs_by_name("digest")  # type: ignore[union-attr]
+    set_chat_zone(store, ALICE, BERLIN)  # as /timezone Berlin did, elsewhere
+    after_shanghai = PERIOD + timedelta(minutes=30)
+    assert cron.job.trigger.get_next_fire_time(None, after_shanghai) == PERIOD + timedelta(days=7)
+    await digest.sweep(sender, after_shanghai)
+    berlin_nine = PERIOD + timedelta(hours=7)  # 3 March 2025, 09:00 in Berlin
+    assert cron.job.trigger.get_next_fire_time(None, after_shanghai) == berlin_nine
+
+    first = await digest.run(sender, after_shanghai)
+    assert first.sent == ["users/43"]  # Alice's 09:00 has not come yet
+    second = await digest.run(sender, berlin_nine + timedelta(minutes=1))
+    assert second.sent == ["users/42"]
+    assert settings_file(store, "users/42")["last_period"] == format_time(berlin_nine)
+    assert (await digest.run(sender, berlin_nine + timedelta(hours=1))).sent == []
+    assert len(texts(telegram, ALICE)) == len(texts(telegram, BOB)) == 1
+    assert digest.next_report("users/42") == (berlin_nine, BERLIN)  # the clock is at PERIOD
 
 
 # -- opting out, 403 and failures --------------------------------------------------------------
@@ -596,7 +627,7 @@ async def test_in_a_group_only_administrators_change_the_digest(
 
         await bot.say("/remember the deploy key is in the vault", user=BOB_USER, chat=group)
         [report] = await bot.say("/digest now", user=BOB_USER, chat=group)
-        assert "Your memory digest · 1 memories" in report.text
+        assert "Memory digest of Team · 1 memories" in report.text  # the group's, not "your"
 
 
 async def test_the_command_is_in_help_and_in_both_menus(

@@ -229,6 +229,21 @@ async def test_failures_are_explained_in_the_users_language(
     assert llm_bot.memories("users/42") == []
 
 
+async def test_a_message_too_long_for_the_model_is_cut_and_the_user_is_told(
+    llm_bot: Bot, llm: FakeOpenAI
+) -> None:
+    llm.script(Answer("That is a lot of text."), Answer("这段很长。"))
+    long = "read this: " + " ".join(["lorem ipsum"] * 2000)
+    [en] = await llm_bot.say(long, user=ALICE)
+    assert f"I read its first 8,000 of {len(long):,} characters" in en.text
+    assert len(llm.requests[0].last_user) < 8300
+    [zh] = await llm_bot.say("读一下：" + "很长的内容" * 2000, user=LI)
+    assert "我只读了前 8,000 个字符（共 10,004 个）" in zh.text
+    llm.script(Answer("Short."))
+    [short] = await llm_bot.say("a short question", user=ALICE)
+    assert "✂️" not in short.text
+
+
 async def test_stats_shows_the_token_totals(llm_bot: Bot, llm: FakeOpenAI) -> None:
     await llm_bot.say("/remember standup at 10", user=ALICE)
     llm.script(ToolCalls(("searchMemory", {"query": "standup"})), Answer("At 10."))

@@ -15,6 +15,7 @@ import io
 import json
 import logging
 import os
+import resource
 import shutil
 import signal
 import socket
@@ -32,6 +33,7 @@ from bot_harness import ALICE, BOB, is_help
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bot.chat.app import BotApplication, build_application, serving
+from bot.chat.connections import ConnectionLimits
 from bot.chat.webhook import SECRET_HEADER, WebhookServer, inbox_server
 from bot.config import Config, parse_config
 from bot.errors import ConfigError
@@ -315,8 +317,16 @@ def write_webhook_config(path: Path, telegram: FakeBotAPI, port: int) -> Path:
     return path
 
 
-async def start_process(config: Path, log: Path, secret: str) -> asyncio.subprocess.Process:
+async def start_process(
+    config: Path, log: Path, secret: str, *, open_files: int | None = None
+) -> asyncio.subprocess.Process:
+    """``python -m bot``; ``open_files``: its RLIMIT_NOFILE (else this process's)."""
     env = {**os.environ, "TELEGRAM_BOT_TOKEN": TOKEN, "TELEGRAM_WEBHOOK_SECRET": secret}
+
+    def limit_open_files() -> None:
+        if open_files is not None:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (open_files, open_files))
+
     with log.open("ab") as out:
         return await asyncio.create_subprocess_exec(
             sys.executable,
@@ -329,6 +339,7 @@ async def start_process(config: Path, log: Path, secret: str) -> asyncio.subproc
             stdin=asyncio.subprocess.DEVNULL,
             stdout=out,
             stderr=out,
+            preexec_fn=limit_open_files,
         )
 
 
@@ -417,6 +428,225 @@ async def test_updates_accepted_and_not_handled_before_a_sigkill_are_handled_aft
     for update_id in ids:  # Telegram posted none of them again: the restart found them on disk
         assert [d.status for d in telegram.delivered(update_id)] == [200]
     assert stored(tmp_path / "data", "users/42") == notes  # each once
+
+
+@pytest.mark.slow
+async def test_connections_that_send_half_a_request_leave_room_for_telegram_and_the_store(
+    telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    # Issue 23: 1,124 such connections against the usual 1,024 file descriptors starved the bot
+    # (updates and /healthz timed out, the store failed, 125 MB of tracebacks in 50 s). Scaled
+    # down: a limit of 256, twice as many connections, of four kinds.
+    open_files = 256
+    port = free_port()
+    config = write_webhook_config(tmp_path / "config.toml", telegram, port)
+    log = tmp_path / "bot.log"
+    process = await start_process(config, log, SECRET, open_files=open_files)
+    half_requests = [
+        b"",  # connects, sends nothing
+        b"POST /hook HTTP/1.1\r\nHost: bot\r\nContent-Type: application/json\r\n",
+        b'POST /hook HTTP/1.1\r\nHost: bot\r\nContent-Length: 100000\r\n\r\n{"update_id": 1',
+        b"GET /healthz HTTP/1.1\r\nHost: bot\r\nContent-Length: 100000\r\n\r\nxx",
+    ]
+
+    async def attack(n: int) -> asyncio.StreamWriter | None:
+        try:
+            _, writer = await asyncio.wait_for(asyncio.open_connection("127.0.0.1", port), 5)
+        except (OSError, TimeoutError):  # the bot's backlog full: that is the old failure
+            return None
+        writer.write(half_requests[n % len(half_requests)])
+        return writer
+
+    writers: list[asyncio.StreamWriter | None] = []
+    try:
+        telegram.send("/remember before the flood", user=ALICE)
+        await telegram.wait("sendMessage", chat_id=ALICE["id"], timeout=60)
+        writers = list(await asyncio.gather(*(attack(n) for n in range(2 * open_files))))
+        async with (
+            aiohttp.ClientSession() as http,
+            asyncio.timeout(10),
+            http.get(f"http://127.0.0.1:{port}/healthz") as response,
+        ):
+            assert response.status == 200
+        since = telegram.mark()
+        telegram.send("/remember during the flood", user=ALICE)
+        [reply] = await telegram.wait("sendMessage", since=since, chat_id=ALICE["id"], timeout=30)
+        assert "Remembered" in reply.text
+    finally:
+        for writer in writers:
+            if writer is not None:
+                writer.close()
+        process.send_signal(signal.SIGTERM)
+        code = await asyncio.wait_for(process.wait(), 60)
+    text = log.read_text("utf-8")
+    assert code == 0, text[-5000:]
+    assert "Too many open files" not in text and "Traceback" not in text
+    assert "reached its 128 open connections" in text  # half the limit, logged
+    assert len(text) < 100_000  # a line a minute, not one per refused accept
+    assert stored(tmp_path / "data", "users/42") == ["before the flood", "during the flood"]
+
+
+# -- the server's connections: deadlines, limits, its name --------------------------------------
+
+
+@dataclass
+class Plain:
+    """A webhook server alone (no bot): what it accepted, and its health to answer."""
+
+    server: WebhookServer
+    accepted: list[dict[str, Any]]
+    reason: list[str | None]  # health() answers reason[0]
+
+    @property
+    def secret(self) -> str:
+        return self.server.settings.webhook_secret
+
+
+@asynccontextmanager
+async def plain_server(limits: ConnectionLimits | None = None) -> AsyncIterator[Plain]:
+    port = free_port()
+    settings = config_of(
+        token=TOKEN, webhook_url=f"http://127.0.0.1:{port}/hook", listen="127.0.0.1", port=port
+    ).telegram
+    plain = Plain(None, [], [None])  # type: ignore[arg-type]
+
+    async def accept(update: dict[str, Any]) -> None:
+        if update.get("fail"):
+            raise RuntimeError("the store refused it")
+        plain.accepted.append(update)
+
+    async def health() -> str | None:
+        return plain.reason[0]
+
+    given = {} if limits is None else {"limits": limits}
+    async with WebhookServer(settings, accept=accept, health=health, **given) as server:
+        plain.server = server
+        yield plain
+
+
+async def exchange(port: int, request: bytes) -> bytes:
+    """``request`` as raw bytes; everything the server sent until it closed (at most 30 s)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    try:
+        writer.write(request)
+        async with asyncio.timeout(30):
+            return await reader.read()
+    finally:
+        writer.close()
+
+
+def post(secret: str | None, body: bytes) -> bytes:
+    """A POST of ``body`` to /hook, raw, asking the server to close after its answer."""
+    header = "" if secret is None else f"{SECRET_HEADER}: {secret}\r\n"
+    return (
+        f"POST /hook HTTP/1.1\r\nHost: bot\r\nConnection: close\r\n{header}"
+        f"Content-Type: application/json\r\nContent-Length: {len(body)}\r\n\r\n"
+    ).encode() + body
+
+
+async def trickled(port: int, first: bytes, slowly: bytes) -> bytes:
+    """``first`` at once, then ``slowly`` a byte every 50 ms; what the server answered before
+    it closed the connection (b"" when it closed without an answer; at most 30 s)."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+
+    async def drip() -> None:
+        with contextlib.suppress(ConnectionError):
+            writer.write(first)
+            for n in range(len(slowly)):
+                writer.write(slowly[n : n + 1])
+                await writer.drain()
+                await asyncio.sleep(0.05)
+
+    dripping = asyncio.create_task(drip())
+    try:
+        async with asyncio.timeout(30):
+            return await reader.read()
+    except ConnectionResetError:
+        return b""
+    finally:
+        dripping.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await dripping
+        writer.close()
+
+
+async def test_a_request_trickled_slowly_or_never_sent_is_cut_at_its_deadline() -> None:
+    limits = ConnectionLimits(read_timeout=0.5, idle_timeout=1.0)
+    async with plain_server(limits) as plain:
+        port, request = (
+            plain.server.port,
+            post(plain.secret, json.dumps(message_update(7, "/remember slowly", ALICE)).encode()),
+        )
+        head, body = request.split(b"\r\n\r\n", 1)
+        answers = await asyncio.gather(
+            trickled(port, b"", head),  # the headers, a byte at a time: 7 s at that pace
+            trickled(port, head + b"\r\n\r\n", body),  # the body so: 15 s
+            trickled(port, b"", b""),  # nothing at all
+            trickled(port, request.replace(b"Connection: close", b"X-Keep: alive"), b""),
+        )
+        assert answers[0] == answers[2] == b""  # closed without an answer
+        assert answers[1].startswith(b"HTTP/1.1 408 ")
+        assert answers[3].startswith(b"HTTP/1.1 200 ")  # then closed once idle
+        assert [u["update_id"] for u in plain.accepted] == [7]  # the one sent whole
+        assert (await exchange(port, request)).startswith(b"HTTP/1.1 200 ")
+
+
+async def test_every_answer_names_the_server_cogito_and_no_versions() -> None:
+    async with plain_server() as plain:
+        port, secret = plain.server.port, plain.secret
+        update = json.dumps(message_update(9, "hi", ALICE)).encode()
+        requests = {
+            200: post(secret, update),
+            403: post(None, update),
+            400: post(secret, b"not json"),
+            413: post(secret, b"x" * (2 << 20)),
+            500: post(secret, json.dumps({"update_id": 10, "fail": True}).encode()),
+            405: b"GET /hook HTTP/1.1\r\nHost: bot\r\nConnection: close\r\n\r\n",
+            404: b"GET /else HTTP/1.1\r\nHost: bot\r\nConnection: close\r\n\r\n",
+        }
+        answers = {status: await exchange(port, raw) for status, raw in requests.items()}
+        answers[0] = await exchange(port, b"NOT HTTP AT ALL\r\n\r\n")  # aiohttp's own 400
+        health = b"GET /healthz HTTP/1.1\r\nHost: bot\r\nConnection: close\r\n\r\n"
+        answers[1] = await exchange(port, health)
+        plain.reason[0] = "the store cannot be reached"
+        answers[2] = await exchange(port, health)
+    for key, answer in answers.items():
+        status = {0: 400, 1: 200, 2: 503}.get(key, key)
+        head = answer.split(b"\r\n\r\n", 1)[0].decode("latin-1")
+        assert head.split(" ")[1] == str(status), (key, head)
+        assert "\r\nServer: cogito\r\n" in head, head
+        assert "aiohttp" not in head.lower() and "python" not in head.lower(), head
+
+
+async def test_accepts_refused_for_want_of_file_descriptors_are_one_log_line(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    async with plain_server() as plain:
+        port = plain.server.port
+        waiting = []  # connected by the kernel, not yet accepted: no loop turn in between
+        for _ in range(20):
+            client = socket.socket()
+            client.setblocking(False)
+            with contextlib.suppress(BlockingIOError):
+                client.connect(("127.0.0.1", port))
+            waiting.append(client)
+        taken = {int(fd) for fd in os.listdir("/proc/self/fd")}
+        lowest_free = min(n for n in range(len(taken) + 1) if n not in taken)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (lowest_free, hard))  # no descriptor left
+        try:
+            await asyncio.sleep(0.3)  # the server tries to accept them, again and again
+        finally:
+            resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
+        await asyncio.sleep(1.5)  # asyncio retries after a second: accepted now
+        for client in waiting:
+            client.close()
+        health = b"GET /healthz HTTP/1.1\r\nHost: bot\r\nConnection: close\r\n\r\n"
+        assert (await exchange(port, health)).startswith(b"HTTP/1.1 200 ")
+    ours = [r for r in caplog.records if "could not accept" in r.getMessage()]
+    assert 1 <= len(ours) <= 2  # the first at once, the rest at the end (here: the stop)
+    assert "Too many open files" in ours[0].getMessage()
+    assert not [r for r in caplog.records if r.name == "asyncio"]  # no traceback per attempt
 
 
 # -- the fake Bot API's webhook side ------------------------------------------------------------

@@ -1,0 +1,107 @@
+"""A chat's reminders after its zone changed: moved to the same local time, or kept as they are.
+
+A reminder keeps its own zone and local wall time (``bot.core.when.Due``), so a new chat zone
+changes no reminder by itself: each still rings at the moment it was set for ("kept"). Moving
+one gives it the new zone with the same wall time and date: a 09:00 reminder set while the chat
+was on UTC rings at 09:00 in Berlin, and a weekly one at 09:00 Berlin time from then on, across
+daylight saving. Its next occurrence is the same local date at that time, or, if that has
+passed in the new zone, a repeating one's next occurrence after now; a one-off whose local time
+has passed there keeps its moment (``Moved.passed``), never a time in the past. A snooze is a
+moment, not a wall time: it stays. A reminder whose occurrence is being sent right now (a claim
+on it, ``bot.core.delivery``) is left alone (``Moved.busy``).
+
+Which reminders: those of the namespace that go to the chat and are still to come, pending or
+paused, in another zone than the chat's. Each is changed by a compare-and-set on its document
+(``memory.update_document``), so a Done, a snooze or a delivery in between is never
+overwritten: the change is worked out again on what the document holds then.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from datetime import datetime
+from typing import Any
+from zoneinfo import ZoneInfo
+
+from bot.core import reminders, when
+from bot.core.reminders import Reminder
+from memory import Store, update_document
+from memory.errors import DocumentConflict
+
+
+@dataclass
+class Moved:
+    """What ``move_to`` did."""
+
+    moved: list[Reminder] = field(default_factory=list)
+    passed: list[Reminder] = field(default_factory=list)  # its local time passed in the zone
+    busy: list[Reminder] = field(default_factory=list)  # being sent: left as it is
+
+
+def movable(store: Store, namespace: str, chat_id: int, zone: ZoneInfo) -> list[Reminder]:
+    """The reminders of ``namespace`` in ``chat_id`` still to come in another zone, soonest
+    first."""
+    return [
+        reminder
+        for reminder in reminders.upcoming(store, namespace)
+        if reminder.chat_id == chat_id
+        and reminder.series_at is not None
+        and reminder.due.zone.key != zone.key
+    ]
+
+
+def moved(reminder: Reminder, zone: ZoneInfo, now: datetime) -> Reminder | None:
+    """``reminder`` at the same local time in ``zone``; None if that has passed (a one-off)."""
+    due, series_at = reminder.due, reminder.series_at
+    if series_at is None:
+        return None
+    anchor = when.wall_time(due.local().date(), due.wall, zone)
+    new_due = replace(due, at=anchor, zone=zone)
+    next_at = when.wall_time(series_at.astimezone(due.zone).date(), due.wall, zone)
+    if next_at <= now:
+        if due.repeat is None:
+            return None
+        later = new_due.next_after(now)
+        if later is None:
+            return None
+        next_at = later
+    return replace(reminder, due=new_due, series_at=next_at, changed_at=now)
+
+
+def move_to(store: Store, namespace: str, chat_id: int, zone: ZoneInfo, now: datetime) -> Moved:
+    """Move the chat's reminders to the same local time in ``zone`` (module docstring)."""
+    result = Moved()
+    documents = store.bot_documents()
+    for found in movable(store, namespace, chat_id, zone):
+        outcome: list[tuple[str, Reminder]] = []
+
+        def change(value: Any, zone: ZoneInfo = zone, outcome: list[Any] = outcome) -> Any:
+            outcome.clear()
+            try:
+                current = Reminder.from_json(value)
+            except ValueError:
+                return value
+            if current.state not in (reminders.PENDING, reminders.PAUSED):
+                return value  # ended or sent meanwhile
+            if current.claim is not None:
+                outcome.append(("busy", current))
+                return value
+            if current.due.zone.key == zone.key:
+                return value  # moved meanwhile (another press, another replica)
+            shifted = moved(current, zone, now)
+            if shifted is None:
+                outcome.append(("passed", current))
+                return value
+            outcome.append(("moved", shifted))
+            return shifted.to_json()
+
+        try:
+            update_document(documents, found.key, change)
+        except DocumentConflict:
+            continue  # changed too often meanwhile: left as it is, shown by /reminders
+        for kind, reminder in outcome:
+            getattr(result, kind).append(reminder)
+    return result
+
+
+__all__ = ["Moved", "movable", "move_to", "moved"]
