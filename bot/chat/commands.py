@@ -26,6 +26,7 @@ from bot.assistant.history import read_usage
 from bot.chat.access import (
     actor_of,
     addressed_to_bot,
+    button_press,
     caller_of,
     is_group,
     may_change_settings,
@@ -345,6 +346,13 @@ async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not value:
         await reply_html(message, t(language, "usage_related"))
         return
+    await show_related(context, message, caller, language, value)
+
+
+async def show_related(
+    context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller, language: str, value: str
+) -> None:
+    """Answer ``message`` with the memories related to the one whose id is ``value``."""
     try:
         memory, memories = await services(context).operations.run(
             caller.namespace, operations.related, value
@@ -358,6 +366,18 @@ async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     text, keyboard = results_view(t(language, "related_title", content=content), memories, language)
     await reply_html(message, text, keyboard)
+
+
+async def related_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """🔗 Related pressed in a memory's menu: as /related with its id."""
+    query = update.callback_query
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, message = pressed
+    await query.answer()
+    await show_related(context, message, caller, language_of(update.effective_user), value)
 
 
 async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

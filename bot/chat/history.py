@@ -27,7 +27,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.reminder_desk import cancel_change
@@ -242,7 +242,17 @@ async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     language = language_of(update.effective_user)
     text = message.text or ""
     words = text.split(maxsplit=2)
-    value = words[1] if len(words) > 1 else None
+    await show_history(context, message, caller, language, words[1] if len(words) > 1 else None)
+
+
+async def show_history(
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    language: str,
+    value: str | None,
+) -> None:
+    """Answer ``message`` with the recent changes, or every version of memory ``value``."""
     run = services(context).operations.run
     try:
         history, current = await run(caller.namespace, operations.memory_history, value)
@@ -262,6 +272,18 @@ async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
 
 
 # -- buttons -----------------------------------------------------------------------------------
+
+
+async def history_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """🕘 History pressed in a memory's menu: as /history with its id."""
+    query = update.callback_query
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, message = pressed
+    await query.answer()
+    await show_history(context, message, caller, language_of(update.effective_user), value)
 
 
 async def undo_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
