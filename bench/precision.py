@@ -20,12 +20,12 @@ when something is, and hit@5 and rec@5 of the ranking (unchanged by the decision
 ``--fit`` fits ``memory.relevance.CALIBRATIONS`` instead, on the sets given and the visible half
 of the notes, and prints them as Python to paste into ``memory/relevance.py``: per language,
 form and mode, a logistic regression of "this hit is the evidence" on its features, each set
-weighing the same; then the threshold, slack and spread that give the best mean over the kind's sets of the
-lesser of (evidence shown / hit@5) and abstained, both of which should be high, while each set
-shows at most ``MAX_MEAN_SHOWN`` on average and each notes set (a person's own, the case that
-matters most) abstains at least ``NOTES_ABSTAIN`` with meaning; with keywords only, which tell an
-answer from a near miss far less well, each notes set shows its answer at least
-``NOTES_SHOWN`` instead (better a weak match shown than a stored answer hidden).
+weighing the same; then the threshold, slack and spread that give the best mean over the
+kind's sets of the lesser of (evidence shown / hit@5) and abstained, both of which should be
+high, while each set shows at most ``MAX_MEAN_SHOWN`` on average and each notes set (a
+person's own, the case that matters most) abstains at least ``NOTES_ABSTAIN`` with meaning;
+with keywords only, which tell an answer from a near miss far less well, each notes set shows
+its answer at least ``NOTES_SHOWN`` instead (better a weak match shown than an answer hidden).
 
 Usage::
 
@@ -126,9 +126,7 @@ def _fill(namespace: MemoryNamespace, records: list[dict[str, Any]], embed: bool
     return [str(r["id"]) for r in records]
 
 
-def ask(
-    data: Path, names: Sequence[str], mode: str, embedder: Embedder | None
-) -> Iterator[Asked]:
+def ask(data: Path, names: Sequence[str], mode: str, embedder: Embedder | None) -> Iterator[Asked]:
     """Every question of every set, asked in its own namespace and in another."""
     with tempfile.TemporaryDirectory(prefix="bench-precision-") as tmp:
         store = open_store(tmp, embedder=embedder if mode == "hybrid" else None)
@@ -391,7 +389,7 @@ def _asked(
     kept = args.asked.with_name(f"{args.asked.name}.{mode}") if args.asked else None
     if kept is not None and kept.exists():
         with kept.open("rb") as handle:
-            cached: list[Asked] = pickle.load(handle)  # noqa: S301 (a file this command wrote)
+            cached: list[Asked] = pickle.load(handle)  # a file this command wrote
         return [a for a in cached if a.set_name in names]
     asked = list(ask(args.data, names, mode, embedder))
     if kept is not None:

@@ -206,8 +206,14 @@ def recall_view(
     if found.page:
         nav.append(_button(t(language, "button_prev_plain"), f"r:{found.page - 1}{key}"))
     if found.more:
-        label = "button_closest_plain" if found.query and not found.answers else "button_more_plain"
-        nav.append(_button(t(language, label), f"r:{found.page + 1}{key}"))
+        left = found.total - found.start - len(found.memories)
+        if found.query and not found.answers and not found.page:
+            label = t(language, "button_closest_plain")
+        else:
+            label = t(
+                language, "button_more_count_plain", count=f"{left}{'+' if found.capped else ''}"
+            )
+        nav.append(_button(label, f"r:{found.page + 1}{key}"))
     if nav:
         rows.append(nav)
     return text, InlineKeyboardMarkup(rows) if rows else None

@@ -205,16 +205,13 @@ async def show_matches(
         query,
         zone=await chat_zone(context, message.chat_id),
     )
-    if not found.memories:
-        if query:
-            none = t(language, "recall_none", query=escape(preview(query, 80)))
-            await reply_html(message, none + tail, with_row(None, extra))
-        else:
-            await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
+    if not found.memories and not query:
+        await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
         return
     text, keyboard = recall_view(found, language, footer=footer)
     await reply_html(message, text, with_row(keyboard, extra))
-    await send_all_back(message, list(found.memories))  # the photos and files themselves
+    if query:  # the photos and files of the answers themselves, none of weaker matches
+        await send_all_back(message, list(found.memories))
 
 
 MAX_FORGET_IDS = 10  # ids one /forget asks about (a confirmation each)

@@ -181,8 +181,8 @@ def recall_page(
     if not query.strip():
         newest = namespace.memories()[::-1]
         start = min(number * count, max(len(newest) - 1, 0) // count * count)
-        shown = tuple(newest[start : start + count])
-        return Matches("", shown, start, len(newest), answers=len(newest), page=start // count)
+        page_of = tuple(newest[start : start + count])
+        return Matches("", page_of, start, len(newest), answers=len(newest), page=start // count)
     hits = namespace.search(query, RECALL_DEPTH, ranker=SEARCH_RANKER, touch=False)
     capped = len(hits) == RECALL_DEPTH
     zone = zone or ZoneInfo("UTC")
@@ -275,7 +275,9 @@ def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> Answer
     answer = answer_of(query, hits)
     used = [hit.memory.id for hit in answer.shown]
     touched = {memory.id: memory for memory in namespace.touch(used)} if used else {}
-    shown = tuple(Hit(touched.get(h.memory.id, h.memory), h.score, h.evidence) for h in answer.shown)
+    shown = tuple(
+        Hit(touched.get(h.memory.id, h.memory), h.score, h.evidence) for h in answer.shown
+    )
     return Answer(shown[:count], answer.weaker[: max(count - len(shown), 0)])
 
 
