@@ -5,21 +5,30 @@ built for Linux and macOS, installed by pip like any package), or else from ``in
 ``pg_ctl`` on ``PATH`` (a system PostgreSQL package). The cluster lives in a fresh temporary
 folder, listens on a unix socket there only (no TCP port to collide with), trusts local
 connections, and is stopped and removed at the end. PostgreSQL refuses to run as root; as
-root (CI, containers) the server runs as ``nobody``, which owns only that folder.
+root (CI, containers) the server runs as ``nobody``, which owns only that folder. ``nobody``
+must be able to run the binaries too: where it cannot (a checkout in a folder only root may
+enter, such as root's home or a ``mktemp -d`` folder, holds the bundled ones in its ``.venv``),
+their installation is copied once into a cache folder beside the temporary ones that
+everybody may read (``shared_copy``), checked file by file on every use, and run from there.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import importlib.util
 import os
 import pwd
 import shutil
+import stat
 import subprocess
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+MANIFEST = "MANIFEST"  # in a shared copy: each file's path, size and time, as copied
+TOOLS = ("initdb", "pg_ctl", "postgres")
 
 
 class ServerUnavailable(Exception):
@@ -40,18 +49,115 @@ def binaries() -> Path:
     return Path(found).resolve().parent
 
 
-class Server:
-    """One PostgreSQL cluster in a temporary folder, reached through its unix socket."""
+def installation(bin: Path) -> tuple[Path, list[Path]]:
+    """Where the binaries of ``bin`` live: a base folder, and the folders under it that they
+    need: their installation (``bin``'s parent) and, from a wheel, the libraries beside its
+    package (``<package>.libs``, found relative to the binaries)."""
+    install = bin.parent
+    package = install.parent
+    libs = package.parent / f"{package.name}.libs"
+    if libs.is_dir():
+        base = package.parent
+        return base, [install.relative_to(base), libs.relative_to(base)]
+    return install.parent, [Path(install.name)]
 
-    def __init__(self) -> None:
-        self.bin = binaries()
+
+def _manifest(base: Path, parts: list[Path]) -> str:
+    """Every file and link of ``parts`` under ``base``: its path and size, and its time or
+    target."""
+    lines = []
+    for path in sorted(p for part in parts for p in (base / part).rglob("*")):
+        st = path.lstat()
+        name = path.relative_to(base).as_posix()
+        if stat.S_ISLNK(st.st_mode):
+            lines.append(f"{name}\t-> {os.readlink(path)}")
+        elif not stat.S_ISDIR(st.st_mode):
+            lines.append(f"{name}\t{st.st_size}\t{st.st_mtime_ns}")
+    return "\n".join(lines) + "\n"
+
+
+def _runs(bin: Path, run_as: dict[str, Any]) -> bool:
+    """Whether the tools in ``bin`` run as the account of ``run_as`` (their libraries too)."""
+    for tool in TOOLS:
+        try:
+            done = subprocess.run(
+                [str(bin / tool), "--version"], capture_output=True, check=False, **run_as
+            )
+        except OSError:  # not executable by that account: a folder on the way it may not enter
+            return False
+        if done.returncode != 0:
+            return False
+    return True
+
+
+def _intact(copy: Path, parts: list[Path], manifest: str) -> bool:
+    """Whether ``copy`` holds ``parts`` as ``manifest`` says, and only this account may change
+    it."""
+    try:
+        st = copy.lstat()
+        kept = (copy / MANIFEST).read_text()
+    except OSError:
+        return False
+    if st.st_uid != os.geteuid() or st.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+        raise ServerUnavailable(f"{copy} is not this account's own: remove it")
+    return kept == manifest == _manifest(copy, parts)
+
+
+def shared_copy(bin: Path) -> Path:
+    """The ``bin`` folder of a copy of ``bin``'s installation (``installation``) that every
+    account can run.
+
+    The copy is made once per version of the installation (the folder's name is a digest of
+    its manifest), under the temporary folder, and renamed into place whole; it is used only
+    if it is this account's own, nobody else may write to it, and every file is as copied
+    (one a cleaner of old temporary files removed is copied again).
+    """
+    base, parts = installation(bin)
+    manifest = _manifest(base, parts)
+    name = hashlib.blake2b(manifest.encode(), digest_size=8).hexdigest()
+    copy = Path(tempfile.gettempdir()) / f"cogito-pginstall-{os.geteuid()}-{name}"
+    found = copy / bin.relative_to(base)
+    if _intact(copy, parts, manifest):
+        return found
+    shutil.rmtree(copy, ignore_errors=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"{copy.name}.", dir=copy.parent))
+    try:
+        for part in parts:
+            shutil.copytree(base / part, staging / part, symlinks=True)
+        for path in staging.rglob("*"):
+            if not path.is_symlink():
+                executable = path.is_dir() or path.stat().st_mode & stat.S_IXUSR
+                path.chmod(0o755 if executable else 0o644)
+        (staging / MANIFEST).write_text(manifest)
+        staging.chmod(0o755)
+        staging.rename(copy)
+    except OSError:
+        shutil.rmtree(staging, ignore_errors=True)
+        if not copy.exists():  # not made by another run meanwhile: a real failure
+            raise
+    if not _intact(copy, parts, manifest):
+        raise ServerUnavailable(f"the copy of {base / parts[0]} in {copy} does not match it")
+    return found
+
+
+class Server:
+    """One PostgreSQL cluster in a temporary folder, reached through its unix socket.
+
+    ``bin``: the folder of the binaries (``binaries()`` by default).
+    """
+
+    def __init__(self, bin: Path | None = None) -> None:
+        self._run_as: dict[str, Any] = {}
+        nobody = pwd.getpwnam("nobody") if os.geteuid() == 0 else None
+        if nobody is not None:
+            self._run_as = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
+        self.bin = bin or binaries()
+        if nobody is not None and not _runs(self.bin, self._run_as):
+            self.bin = shared_copy(self.bin)
         self.folder = Path(tempfile.mkdtemp(prefix="cogito-pg-"))  # short: a socket path is <108
         self.data = self.folder / "data"
-        self._run_as: dict[str, Any] = {}
-        if os.geteuid() == 0:
-            nobody = pwd.getpwnam("nobody")
+        if nobody is not None:
             os.chown(self.folder, nobody.pw_uid, nobody.pw_gid)
-            self._run_as = {"user": nobody.pw_uid, "group": nobody.pw_gid, "extra_groups": []}
         self._databases = 0
 
     def _tool(self, *args: str) -> None:

@@ -6,10 +6,12 @@ to messages for the user; it raises its own only for what happens before it can 
     BotError                      message: str
     ├── ConfigError               key: str | None, source: str
     ├── NotAllowed                memory: Memory (the group policy refused a change to it)
+    │   └── RestoreNotAllowed     deleted_by: str | None (someone else deleted it)
     ├── UpdateRefused             update_id: int (a webhook's update that can never be handled)
     └── ReminderError             reminder_id: str
         ├── ReminderNotFound      none with that id in the caller's namespace (or it ended)
-        └── ReminderNotAllowed    the group policy refused a change to it
+        ├── ReminderNotAllowed    the group policy refused a change to it
+        └── ReminderPressedAgain  the same button pressed again: its first press stands
 """
 
 from __future__ import annotations
@@ -50,6 +52,15 @@ class NotAllowed(BotError):
         self.memory = memory
 
 
+class RestoreNotAllowed(NotAllowed):
+    """The caller may not bring back this deleted memory: someone else (an administrator)
+    deleted it, or nobody knows who (``bot.core.policy.Caller.may_restore``)."""
+
+    def __init__(self, memory: Memory, deleted_by: str | None) -> None:
+        super().__init__(memory)
+        self.deleted_by = deleted_by
+
+
 class UpdateRefused(BotError):
     """An update posted to the webhook that can never be handled (``bot.chat.webhook``):
     answered 400 and kept nowhere, rather than 500, which would have it posted again."""
@@ -79,3 +90,11 @@ class ReminderNotAllowed(ReminderError):
 
     def __init__(self, reminder_id: str) -> None:
         super().__init__(f"not allowed to change reminder {reminder_id!r}", reminder_id)
+
+
+class ReminderPressedAgain(ReminderError):
+    """The same button of this reminder was pressed again (a double tap, a second replica):
+    the first press stands and this one changes nothing."""
+
+    def __init__(self, reminder_id: str) -> None:
+        super().__init__(f"reminder {reminder_id!r}: that button was pressed already", reminder_id)

@@ -20,11 +20,13 @@ punctuation): it prints that memory and says so on stderr. Content much like sto
 ``--keep-both`` stores it beside them, ``update ID --content ...`` replaces one.
 
 ``import`` is all or nothing: a file that does not parse, or holds one invalid record, is refused
-whole, and the message points to ``repair``. ``repair [FILE]`` reads every memory that can still
-be read out of a damaged file (``memory.salvage``; by default the namespace's newest
-``memory.json.corrupt-*``, where an unreadable ``memory.json`` was moved) and adds them as
-``import`` does: ids kept, ids already present skipped. It says how many it recovered, how many
-were already there and how many parts it could not read (and on which lines).
+whole, and the message points to ``repair``. An id more than a day ahead of now (which would
+leave no ids for later adds) is given a fresh one, and the output lists old -> new.
+``repair [FILE]`` reads every memory that can still be read out of a damaged file
+(``memory.salvage``; by default the namespace's newest ``memory.json.corrupt-*``, where an
+unreadable ``memory.json`` was moved) and adds them as ``import`` does: ids kept, ids already
+present skipped. It says how many it recovered, how many were already there and how many parts it
+could not read (and on which lines).
 
 Every change the command line makes is recorded in the namespace's history (``memory.history``)
 as made by ``cli`` through the door ``cli``, one change per run. ``history [ID]`` lists the
@@ -132,7 +134,7 @@ def run(args: argparse.Namespace, ns: MemoryNamespace) -> Any:
         case "related":
             return ns.related(args.id, _limit(args.limit))
         case "import":
-            return {"imported": _import(ns, args.file)}
+            return _import(ns, args.file)
         case "export":
             return ns.export()
         case "repair":
@@ -173,7 +175,7 @@ def _limit(text: str) -> int:
         raise MemoryInvalid(f"limit must be a whole number, not {text!r}", field="limit") from None
 
 
-def _import(ns: MemoryNamespace, path: Path) -> int:
+def _import(ns: MemoryNamespace, path: Path) -> dict[str, Any]:
     hint = f"nothing was imported; `repair {path}` adds every memory in it that can be read"
     try:
         data = path.read_bytes()
@@ -185,10 +187,14 @@ def _import(ns: MemoryNamespace, path: Path) -> int:
         raise MemoryInvalid(f"{path} is not valid JSON ({e}); {hint}", field="file") from e
     if not isinstance(records, list):
         raise MemoryInvalid(f"{path} must hold a JSON array of memories; {hint}", field="file")
+    renumbered: dict[int, int] = {}
     try:
-        return ns.import_memories(records)
+        imported = ns.import_memories(records, renumbered=renumbered)
     except MemoryInvalid as e:
         raise MemoryInvalid(f"{e.message}; {hint}", field=e.field) from e
+    if not renumbered:
+        return {"imported": imported}
+    return {"imported": imported, "renumbered": {str(old): new for old, new in renumbered.items()}}
 
 
 def _repair(ns: MemoryNamespace, path: Path | None) -> dict[str, Any]:
@@ -236,6 +242,8 @@ def _undo(ns: MemoryNamespace, change: str | None) -> dict[str, Any]:
     if change in found.undone():
         raise MemoryInvalid(f"the change {change!r} is undone already", field="change")
     done = undo(ns, found, change)
+    if not done.reverted and not done.left:  # another process undid it meanwhile
+        raise MemoryInvalid(f"the change {change!r} is undone already", field="change")
     return {
         "change": change,
         "reverted": [r.memory_id for r in done.reverted],
@@ -277,6 +285,8 @@ def _plain(value: Any) -> str:
     """A value of a result as text: lists comma-separated, ``[first, last]`` lines as a range."""
     if isinstance(value, list):
         return ", ".join(_plain(v) for v in value) or "(none)"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} -> {v}" for k, v in value.items())
     if isinstance(value, tuple):
         return "-".join(map(str, value)) if value[0] != value[-1] else str(value[0])
     return str(value)

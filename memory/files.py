@@ -196,14 +196,22 @@ def replace_checked(
     what ``settled_status`` found, before: if ``path`` still has that status just before the
     swap, and the file swapped out still has its inode, size and mtime, it is the file that
     ``settled_status`` read, and it is not read again.
+
+    A failure after the swap (``aside`` cannot be written) swaps back: the file found at
+    ``path`` is there again, as before the call. Cleaning up removes only the temporary file
+    this call wrote, known by its inode, never the file swapped out in its place.
     """
     tmp = written or path.with_name(f".{path.name}.{os.getpid()}.{secrets.token_hex(4)}.tmp")
+    ours: tuple[int, int] | None = None
     try:
         if written is None:
             with open(tmp, "wb") as f:
                 f.write(data)
                 f.flush()
                 os.fsync(f.fileno())
+                ours = _identity(os.fstat(f.fileno()))
+        else:
+            ours = _identity(os.stat(written))
         before = None
         if settled is not None and _status(path) == settled:
             before = settled  # the bytes settled_status read, unchanged since
@@ -240,14 +248,38 @@ def replace_checked(
             os.replace(tmp, path)
         fsync_dir(path.parent)
     except FileNotFoundError:  # the file went while we swapped: nothing of anyone's to keep
-        with contextlib.suppress(OSError):
-            tmp.unlink()
+        _clean_up(tmp, path, ours)
         return path
     except OSError as e:
-        with contextlib.suppress(OSError):  # the temporary file may not exist; nothing to lose
-            tmp.unlink()
+        _clean_up(tmp, path, ours)
         raise MemorySaveFailed(f"could not save {path}: {e.strerror or e}", path=path) from e
     return None
+
+
+def _identity(st: os.stat_result) -> tuple[int, int]:
+    return st.st_dev, st.st_ino
+
+
+def _clean_up(tmp: Path, path: Path, ours: tuple[int, int] | None) -> None:
+    """After ``replace_checked`` failed: remove ``tmp`` if it is still the file it wrote
+    (``ours``; None: failed while writing it, before any swap); if it is the file swapped out
+    of ``path`` (maybe a person's save), swap back, so that ``path`` holds it again and ``tmp``
+    the file written, then removed."""
+    for _ in range(2):
+        try:
+            found = _identity(os.lstat(tmp))
+        except OSError:
+            return  # renamed into place, or never written: nothing left of ours
+        if ours is None or found == ours:
+            with contextlib.suppress(OSError):  # nothing of anyone's to lose
+                tmp.unlink()
+            return
+        try:
+            if not _exchange(tmp, path):
+                break
+        except OSError:
+            break
+    log.error("%s holds the file that was at %s; it was left there, not removed", tmp, path)
 
 
 def open_for_writing(path: Path) -> bool | None:

@@ -19,7 +19,10 @@ Undo (``undo``) reverts one change, its records newest first: an add is deleted,
 back to the content, tags and category before it, a delete restored with its id, times and
 counts (``MemoryNamespace.restore``: a re-insert, which keeps ids strictly increasing, since the
 id was handed out before). The undo's own records carry ``undoes``: the change they revert,
-which counts as undone from then on, so a second ``undo`` goes further back.
+which counts as undone from then on, so a second ``undo`` goes further back. Each record is
+checked and reverted in one step under the namespace's lock (``MemoryNamespace.revert``), so a
+change another process makes meanwhile is never reverted with it, and of two undos of one
+change at once (two processes, one button pressed twice) only the first reverts anything.
 
 A conflict is decided, not guessed: a memory whose content, tags or category are no longer as
 the change left them (someone changed it since; or it was deleted since; or, for a delete, its
@@ -44,7 +47,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
-from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.errors import MemoryInvalid
 from memory.model import Memory, now_iso
 
 if TYPE_CHECKING:
@@ -286,9 +289,8 @@ def undo(namespace: MemoryNamespace, history: History, change: str) -> Undone:
 
     The undo's records are written by the current
     author with ``undoes=change``. A change already undone, or unknown, reverts nothing
-    (``Undone`` with nothing in it). Between the check of a memory and its revert another
-    process may change it; that change is then reverted with it (the file store's lock is not
-    held across the two calls).
+    (``Undone`` with nothing in it), and so does one another undo has begun since ``history``
+    was read (each record is checked and reverted in one step: ``MemoryNamespace.revert``).
     """
     records = history.change(change)
     if not records or change in history.undone():
@@ -298,20 +300,24 @@ def undo(namespace: MemoryNamespace, history: History, change: str) -> Undone:
     author = current_author()
     with acting(replace(author, undoes=change)):
         for record in reversed(records):
-            try:
-                current: Memory | None = namespace.get(record.memory_id)
-            except MemoryNotFound:
-                current = None
-            if state(current) != state(record.after):
-                namespace.keep(record.memory_id)
-                left.append(Left(record, _since(history, record)))
-                continue
-            if record.before is None:
-                namespace.delete(record.memory_id)
+            done = namespace.revert(record)
+            if done is None:
+                break  # another undo of this change is at work: it reverts the rest
+            if done:
+                reverted.append(record)
             else:
-                namespace.restore(record.before)
-            reverted.append(record)
+                left.append(Left(record, _since(history, record)))
     return Undone(change, tuple(reverted), tuple(left))
+
+
+def undone_elsewhere(records: Iterable[ChangeRecord], author: Author) -> bool:
+    """Whether ``records`` hold a record of another undo (not ``author``'s own change) of the
+    change ``author`` undoes: that undo began first, and this one must revert nothing."""
+    if author.undoes is None:
+        return False
+    return any(
+        r.author.undoes == author.undoes and r.author.change != author.change for r in records
+    )
 
 
 def _since(history: History, record: ChangeRecord) -> ChangeRecord | None:

@@ -341,14 +341,20 @@ class MemoryNamespace(MeaningSearch, Protocol):
         *,
         skip_duplicates: bool = True,
         history: Sequence[ChangeRecord] | None = None,
+        renumbered: dict[int, int] | None = None,
     ) -> int:
         """Add article-format records with their ids; how many were new. Content already
         stored (after folding) is skipped too, unless not ``skip_duplicates``.
 
+        An id more than a day past now (``memory.model.ID_REACH_MS``: the far future, which
+        would leave no ids for later adds) is given a fresh one, as an add would get;
+        ``renumbered``, if given, receives old id -> new id of each.
+
         ``history`` (a migration: another store's history of these memories, oldest first)
         is recorded instead of ``import`` records: its records this namespace lacks (by
         ``ref``), within its retention, even when no memory is new; so the copy's history is
-        the original's, and importing again records nothing twice."""
+        the original's, and importing again records nothing twice. A migration keeps every
+        id as it is, the far ones too: its history names them."""
         ...
 
     def export(self) -> list[dict[str, Any]]:
@@ -369,8 +375,12 @@ class MemoryNamespace(MeaningSearch, Protocol):
         its content, tags and category set back to ``memory``'s (durable on return)."""
         ...
 
-    def keep(self, memory_id: int | str) -> None:
-        """Record that the change in progress (an undo) leaves this memory as it is."""
+    def revert(self, record: ChangeRecord) -> bool | None:
+        """Undo one record for the undo in progress (``memory.history.undo``; its author has
+        ``undoes``), checked and written in one step: True if the memory was as ``record``
+        left it and is now as it was before (deleted, for an add); False if it was not and is
+        left as it is (recorded as a ``keep``); None, with nothing written, if another undo of
+        the same change has begun."""
         ...
 
     def documents(self) -> Documents:

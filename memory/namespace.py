@@ -6,7 +6,9 @@ the journal before acting (``memory.journal``). Reads in a folder that cannot be
 answer, without the lock; writes there raise ``MemorySaveFailed``.
 
 Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
-also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock.
+also across processes: a new id is ``max(now_ms, id clock + 1)``, chosen under the lock, where
+the clock is the highest id seen within a day of now (``memory.model.new_id``: an imported id
+beyond that is renumbered, one held already is stepped around).
 Rankers are fed on every put and delete (``memory.ranking``); access bookkeeping (a search's
 touch) changes counts without re-indexing. With an embedder, every put also notes the memory's
 text for the background embedding (``memory.meaning``), and ``search(..., ranker="hybrid")``
@@ -38,28 +40,40 @@ from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
 from memory.handedit import History, merge, write_conflicts
-from memory.history import ChangeRecord, Retention, copied_records, new_record
+from memory.history import (
+    ChangeRecord,
+    Retention,
+    copied_records,
+    current_author,
+    new_record,
+    state,
+    undone_elsewhere,
+)
 from memory.history import History as ChangeHistory
 from memory.hybrid import dense_query, rank
 from memory.interface import SearchStatus
 from memory.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.meaning import Meaning
 from memory.model import (
-    MAX_ID,
     Added,
     Hit,
     Memory,
     Stats,
+    advanced,
     clean_category,
     clean_content,
     clean_date,
     clean_extra,
     clean_tags,
+    clock_ms,
     format_time_ms,
+    new_id,
     now_iso,
     parse_id,
     parse_limit,
     related_to,
+    renumber,
+    restored,
     stats_of,
     update_changes,
 )
@@ -131,7 +145,7 @@ class Namespace:
         self._keys: dict[str, int] | None = None
         self._shadowed = False  # two held memories share a content key (edits, old files)
         self._rankers: dict[str, Ranker] = _new_rankers(self.path)
-        self._high_id = 0  # the highest id this namespace has seen, deleted ones included
+        self._high_id = 0  # the id clock: the highest id seen within reach, deleted ones too
         self._quarantined: Path | None = None
         self._dirty_since: float | None = None  # monotonic time of the oldest uncompacted change
         self._last_used = time.monotonic()
@@ -198,11 +212,9 @@ class Namespace:
                 same = None
             if same is not None:
                 return Added(self._memories[same], duplicate=True)
-            now_ms = time.time_ns() // 1_000_000
+            now_ms = clock_ms()
             at = format_time_ms(now_ms)
-            memory_id = max(now_ms, self._high_id + 1)
-            if memory_id >= MAX_ID:  # only after importing ids from the far future
-                raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
+            memory_id = new_id(self._high_id, now_ms, self._memories)
             memory = Memory(
                 memory_id,
                 content,
@@ -330,13 +342,7 @@ class Namespace:
         """Remove a memory and return it; it is gone from disk when this returns."""
         key = parse_id(memory_id)
         with self._locked(write=True):
-            memory = self._find(key)
-            self._commit(
-                [{"op": "del", "id": key}], records=[new_record("delete", key, memory, None)]
-            )
-            self._drop(key)
-            self._deleted_at[key] = time.time()
-            return memory
+            return self._delete_held(key)
 
     def stats(self) -> Stats:
         """Totals by category, the most used tags and the most accessed memories.
@@ -383,11 +389,14 @@ class Namespace:
         *,
         skip_duplicates: bool = True,
         history: Sequence[ChangeRecord] | None = None,
+        renumbered: dict[int, int] | None = None,
     ) -> int:
         """Add article-format records, ids kept; ids or contents already present are skipped.
 
         Without ``skip_duplicates`` only ids are: a benchmark's data set is taken as it is.
-        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``).
+        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``); an
+        id more than a day ahead gets a fresh one (``memory.model.renumber``), but not with
+        ``history`` (a migration's copy keeps every id). ``renumbered`` receives old -> new.
 
         All or nothing: one invalid record rejects the whole import. Returns how many were added.
         """
@@ -409,6 +418,9 @@ class Namespace:
                     keys[key] = memory.id
                 new.append(memory)
             if history is None:
+                new, moved = renumber(new, self._high_id, self._memories)
+                if renumbered is not None:
+                    renumbered.update(moved)
                 logged = [new_record("import", m.id, None, m) for m in new]
             else:
                 held = (r.ref for r in self._changelog.read().records)
@@ -443,34 +455,48 @@ class Namespace:
         its content, tags and category set back to ``memory``'s. It is on disk on return.
 
         Re-inserting an id handed out before keeps ids strictly increasing: the next new id is
-        still above every id this namespace has seen.
+        still above every id this namespace has seen (within the id clock's reach).
         """
         memory = Memory.from_dict(memory.to_dict())  # validated as an imported record is
         with self._locked(write=True):
-            current = self._memories.get(memory.id)
-            if current is None:
-                taken = memory.source is not None and memory.source in self._sources
-                restored = replace(memory, source=None) if taken else memory
-            else:
-                restored = replace(
-                    current,
-                    content=memory.content,
-                    tags=memory.tags,
-                    category=memory.category,
-                    updated_at=now_iso(),
-                )
-            record = new_record("restore", memory.id, current, restored)
-            self._commit([{"op": "put", "m": restored.to_dict()}], records=[record])
-            self._put(restored)
-            self._deleted_at.pop(memory.id, None)
-            return restored
+            return self._restore_held(memory)
 
-    def keep(self, memory_id: int | str) -> None:
-        """Record that the change in progress (an undo) leaves this memory as it is."""
-        key = parse_id(memory_id)
+    def revert(self, record: ChangeRecord) -> bool | None:
+        """Undo ``record`` for the undo in progress (``memory.history.undo``), checked and
+        written under one hold of the lock: True if the memory was as the record left it and
+        is now as it was before (deleted, for an add); False if it was not, and is left as it
+        is (a ``keep`` record says so); None, writing nothing, if another undo of the same
+        change has begun (its records are there)."""
+        before = Memory.from_dict(record.before.to_dict()) if record.before is not None else None
         with self._locked(write=True):
-            current = self._memories.get(key)
-            self._changelog.append([new_record("keep", key, current, current)])
+            if undone_elsewhere(self._changelog.read().records, current_author()):
+                return None
+            current = self._memories.get(record.memory_id)
+            if state(current) != state(record.after):
+                self._changelog.append([new_record("keep", record.memory_id, current, current)])
+                return False
+            if before is None:
+                self._delete_held(record.memory_id)
+            else:
+                self._restore_held(before)
+            return True
+
+    def _delete_held(self, key: int) -> Memory:
+        memory = self._find(key)
+        self._commit([{"op": "del", "id": key}], records=[new_record("delete", key, memory, None)])
+        self._drop(key)
+        self._deleted_at[key] = time.time()
+        return memory
+
+    def _restore_held(self, memory: Memory) -> Memory:
+        current = self._memories.get(memory.id)
+        taken = memory.source is not None and memory.source in self._sources
+        back = restored(memory, current, taken)
+        record = new_record("restore", memory.id, current, back)
+        self._commit([{"op": "put", "m": back.to_dict()}], records=[record])
+        self._put(back)
+        self._deleted_at.pop(memory.id, None)
+        return back
 
     def documents(self) -> FileDocuments:
         """This namespace's documents, beside ``memory.json`` (``memory.documents``)."""
@@ -687,11 +713,11 @@ class Namespace:
                 self._put(Memory.from_dict(entry["m"]))
             elif op == "del":
                 key = int(entry["id"])
-                self._high_id = max(self._high_id, key)
+                self._high_id = advanced(self._high_id, key)
                 self._drop(key)
                 self._deleted_at[key] = time.time()
             elif op == "high":
-                self._high_id = max(self._high_id, int(entry["id"]))
+                self._high_id = advanced(self._high_id, int(entry["id"]))
                 return True  # not a change: the snapshot is as current as this line
             elif op == "touch":
                 at = str(entry["at"])
@@ -740,7 +766,7 @@ class Namespace:
         self._key_in(memory)
         if memory.source is not None:
             self._sources[memory.source] = memory.id
-        self._high_id = max(self._high_id, memory.id)
+        self._high_id = advanced(self._high_id, memory.id)
         for ranker in self._rankers.values():
             ranker.index(memory)
         if self._meaning is not None:

@@ -2,7 +2,8 @@
 
 ``TelegramChats`` holds the chats the bot may write to (those the tests have made known), every
 message of each chat with edits applied, the command menus, the button presses awaiting an
-answer and each group's administrators (``admins``, for ``getChatMember``); its
+answer, each group's administrators (``admins``, for ``getChatMember``) and each forum's
+topics (``topics``: open or closed; one deleted is not there); its
 ``_api_<method>`` coroutines answer the Bot API's message methods as Telegram does, refusals
 included (``ApiError`` with Telegram's descriptions). ``FakeBotAPI`` serves them.
 """
@@ -33,6 +34,7 @@ class TelegramChats:
         self.messages: dict[int, dict[int, dict[str, Any]]] = {}  # chat id -> id -> message
         self.commands: dict[str, list[dict[str, str]]] = {}  # language code -> menu
         self.admins: dict[int, set[int]] = {}  # group chat id -> its administrators' user ids
+        self.topics: dict[int, dict[int, str]] = {}  # forum id -> thread id -> "open"/"closed"
         self._message_ids: dict[int, itertools.count[int]] = {}
         self._open_queries: set[str] = set()
 
@@ -40,6 +42,27 @@ class TelegramChats:
         """The bot's messages in a chat, oldest first, as they are now (edits applied)."""
         bot_id = self.bot["id"]
         return [m for m in self.messages.get(chat_id, {}).values() if m["from"]["id"] == bot_id]
+
+    def forum(self, chat_id: int = -1001234567891, title: str = "Forum") -> dict[str, Any]:
+        """A supergroup with topics (``is_forum``) the bot is in; open topics with
+        ``topics[chat_id][thread_id] = "open"``, close or delete them by changing that."""
+        chat = {"id": chat_id, "type": "supergroup", "title": title, "is_forum": True}
+        self.chats[chat_id] = chat
+        self.topics.setdefault(chat_id, {})
+        return chat
+
+    def _check_topic(self, chat: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
+        """Telegram's answer to a message for a forum topic that is closed or gone; the
+        message's topic fields if it may go there."""
+        thread = params.get("message_thread_id")
+        if thread is None or not chat.get("is_forum"):
+            return {}
+        state = self.topics.get(chat["id"], {}).get(int(thread))
+        if state is None:
+            raise bad_request("message thread not found")
+        if state == "closed":
+            raise bad_request("TOPIC_CLOSED")
+        return {"message_thread_id": int(thread), "is_topic_message": True}
 
     def _next_message_id(self, chat_id: int) -> int:
         return next(self._message_ids.setdefault(chat_id, itertools.count(1)))
@@ -94,11 +117,13 @@ class TelegramChats:
 
     async def _api_sendMessage(self, params: dict[str, Any], files: Any) -> Any:
         chat = self._chat(params)
+        topic = self._check_topic(chat, params)
         text = self._check_text(params)
-        return self._bot_message(chat, params, text=text)
+        return self._bot_message(chat, params, text=text, **topic)
 
     async def _api_sendDocument(self, params: dict[str, Any], files: Any) -> Any:
         chat = self._chat(params)
+        topic = self._check_topic(chat, params)
         caption = self._check_text(params, "caption")
         if "document" not in files:
             raise bad_request("there is no document in the request")
@@ -110,7 +135,7 @@ class TelegramChats:
             "file_name": name,
             "file_size": len(content),
         }
-        return self._bot_message(chat, params, caption=caption, document=document)
+        return self._bot_message(chat, params, caption=caption, document=document, **topic)
 
     async def _api_editMessageText(self, params: dict[str, Any], files: Any) -> Any:
         chat = self._chat(params)

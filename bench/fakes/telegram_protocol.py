@@ -11,6 +11,7 @@ from __future__ import annotations
 import html
 import json
 import re
+import time
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -94,6 +95,7 @@ class Call:
     status: int = 200
     result: Any = None
     error: str = ""
+    received: float = field(default_factory=time.monotonic)  # when the fake read it
 
     @property
     def ok(self) -> bool:

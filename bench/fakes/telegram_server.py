@@ -16,13 +16,16 @@ It behaves like Telegram where a bot can get it wrong: the token in the URL must
 401); ``parse_mode=HTML`` text is parsed as Telegram does (only its tags, balanced; ``<``,
 ``>`` and ``&`` escaped; known entities only) and refused with "can't parse entities" otherwise;
 a message over 4096 UTF-16 units after parsing, an empty one, callback data over 64 bytes, a
-message to an unknown chat, an edit that changes nothing and a second answer to a button press
-are refused with Telegram's 400 descriptions. ``fail`` injects errors (429 with
-``retry_after``, 400, 403, ...) for the next matching calls; ``hold`` keeps matching calls
-waiting for their answer until the test releases them (a slow chat). Unknown methods answer 404.
+message to an unknown chat or to a forum topic closed or deleted (``forum``, ``topics``), an
+edit that changes nothing and a second answer to a button press are refused with Telegram's 400
+descriptions. ``fail`` injects errors (429 with ``retry_after``, 400, 403, ...) for the next
+matching calls; ``hold`` keeps matching calls waiting for their answer until the test releases
+them (a slow chat). Unknown methods answer 404.
 
-Bot messages are stored per chat (``messages``), edits applied, so that a test can press a
-button of a message the bot sent (``press``) or reply to it (``send(..., reply_to=...)``).
+Each call records when the fake received it (``Call.received``), so that a test can check the
+bot's pace against Telegram's limits. Bot messages are stored per chat (``messages``), edits
+applied, so that a test can press a button of a message the bot sent (``press``) or reply to it
+(``send(..., reply_to=...)``).
 Telegram's side of chats and messages is ``telegram_chats``; its rules and the wire format are
 ``telegram_protocol``. Updates wait in ``updates`` for ``getUpdates`` or, once the bot has called
 ``setWebhook``, are POSTed to it as Telegram does (``telegram_webhook``: one chat's in order,

@@ -24,7 +24,9 @@ parse is set aside by the store and a record of the wrong shape (a hand edit) is
 damaged document costs its buttons, never a memory.
 
 Every change is a compare-and-set (``memory.update_document``), so two processes or replicas
-keeping records, or pressing buttons, in one namespace at once lose none of each other's.
+keeping records, or pressing buttons, in one namespace at once lose none of each other's. A
+press takes what it makes out of the record in that same compare-and-set (``take_pending``),
+so of two presses of one Apply all at once, each change is made by one of them only.
 """
 
 from __future__ import annotations
@@ -265,9 +267,47 @@ class ChangeFile:
         records = self._find("pending", token)
         return _parsed(_waiting, records) if records is not None else None
 
-    def set_pending(self, token: str, proposals: Iterable[Waiting]) -> None:
-        """Keep only ``proposals`` under ``token`` (none: forget the record)."""
-        self._set("pending", token, [p.to_dict() for p in proposals])
+    def take_pending(
+        self, token: str, keep: Callable[[list[Waiting]], list[Waiting]]
+    ) -> list[Waiting] | None:
+        """Take the proposals kept under ``token``, leaving ``keep(proposals)`` of them there
+        (none: the record goes), in one compare-and-set; the proposals as taken, None if none
+        wait. Another press taking them meanwhile makes ``keep`` run again on what that one
+        left (it may raise, and then nothing is taken), so no proposal is taken twice."""
+        taken: list[Waiting] | None = None
+
+        def take(value: Any) -> dict[str, list[dict[str, Any]]]:
+            nonlocal taken
+            data = _records(value)
+            record = next((r for r in data["pending"] if r["token"] == token), None)
+            taken = _parsed(_waiting, record["changes"]) if record else None
+            if taken:
+                left = [p.to_dict() for p in keep(taken)]
+                data["pending"] = [
+                    {**r, "changes": left} if r is record else r
+                    for r in data["pending"]
+                    if r is not record or left
+                ]
+            return data
+
+        update_document(self.documents, CHANGES, take)
+        return taken or None
+
+    def give_back(self, token: str, proposals: Iterable[Waiting]) -> None:
+        """Put ``proposals`` taken from ``token`` back under it (a press that failed)."""
+        back = [p.to_dict() for p in proposals]
+
+        def add(value: Any) -> dict[str, list[dict[str, Any]]]:
+            data = _records(value)
+            if not any(r["token"] == token for r in data["pending"]):
+                data["pending"].append({"token": token, "at": now_iso(), "changes": []})
+            data["pending"] = [
+                {**r, "changes": [*r["changes"], *back]} if r["token"] == token else r
+                for r in data["pending"]
+            ]
+            return data
+
+        update_document(self.documents, CHANGES, add)
 
     # -- the document ---------------------------------------------------------------------------
 
@@ -287,20 +327,6 @@ class ChangeFile:
 
         update_document(self.documents, CHANGES, keep)
         return token
-
-    def _set(self, kind: str, token: str, changes: list[dict[str, Any]]) -> None:
-        def replace(value: Any) -> dict[str, list[dict[str, Any]]]:
-            data = _records(value)
-            kept = []
-            for record in data[kind]:
-                if record["token"] != token:
-                    kept.append(record)
-                elif changes:
-                    kept.append({**record, "changes": changes})
-            data[kind] = kept
-            return data
-
-        update_document(self.documents, CHANGES, replace)
 
 
 def _records(value: Any) -> dict[str, list[dict[str, Any]]]:

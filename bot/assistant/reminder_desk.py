@@ -34,7 +34,7 @@ from zoneinfo import ZoneInfo
 from bot.assistant.changes import ReminderProposal
 from bot.core import reminders, when
 from bot.core.policy import Caller
-from bot.core.reminders import ENDED, Reminder
+from bot.core.reminder_record import ENDED, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound
 from memory.errors import MemoryInvalid
 from memory.history import current_author

@@ -18,9 +18,11 @@ here too: at its cron times, and once at start-up to catch up a report missed wh
 
 Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches
 ``on_error``, which logs the traceback, tells the user briefly in their language and, for
-unexpected errors, notifies the admins. Telegram's flood control is ``AIORateLimiter``: with
-``flood_control`` it keeps within Telegram's limits, and it always retries a request Telegram
-answered with 429 after the ``retry_after`` it asked for.
+unexpected errors, notifies the admins. Telegram's flood control is ``bot.chat.pacing``: with
+``flood_control`` every message keeps within Telegram's limits (30 a second overall, 20 a minute
+per group, about one a second per private chat), and a request Telegram answered with 429 is
+always retried after the ``retry_after`` it asked for, holding up that chat only. The reminders'
+job paces its sends by the same ``Pacer``.
 
 No network is never fatal. At start-up, ``serving`` calls ``getMe`` (``initialize``) and
 publishes the command menu until the Bot API answers: one warning line per failed attempt,
@@ -43,7 +45,6 @@ from telegram import BotCommand, LinkPreviewOptions, Update
 from telegram.constants import BotCommandLimit
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
-    AIORateLimiter,
     Application,
     ApplicationBuilder,
     CallbackQueryHandler,
@@ -73,11 +74,13 @@ from bot.chat import (
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.lanes import SharedUpdates
+from bot.chat.pacing import PacedLimiter
 from bot.chat.services import KEY, Services, services
 from bot.chat.updates import ChatOrderedUpdateProcessor
 from bot.chat.webhook import WebhookServer
 from bot.config import Config
 from bot.core.operations import Operations
+from bot.core.pacing import Pacer
 from bot.jobs.digest import Digest
 from bot.jobs.reminders import ReminderJob
 from bot.view.i18n import COMMANDS, language_of, t
@@ -93,7 +96,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 BotApplication = Application[
-    ExtBot[int],  # AIORateLimiter is a BaseRateLimiter[int]
+    ExtBot[int],  # PacedLimiter is a BaseRateLimiter[int]
     ContextTypes.DEFAULT_TYPE,
     dict[Any, Any],
     dict[Any, Any],
@@ -150,7 +153,7 @@ def build_application(
     send to those chats (the console: its own), None to every chat; a job added here takes it
     too, so that a console never sends (and marks sent) another chat's messages."""
     telegram = config.telegram
-    limits = {} if telegram.flood_control else {"overall_max_rate": 0, "group_max_rate": 0}
+    pacer = Pacer(limits=telegram.flood_control)  # every send of the bot, reminders too
     # Updates from Telegram go through the inbox (bot.chat.inbox), or the queue replicas
     # share when the store has one (bot.chat.lanes); the console's do not.
     shared = store.updates() if request is None else None
@@ -176,7 +179,7 @@ def build_application(
                 link_preview_options=LinkPreviewOptions(is_disabled=True),
             )
         )
-        .rate_limiter(AIORateLimiter(max_retries=RETRIES_ON_429, **limits))
+        .rate_limiter(PacedLimiter(pacer, max_retries=RETRIES_ON_429))
         .concurrent_updates(
             ChatOrderedUpdateProcessor(
                 on_start=queue.start if queue is not None else None,
@@ -201,9 +204,9 @@ def build_application(
         else Digest(config.digest, store, chats=chats)
     )
     reminders = (
-        ReminderJob(config.reminders, store, clock=clock, chats=chats)
+        ReminderJob(config.reminders, store, clock=clock, chats=chats, pacer=pacer)
         if clock is not None
-        else ReminderJob(config.reminders, store, chats=chats)
+        else ReminderJob(config.reminders, store, chats=chats, pacer=pacer)
     )
     conversation = None
     if llm is not None:

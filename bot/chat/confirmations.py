@@ -15,8 +15,10 @@ its author or an administrator); the others stay waiting, for someone who may; â
 for the member whose change it was, or an administrator (``Caller.may_undo``). Neither
 overwrites a memory someone changed since the model's proposal or change: the newer version
 stands, and the reply says so. Discard changes no memory, so anyone in the chat may press it.
-Pressing twice does the work once: the record is rewritten before the memories are touched
-(an undone change is undone already), and a record that is gone answers so.
+Pressing twice does the work once, also in two processes at once: a press takes the changes it
+makes out of the record in one compare-and-set before the memories are touched
+(``ChangeFile.take_pending``; an undone change is undone already), and a record that is gone
+answers so.
 
 Reminders the model asked for past its turn's cap wait in the same message, each with its
 time; Apply all sets those the presser may set (``bot.assistant.reminder_desk.set_waiting``:
@@ -183,33 +185,40 @@ def _apply_pending(
     """Make the waiting changes of ``token`` that ``caller`` may make, and set its waiting
     reminders; None if none wait. ``NotAllowed`` (``ReminderNotAllowed``: reminders only)
     when some wait but the caller may make none of them."""
-    proposals = book.pending(token)
-    if not proposals:
-        return None
     todo: list[Proposal] = []
     to_set: list[ReminderProposal] = []
     outcome = Outcome()
-    for proposal in proposals:
-        if isinstance(proposal, ReminderProposal):
-            (to_set if may_set(caller, proposal) else outcome.refused).append(proposal)
-            continue
-        try:
-            current = namespace.get(proposal.id)
-        except MemoryNotFound:
-            outcome.skipped += 1
-            continue
-        if content_of(current) != content_of(proposal.memory):
-            outcome.skipped += 1  # changed since the model asked: the newer version stands
-        elif caller.may_change(current):
-            todo.append(proposal)
-        else:
-            outcome.refused.append(proposal)
-    if not todo and not to_set and outcome.refused:
-        first = outcome.refused[0]
-        if isinstance(first, Proposal):
-            raise NotAllowed(first.memory)
-        raise ReminderNotAllowed(token)
-    book.set_pending(token, outcome.refused)  # first: a second press must not apply twice
+
+    def sort(proposals: list[Waiting]) -> list[Waiting]:
+        """What stays waiting (for someone who may make it); run again if another press took
+        some meanwhile, so the outcome is of the take that stands."""
+        nonlocal todo, to_set, outcome
+        todo, to_set, outcome = [], [], Outcome()
+        for proposal in proposals:
+            if isinstance(proposal, ReminderProposal):
+                (to_set if may_set(caller, proposal) else outcome.refused).append(proposal)
+                continue
+            try:
+                current = namespace.get(proposal.id)
+            except MemoryNotFound:
+                outcome.skipped += 1
+                continue
+            if content_of(current) != content_of(proposal.memory):
+                outcome.skipped += 1  # changed since the model asked: the newer version stands
+            elif caller.may_change(current):
+                todo.append(proposal)
+            else:
+                outcome.refused.append(proposal)
+        if not todo and not to_set and outcome.refused:
+            first = outcome.refused[0]
+            if isinstance(first, Proposal):
+                raise NotAllowed(first.memory)
+            raise ReminderNotAllowed(token)
+        return outcome.refused
+
+    # Taken before the memories are touched: a second press must not apply twice.
+    if not book.take_pending(token, sort):
+        return None
     done: list[Revision] = []
     author = current_author()  # this press: one change in the history, â†© Undo's
     try:
@@ -218,7 +227,7 @@ def _apply_pending(
         # All or nothing, as a turn is: what was made is undone (and recorded as undone).
         with acting(dataclasses.replace(author, undoes=author.change)):
             revert(namespace, done)
-        book.set_pending(token, proposals)
+        book.give_back(token, [*todo, *to_set])
         raise
     outcome.done = len(done)
     outcome.skipped += len(todo) - len(done)
@@ -242,7 +251,7 @@ def _set_reminders(
         done = set_waiting(store, caller, proposals, now)
     except MemoryStoreError:
         # Those set stand (set again, each is found, not doubled); the rest wait again.
-        book.set_pending(token, [*outcome.refused, *proposals])
+        book.give_back(token, proposals)
         raise
     outcome.reminders = tuple(reminder for _, reminder in done.made)
     outcome.not_set = done.not_set
@@ -350,10 +359,7 @@ async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     caller, token, _ = pressed
 
     def discard(namespace: MemoryNamespace, book: ChangeFile, who: Caller) -> Outcome | None:
-        if not book.pending(token):
-            return None
-        book.set_pending(token, [])
-        return Outcome()
+        return Outcome() if book.take_pending(token, lambda proposals: []) else None
 
     if await _as_far_as_allowed(update, context, caller, discard) is None:
         await query.answer(t(language, "changes_gone_plain"), show_alert=True)

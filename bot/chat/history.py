@@ -19,7 +19,9 @@ change (by anyone, anywhere) is left as it is, and the reply says by whom and wh
 to ``/history <id>``, where a version can be picked (``memory.history`` explains the choice).
 
 As every button, a press is resolved in the namespace of the person who pressed, in the chat
-where they pressed: a ref or change of another namespace finds nothing.
+where they pressed: a ref or change of another namespace finds nothing. In a group, ♻ Restore
+brings back a deleted memory for its author only if they deleted it themselves; what an
+administrator deleted only an administrator restores (``Caller.may_restore``).
 """
 
 from __future__ import annotations
@@ -36,7 +38,7 @@ from bot.chat.services import services
 from bot.core import operations
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
-from bot.errors import NotAllowed
+from bot.errors import NotAllowed, RestoreNotAllowed
 from bot.jobs import reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, memory_block, preview
@@ -317,6 +319,9 @@ async def restore_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     caller, ref, message = pressed
     try:
         memory = await run_changing(update, context, caller, operations.restore_version, ref)
+    except RestoreNotAllowed:
+        await query.answer(t(language, "restore_not_yours_plain"), show_alert=True)
+        return
     except NotAllowed:
         await query.answer(t(language, "not_yours_plain"), show_alert=True)
         return

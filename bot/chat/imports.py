@@ -2,8 +2,9 @@
 
 A ``.json`` document (by name or MIME type) sent to the bot is read (``bot.core.imports``:
 bounded, safe parsing) and previewed against the chat's namespace: how many memories the file
-holds, how many are new, how many are already here, how many would be refused and why. A file
-too big, not JSON or of the wrong shape is refused at once and nothing changes.
+holds, how many are new, how many are already here, how many would be refused and why, and
+which ids are renumbered (more than a day ahead: a fresh id each; the reply to Import says old
+→ new). A file too big, not JSON or of the wrong shape is refused at once and nothing changes.
 
 Between the preview and the press nothing of the file is kept but its Telegram reference, in
 the namespace's document ``imports/<token>`` (with who sent it): Import downloads it again and
@@ -49,6 +50,7 @@ _TOKEN = re.compile(r"[0-9a-f]{16}")
 PENDING = "imports"  # document key prefix of the imports awaiting a press
 MAX_PENDING = 10  # per namespace; older ones are dropped
 REASONS_SHOWN = 5
+IDS_SHOWN = 10  # renumbered ids listed; the rest are counted
 
 
 def is_import(message: Message) -> bool:
@@ -71,6 +73,11 @@ def _reasons(plan: ImportPlan, language: str) -> str:
     return "".join(lines)
 
 
+def _ids(ids: list[str]) -> str:
+    shown = ", ".join(ids[:IDS_SHOWN])
+    return shown + (f", … (+{len(ids) - IDS_SHOWN})" if len(ids) > IDS_SHOWN else "")
+
+
 def _summary(plan: ImportPlan, name: str, language: str) -> str:
     question = (
         t(language, "import_question", new=len(plan.new))
@@ -86,6 +93,14 @@ def _summary(plan: ImportPlan, name: str, language: str) -> str:
         present=plan.present,
         refused=plan.refused_count,
         reasons=_reasons(plan, language),
+        renumbered=t(
+            language,
+            "import_renumber",
+            count=len(plan.renumbered),
+            ids=_ids([f"<code>{old}</code>" for old in plan.renumbered]),
+        )
+        if plan.renumbered
+        else "",
         question=question,
     )
 
@@ -227,11 +242,16 @@ async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         await query.answer()
         await edit_html(query, t(language, "file_download_failed", reason=escape(e.reason)))
         return
-    plan, added = await services(context).operations.run(caller.namespace, imports.apply, entries)
+    plan, added, renumbered = await services(context).operations.run(
+        caller.namespace, imports.apply, entries
+    )
     log.info("imported %d memories into %s", added, caller.namespace)
     await query.answer()
     present = plan.present + len(plan.new) - added
     text = t(language, "import_done", added=added, present=present, refused=plan.refused_count)
+    if renumbered:
+        moved = [f"<code>{old}</code> → <code>{new}</code>" for old, new in renumbered.items()]
+        text += t(language, "import_renumbered", count=len(moved), ids=_ids(moved))
     await edit_html(query, text)
 
 

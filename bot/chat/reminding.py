@@ -35,8 +35,8 @@ from bot.chat.services import services
 from bot.core import chat_zones, operations, reminders, when
 from bot.core.entry import keywords, split_command
 from bot.core.policy import Caller, source_of
-from bot.core.reminders import Reminder
-from bot.errors import ReminderNotAllowed, ReminderNotFound
+from bot.core.reminder_record import PENDING, Reminder
+from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
 from bot.jobs import reminder_view
 from bot.jobs.reminders import ReminderJob
 from bot.view.i18n import language_of, t
@@ -153,6 +153,8 @@ def _invalid(language: str, error: MemoryInvalid, text: str) -> str:
         return t(language, "reminder_too_long", max=reminders.MAX_TEXT_CHARS, chars=len(text))
     if error.field == "count":
         return t(language, "reminder_too_many", max=reminders.MAX_PER_NAMESPACE)
+    if error.field == "far":
+        return t(language, "reminder_too_far")
     return t(language, "usage_remind")
 
 
@@ -278,6 +280,9 @@ async def _change_to(
     except ReminderNotAllowed:
         await reply_html(message, t(language, "reminder_not_yours"))
         return
+    except MemoryInvalid as e:
+        await reply_html(message, _invalid(language, e, phrase))
+        return
     job.track(changed)
     text, keyboard = reminder_view.confirmation(
         changed, language, moved=due.moved, date_only=due.date_only, title="reminder_changed"
@@ -328,6 +333,9 @@ async def _press(
     except ReminderNotAllowed:
         await query.answer(t(language, "reminder_not_yours_plain"), show_alert=True)
         return None
+    except ReminderPressedAgain:
+        await query.answer(t(language, "reminder_pressed_again_plain"))
+        return None
     _job(context).track(reminder)
     return reminder, language
 
@@ -342,7 +350,7 @@ async def press_done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     assert update.callback_query is not None
     await update.callback_query.answer()
     text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    if reminder.state == reminders.PENDING and reminder.next_at is not None:
+    if reminder.state == PENDING and reminder.next_at is not None:
         next_at = escape(reminder_view.when_text(reminder.next_at, reminder.due.zone, language))
         shown = t(language, "reminder_done_once", text=text, when=next_at)
         await edit_html(update.callback_query, shown)
@@ -359,13 +367,17 @@ def _snooze_until(reminder: Reminder, what: str, now: datetime) -> datetime:
 
 
 async def press_snooze(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """⏰ 10 min / 1 hour / tomorrow under a delivery: send it again then."""
+    """⏰ 10 min / 1 hour / tomorrow under a delivery: send it again then (once per button)."""
     store = _job(context).store
+    assert update.callback_query is not None
+    pressed = update.callback_query.message  # the delivery, the same for a second press
 
     def snooze(who: Caller, value: str, now: datetime) -> Reminder:
         rid, _, what = value.partition(":")
         current = reminders.get(store, who.namespace, rid)
-        return reminders.snooze(store, who, rid, _snooze_until(current, what, now), now)
+        press = None if pressed is None else f"{pressed.chat.id}:{pressed.message_id}:{what}"
+        until = _snooze_until(current, what, now)
+        return reminders.snooze(store, who, rid, until, now, press=press)
 
     done = await _press(update, context, snooze)
     if done is None:
@@ -449,12 +461,12 @@ def _memory_time(memory: Memory, zone: ZoneInfo, default_hour: int) -> when.Pars
     parsed = when.parse_reminder(memory.content, stored, zone, default_hour=default_hour)
     if parsed is None or parsed.due.at <= stored or not parsed.text.strip():
         return None
-    return parsed
+    return None if parsed.due.at > stored + when.MAX_AHEAD else parsed
 
 
 async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """⏰ under a memory: a reminder at the time its text names (set once, however often
-    pressed)."""
+    """⏰ under a memory: a reminder at the time its text names (set and confirmed once,
+    however often pressed)."""
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
     pressed = await button_press(update, context)
@@ -477,8 +489,8 @@ async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) 
         await query.answer(t(language, "reminder_from_memory_past_plain"), show_alert=True)
         return
     try:
-        reminder = await services(context).operations.call(
-            lambda: reminders.create(
+        reminder, new = await services(context).operations.call(
+            lambda: reminders.create_once(
                 job.store,
                 caller,
                 chat_id=message.chat.id,
@@ -493,6 +505,9 @@ async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     except MemoryInvalid as e:
         alert = to_plain(_invalid(language, e, parsed.text))[:200]
         await query.answer(alert, show_alert=True)
+        return
+    if not new:  # pressed again (here or on another replica): set by the first press
+        await query.answer(t(language, "reminder_from_memory_set_plain"))
         return
     job.track(reminder)
     await query.answer()

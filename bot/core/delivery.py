@@ -10,11 +10,18 @@ reminder is still pending at that occurrence and nobody holds a live claim. Of t
 (or replicas) due at once, one claims and sends; the other sees the claim and does nothing.
 After the send, ``delivered`` moves the reminder on (the next occurrence of a series, or
 ``sent``) and clears the claim in one more compare-and-set. A send that failed is released
-(``release``), to be tried again. A crash between sending and recording leaves the claim: after
-``LEASE`` another process (or this one, restarted) takes it over and sends again, once; a claim
-taken over once already is not sent a third time but recorded as delivered. So an occurrence
-is sent at least once unless the bot is down for good, and at most twice, only after a crash
-in that window.
+(``release``), to be tried again.
+
+At least once, a repeat only after a crash. The job claims an occurrence only once its chat may
+be written to (``bot.core.pacing``), right before the request leaves the process: a claim is
+a request that may have reached Telegram, and ``tries`` counts them. A crash while a request is
+on its way leaves the claim; after ``LEASE`` another process (or this one, restarted) takes it
+over and sends again, marked as a possible repeat (``Claimed.retaken``), since the one before
+may have arrived. A crash before the claim (waiting for the chat's turn) leaves nothing: the
+occurrence is simply still due. Only a claim left by ``MAX_SENDS`` crashes in a row is
+recorded as delivered without another send, so that a process that dies on every send cannot
+flood a chat: an occurrence is sent at least once unless that happens (or the bot is down for
+good), and each crash in flight repeats it at most once.
 
 How old a claim is, is measured by ``bot.core.lease`` (``Leases``, on the observer's clock).
 """
@@ -27,19 +34,13 @@ from datetime import datetime
 from typing import Any
 
 from bot.core.lease import Claim, Leases
-from bot.core.reminders import (
-    ENDED,
-    PAUSED,
-    PENDING,
-    PREFIX,
-    PRUNE_AFTER,
-    SENT,
-    Reminder,
-    every,
-)
+from bot.core.reminder_record import ENDED, PAUSED, PENDING, PREFIX, SENT, Reminder
+from bot.core.reminders import PRUNE_AFTER, every
 from memory import Store, update_document
 
 log = logging.getLogger(__name__)
+
+MAX_SENDS = 3  # requests of one occurrence that may have reached Telegram (crashes in flight)
 
 
 @dataclass(frozen=True)
@@ -48,7 +49,7 @@ class Claimed:
 
     send: bool
     reminder: Reminder | None
-    retaken: bool = False  # a crashed process's claim taken over: this is the one repeat
+    retaken: bool = False  # a request before this one may have reached Telegram: a repeat?
 
 
 def claim(
@@ -80,15 +81,16 @@ def claim(
         if held is not None and held.at == at and not seen.expired(key, held, now):
             result.append(Claimed(False, current))  # someone is sending it right now
             return value
-        if held is not None and held.at == at and held.tries >= 2:
-            # Taken over after a crash once already: record it as sent, never a third copy.
-            log.warning("reminder %s: sent twice already (crashes), recorded as sent", key)
+        tried = held.tries if held is not None and held.at == at else 0
+        if tried >= MAX_SENDS:
+            # Cut off by a crash that many times, each request possibly delivered: recorded
+            # as sent, so that a process dying on every send cannot flood the chat.
+            log.error("reminder %s: %d sends cut off by crashes, recorded as sent", key, tried)
             moved = _after_delivery(current, at, now)
             result.append(Claimed(False, moved))
             return moved.to_json()
-        tries = held.tries + 1 if held is not None and held.at == at else 1
-        claimed = replace(current, claim=Claim(at, owner, now, tries))
-        result.append(Claimed(True, claimed, retaken=tries > 1))
+        claimed = replace(current, claim=Claim(at, owner, now, tried + 1))
+        result.append(Claimed(True, claimed, retaken=tried > 0))
         return claimed.to_json()
 
     if store.bot_documents().get(key) is None:

@@ -11,13 +11,17 @@ folded as the store folds text for search: width, case and accents; or the same 
 content), refused (not an object, not a valid memory, an id that belongs to a different memory
 here), counted by reason. The bot's own fields of a record (``source``, ``attachment``,
 ``origin``: who stored it, a file reference valid for another bot only) are dropped: an import
-can never pass as another member's memory. ``apply`` plans again on the namespace as it is
-then and imports the new records with their ids through the store's bulk import, which skips
-an id already present: importing the same file twice adds nothing the second time.
+can never pass as another member's memory. A new record whose id is more than a day ahead of
+now is ``renumbered``: the store gives it a fresh id when it is imported (an id from the far
+future, such as 2**63 - 1, would leave none for later adds: ``memory.model.renumber``).
+``apply`` plans again on the namespace as it is then and imports the new records with their
+ids through the store's bulk import, which skips an id already present, and says which ids
+it renumbered, old -> new: importing the same file twice adds nothing the second time.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from collections import Counter
 from dataclasses import dataclass, field
@@ -26,7 +30,7 @@ from typing import Any
 from bot.core.operations import BOT_FIELDS
 from memory.errors import MemoryInvalid
 from memory.interface import MemoryNamespace
-from memory.model import Memory
+from memory.model import Memory, clock_ms, within_reach
 from memory.text import fold
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
@@ -56,6 +60,7 @@ class ImportPlan:
     present: int = 0
     refused: Counter[str] = field(default_factory=Counter)  # reason -> how many
     examples: dict[str, str] = field(default_factory=dict)  # reason -> one message for it
+    renumbered: list[int] = field(default_factory=list)  # ids of new ones, a fresh id each
 
     @property
     def refused_count(self) -> int:
@@ -90,6 +95,7 @@ def plan(namespace: MemoryNamespace, entries: list[Any]) -> ImportPlan:
     held = {memory.id: fold(memory.content) for memory in namespace.memories()}
     contents = set(held.values())
     result = ImportPlan(len(entries))
+    now = clock_ms()
     new_ids: set[int] = set()
     present = 0
     for number, entry in enumerate(entries, start=1):
@@ -117,12 +123,16 @@ def plan(namespace: MemoryNamespace, entries: list[Any]) -> ImportPlan:
         contents.add(folded)
         new_ids.add(memory.id)
         result.new.append(memory.to_dict())
-    return ImportPlan(result.total, result.new, present, result.refused, result.examples)
+        if not within_reach(memory.id, now):
+            result.renumbered.append(memory.id)
+    return dataclasses.replace(result, present=present)
 
 
-def apply(namespace: MemoryNamespace, entries: list[Any]) -> tuple[ImportPlan, int]:
-    """Import the new records of ``entries`` (planned again now); the plan and how many were
-    added (fewer than planned only if the same ids arrived meanwhile)."""
+def apply(namespace: MemoryNamespace, entries: list[Any]) -> tuple[ImportPlan, int, dict[int, int]]:
+    """Import the new records of ``entries`` (planned again now); the plan, how many were
+    added (fewer than planned only if the same ids arrived meanwhile) and the ids renumbered,
+    old -> new."""
     planned = plan(namespace, entries)
-    added = namespace.import_memories(planned.new) if planned.new else 0
-    return planned, added
+    renumbered: dict[int, int] = {}
+    added = namespace.import_memories(planned.new, renumbered=renumbered) if planned.new else 0
+    return planned, added, renumbered

@@ -55,7 +55,7 @@ from zoneinfo import ZoneInfo
 
 from bot.core.dating import day_asked, on_day
 from bot.core.policy import Caller
-from bot.errors import NotAllowed
+from bot.errors import NotAllowed, RestoreNotAllowed
 from memory import history
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import ChangeRecord, History, Undone
@@ -383,8 +383,9 @@ def undo(
 ) -> tuple[Undone | None, History]:
     """Revert ``change``, or without it the caller's newest change in ``chat`` not undone yet
     (``Caller.may_undo``: in a group a member's own, an administrator's anyone's); None when
-    there is nothing to undo (or ``change`` is unknown, too old or undone already), with the
-    history it was read from. ``NotAllowed`` if ``change`` is not the caller's to undo."""
+    there is nothing to undo (or ``change`` is unknown, too old, undone already, or being
+    undone by another press meanwhile), with the history it was read from. ``NotAllowed`` if
+    ``change`` is not the caller's to undo."""
     found = namespace.history()
     if change is None:
         change = found.last_change(chat=chat, may_undo=caller.may_undo)
@@ -395,7 +396,8 @@ def undo(
         return None, found
     if not all(caller.may_undo(r.author.by) for r in records):
         raise _refuse(records)
-    return history.undo(namespace, found, change), found
+    done = history.undo(namespace, found, change)
+    return (done if done.reverted or done.left else None), found
 
 
 def memory_history(
@@ -418,8 +420,10 @@ def memory_history(
 
 def restore_version(namespace: MemoryNamespace, caller: Caller, ref: str) -> Memory | None:
     """Put back the version of a memory that the record ``ref`` left (for a deletion: the
-    memory as it was), if the caller may change it; None if there is no such record."""
-    record = namespace.history().find(ref)
+    memory as it was), if the caller may change it (and, if it is deleted, may bring it back:
+    ``Caller.may_restore``); None if there is no such record."""
+    found = namespace.history()
+    record = found.find(ref)
     if record is None:
         return None
     version = record.after if record.after is not None else record.before
@@ -429,8 +433,13 @@ def restore_version(namespace: MemoryNamespace, caller: Caller, ref: str) -> Mem
         current: Memory | None = namespace.get(record.memory_id)
     except MemoryNotFound:
         current = None
-    if not caller.may_change(current if current is not None else version):
+    if current is not None and not caller.may_change(current):
         raise NotAllowed(version)
+    if current is None:
+        deletions = [r for r in found.of(record.memory_id) if r.op == "delete"]
+        deleted_by = deletions[-1].author.by if deletions else None
+        if not caller.may_restore(version, deleted_by):
+            raise RestoreNotAllowed(version, deleted_by)
     return namespace.restore(version)
 
 

@@ -11,8 +11,11 @@ with ``group_scope = "user"``) an actor may change everything; in a group's shar
 only what they stored themselves, unless they are one of its administrators. Who stored a
 memory is recorded in its ``source`` (``source_of``, read back by ``stored_by``); a memory with
 no recorded author (imported, or stored before authors were recorded) is the administrators'.
-The language model acts for its speaker without their administrator rights
-(``Caller.for_model``): in a group it changes only the speaker's own memories.
+Bringing back a deleted memory (``/history``'s ♻ Restore) is its author's only when they
+deleted it themselves: what an administrator removed from a group (moderation, say), or a
+deletion nobody recorded, stays removed unless an administrator restores it
+(``Caller.may_restore``). The language model acts for its speaker without their administrator
+rights (``Caller.for_model``): in a group it changes only the speaker's own memories.
 """
 
 from __future__ import annotations
@@ -69,6 +72,13 @@ class Caller:
     def may_change(self, memory: Memory) -> bool:
         """Whether this caller may edit or delete ``memory`` (the rule of the module doc)."""
         return not self.shared or self.admin or stored_by(memory) == self.actor.key
+
+    def may_restore(self, memory: Memory, deleted_by: str | None) -> bool:
+        """Whether this caller may bring back ``memory``, deleted by ``deleted_by`` (an
+        ``Actor.key``; None: not recorded): as ``may_change``, and in a group's shared
+        namespace a member only what they deleted themselves (the rule of the module doc)."""
+        own_deletion = deleted_by == self.actor.key
+        return self.may_change(memory) and (not self.shared or self.admin or own_deletion)
 
     def may_undo(self, by: str) -> bool:
         """Whether this caller may undo a change made by ``by`` (an ``Actor.key``, or ``cli``):

@@ -8,16 +8,19 @@ that could drift; keyed by namespace, so that a chat's reminders are one prefix
 another namespace's reminder finds nothing). Through the store interface only, so that a
 PostgreSQL store keeps them as it keeps the rest.
 
-A reminder holds its text, who set it (``Actor.key`` and the display name the delivery
-mentions in a group), the chat it goes to, its ``Due`` (``bot.core.when``: instant, zone, local
-wall time, repeat rule) and two instants: ``series_at``, the next occurrence of the series (for
-a one-off, its instant until it is sent), and ``snooze_at``, a snoozed extra occurrence. The
-next one to send is the earlier of the two. ``change`` is the change (``memory.history``) that
-set it, when the model's turn or an Apply all did: the ↩ Undo of that change cancels it
-(``bot.assistant.reminder_desk.cancel_change``). ``state`` is ``pending`` (something is due),
-``sent`` (a one-off was delivered; a snooze brings it back), ``paused`` (Telegram refused the
-chat: 403), ``done`` or ``cancelled``. Ended ones are pruned ``PRUNE_AFTER`` after their last
-change. Ids are eight lower-case letters and digits: short and stable for buttons.
+A reminder is a ``Reminder`` (``bot.core.reminder_record``: its fields, states and JSON).
+Ended ones are pruned ``PRUNE_AFTER`` after their last change. Ids are eight lower-case letters
+and digits: short and stable for buttons.
+
+Limits: at most ``MAX_PER_NAMESPACE`` reminders that can still fire (pending or paused; one
+delivered is not counted while it waits to be pruned), each at most ``MAX_AHEAD`` ahead
+(``bot.core.when``: a date such as 9999-12-31 is refused, never stored).
+
+Once per press. A button pressed twice (a double tap, two replicas handling the two presses at
+once) acts once: a snooze records which button set it (``snoozed_by``: the chat, the message
+and the choice) in the same compare-and-set that sets it, and the same button again raises
+``ReminderPressedAgain``; a reminder made from a request (``source``) is set once, and
+``create_once`` says whether this call set it.
 
 Permission: the one rule of ``bot.core.policy``. In a group's shared namespace only the member
 who set a reminder or an administrator may cancel, change, snooze or finish it; in a private
@@ -35,172 +38,27 @@ import logging
 import secrets
 import string
 from collections.abc import Callable
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
-from bot.core.lease import Claim
 from bot.core.policy import Caller
-from bot.core.when import Due
-from bot.errors import ReminderNotAllowed, ReminderNotFound
+from bot.core.reminder_record import CANCELLED, DONE, ENDED, PAUSED, PENDING, PREFIX, key_of
+from bot.core.reminder_record import Reminder as Reminder  # also read as reminders.Reminder
+from bot.core.when import MAX_AHEAD, Due
+from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
 from memory import Documents, Store, update_document
 from memory.errors import DocumentConflict, MemoryInvalid
 from memory.interface import ABSENT
-from memory.model import format_time, parse_time
 
 log = logging.getLogger(__name__)
 
-PREFIX = "reminders"
-PENDING, SENT, PAUSED, DONE, CANCELLED = "pending", "sent", "paused", "done", "cancelled"
-STATES = (PENDING, SENT, PAUSED, DONE, CANCELLED)
-ENDED = (DONE, CANCELLED)
 PRUNE_AFTER = timedelta(days=30)  # ended (or sent and never snoozed) reminders are then removed
 MAX_TEXT_CHARS = 1000
-MAX_PER_NAMESPACE = 200  # reminders not ended, per namespace
+MAX_PER_NAMESPACE = 200  # reminders that can still fire (pending or paused), per namespace
 ID_CHARS = string.ascii_lowercase + string.digits
 ID_PATTERN = r"[a-z0-9]{8}"
 _ID_LENGTH = 8
-
-
-def _time(value: object) -> datetime | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return parse_time(value)
-    except MemoryInvalid:
-        return None
-
-
-def _iso(value: datetime | None) -> str | None:
-    return format_time(value) if value is not None else None
-
-
-@dataclass(frozen=True)
-class Reminder:
-    """One reminder (see the module docstring)."""
-
-    id: str
-    namespace: str
-    chat_id: int
-    author: str  # Actor.key of who set it
-    author_name: str
-    text: str
-    due: Due
-    language: str
-    created_at: datetime
-    state: str = PENDING
-    series_at: datetime | None = None
-    snooze_at: datetime | None = None
-    claim: Claim | None = None
-    sent_at: datetime | None = None  # the last occurrence delivered
-    changed_at: datetime | None = None
-    memory_id: int | None = None
-    thread_id: int | None = None  # the forum topic it was set in
-    message_id: int | None = None  # the message it reminds of (/remind as a reply)
-    pause_reason: str | None = None
-    change: str | None = None  # the change that set it (a turn of the model, an Apply all)
-
-    @property
-    def key(self) -> str:
-        """Its document key."""
-        return key_of(self.namespace, self.id)
-
-    @property
-    def next_at(self) -> datetime | None:
-        """The next occurrence to send (None: nothing more is due)."""
-        if self.state != PENDING:
-            return None
-        times = [t for t in (self.series_at, self.snooze_at) if t is not None]
-        return min(times) if times else None
-
-    @property
-    def upcoming_at(self) -> datetime | None:
-        """When it comes next, paused or not (for listings)."""
-        times = [t for t in (self.series_at, self.snooze_at) if t is not None]
-        return min(times) if times and self.state in (PENDING, PAUSED) else None
-
-    def to_json(self) -> dict[str, Any]:
-        """The document's value."""
-        claim = self.claim
-        return {
-            "id": self.id,
-            "namespace": self.namespace,
-            "chat_id": self.chat_id,
-            "author": self.author,
-            "author_name": self.author_name,
-            "text": self.text,
-            "due": self.due.to_json(),
-            "language": self.language,
-            "created_at": format_time(self.created_at),
-            "state": self.state,
-            "series_at": _iso(self.series_at),
-            "snooze_at": _iso(self.snooze_at),
-            "claim": None
-            if claim is None
-            else {
-                "at": format_time(claim.at),
-                "by": claim.by,
-                "since": format_time(claim.since),
-                "tries": claim.tries,
-            },
-            "sent_at": _iso(self.sent_at),
-            "changed_at": _iso(self.changed_at),
-            "memory_id": self.memory_id,
-            "thread_id": self.thread_id,
-            "message_id": self.message_id,
-            "pause_reason": self.pause_reason,
-            "change": self.change,
-        }
-
-    @classmethod
-    def from_json(cls, value: object) -> Reminder:
-        """A reminder as ``to_json`` wrote it; ``ValueError`` if it is not one."""
-        if not isinstance(value, dict):
-            raise ValueError("a reminder is a JSON object")
-        try:
-            claim = value.get("claim")
-            created = _time(value.get("created_at"))
-            state = value.get("state")
-            if created is None or state not in STATES:
-                raise ValueError(f"bad created_at or state {state!r}")
-            parsed_claim = None
-            if isinstance(claim, dict):
-                at, since = _time(claim.get("at")), _time(claim.get("since"))
-                if at is not None and since is not None:
-                    parsed_claim = Claim(at, str(claim.get("by")), since, int(claim["tries"]))
-            memory_id, thread_id = value.get("memory_id"), value.get("thread_id")
-            message_id, change = value.get("message_id"), value.get("change")
-            return cls(
-                id=str(value["id"]),
-                namespace=str(value["namespace"]),
-                chat_id=int(value["chat_id"]),
-                author=str(value["author"]),
-                author_name=str(value.get("author_name") or ""),
-                text=str(value["text"]),
-                due=Due.from_json(value["due"]),
-                language=str(value.get("language") or "en"),
-                created_at=created,
-                state=state,
-                series_at=_time(value.get("series_at")),
-                snooze_at=_time(value.get("snooze_at")),
-                claim=parsed_claim,
-                sent_at=_time(value.get("sent_at")),
-                changed_at=_time(value.get("changed_at")),
-                memory_id=int(memory_id) if isinstance(memory_id, int) else None,
-                thread_id=int(thread_id) if isinstance(thread_id, int) else None,
-                message_id=int(message_id) if isinstance(message_id, int) else None,
-                pause_reason=value.get("pause_reason")
-                if isinstance(value.get("pause_reason"), str)
-                else None,
-                change=change if isinstance(change, str) else None,
-            )
-        except (KeyError, TypeError) as e:
-            raise ValueError(f"not a reminder: {e}") from e
-
-
-def key_of(namespace: str, reminder_id: str) -> str:
-    """The document key of reminder ``reminder_id`` of ``namespace``."""
-    return f"{PREFIX}/{namespace}/{reminder_id}"
 
 
 def may_change(caller: Caller, reminder: Reminder) -> bool:
@@ -297,24 +155,58 @@ def create(
     change: str | None = None,
 ) -> Reminder:
     """A new pending reminder. ``MemoryInvalid`` (``field`` says which) for a too long text, a
-    time not after ``now``, or a namespace with too many reminders.
+    time not after ``now`` or too far ahead, or a namespace with too many reminders.
 
     ``source`` names what asked for it (a message, a tool call of a turn, a button pressed on a
     memory): its id is derived from it, so the same request handled twice (Telegram delivering
     an update again, the inbox replaying one after a crash, Apply all pressed in two
-    processes) sets one reminder, returned again. ``change`` is the change that sets it.
+    processes) sets one reminder, returned again. ``change`` is the change that sets it
+    (``memory.history``): the ↩ Undo of that change cancels it.
     """
+    reminder, _ = create_once(
+        store,
+        caller,
+        chat_id=chat_id,
+        text=text,
+        due=due,
+        language=language,
+        now=now,
+        memory_id=memory_id,
+        thread_id=thread_id,
+        message_id=message_id,
+        source=source,
+        change=change,
+    )
+    return reminder
+
+
+def create_once(
+    store: Store,
+    caller: Caller,
+    *,
+    chat_id: int,
+    text: str,
+    due: Due,
+    language: str,
+    now: datetime,
+    memory_id: int | None = None,
+    thread_id: int | None = None,
+    message_id: int | None = None,
+    source: str | None = None,
+    change: str | None = None,
+) -> tuple[Reminder, bool]:
+    """``create``, and whether this call set it (False: the same ``source`` set it before,
+    here or in another process: the document's compare-and-set decided)."""
     text = clean_text(text)
-    if due.at <= now:
-        raise MemoryInvalid("that time has passed", field="past")
-    live = [r for r in every(store, caller.namespace) if r.state not in ENDED]
-    if len(live) >= MAX_PER_NAMESPACE:
-        raise MemoryInvalid(f"at most {MAX_PER_NAMESPACE} reminders per chat", field="count")
+    _check_time(due.at, now)
     documents = store.bot_documents()
     if source is not None:
         existing = _parse(documents, key_of(caller.namespace, _derived_id(source)))
         if existing is not None:
-            return existing
+            return existing, False
+    live = [r for r in every(store, caller.namespace) if r.upcoming_at is not None]
+    if len(live) >= MAX_PER_NAMESPACE:
+        raise MemoryInvalid(f"at most {MAX_PER_NAMESPACE} reminders per chat", field="count")
     for attempt in range(10):
         reminder = Reminder(
             id=_derived_id(source) if source is not None and not attempt else _random_id(),
@@ -339,10 +231,17 @@ def create(
             if source is not None and not attempt:
                 existing = _parse(documents, reminder.key)
                 if existing is not None:
-                    return existing  # the same request, handled at the same moment elsewhere
+                    return existing, False  # the same request, handled at this moment elsewhere
             continue  # the id is taken: draw another
-        return reminder
+        return reminder, True
     raise DocumentConflict(f"{PREFIX}/{caller.namespace}", expected=ABSENT, actual="(taken)")
+
+
+def _check_time(at: datetime, now: datetime) -> None:
+    if at <= now:
+        raise MemoryInvalid("that time has passed", field="past")
+    if at > now + MAX_AHEAD:
+        raise MemoryInvalid("a reminder is at most 5 years ahead", field="far")
 
 
 def _change(
@@ -402,24 +301,32 @@ def done(store: Store, caller: Caller, reminder_id: str, now: datetime) -> Remin
 
 
 def snooze(
-    store: Store, caller: Caller, reminder_id: str, until: datetime, now: datetime
+    store: Store,
+    caller: Caller,
+    reminder_id: str,
+    until: datetime,
+    now: datetime,
+    *,
+    press: str | None = None,
 ) -> Reminder:
-    """⏰ Send it again at ``until`` (a repeating one keeps its series)."""
+    """⏰ Send it again at ``until`` (a repeating one keeps its series). ``press`` names the
+    button (chat, message, choice): pressed again, ``ReminderPressedAgain``, nothing changed."""
     if until <= now:
         raise MemoryInvalid("that time has passed", field="past")
-    return _change(
-        store,
-        caller,
-        caller.namespace,
-        reminder_id,
-        lambda r: replace(r, snooze_at=until, state=PENDING, pause_reason=None, changed_at=now),
-    )
+
+    def postpone(r: Reminder) -> Reminder:
+        if press is not None and r.snoozed_by == press:
+            raise ReminderPressedAgain(reminder_id)
+        return replace(
+            r, snooze_at=until, snoozed_by=press, state=PENDING, pause_reason=None, changed_at=now
+        )
+
+    return _change(store, caller, caller.namespace, reminder_id, postpone)
 
 
 def reschedule(store: Store, caller: Caller, reminder_id: str, due: Due, now: datetime) -> Reminder:
     """Change when it is due (its rule too); the text stays."""
-    if due.at <= now:
-        raise MemoryInvalid("that time has passed", field="past")
+    _check_time(due.at, now)
     return _change(
         store,
         caller,

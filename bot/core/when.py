@@ -157,10 +157,13 @@ class Due:
             return None
         anchor = self.local().date()
         start = max(anchor, instant.astimezone(self.zone).date() - timedelta(days=1))
-        for day in _occurrences(self.repeat, anchor, start):
-            at = wall_time(day, self.wall, self.zone)
-            if at > instant and at >= self.at:
-                return at
+        try:
+            for day in _occurrences(self.repeat, anchor, start):
+                at = wall_time(day, self.wall, self.zone)
+                if at > instant and at >= self.at:
+                    return at
+        except (OverflowError, ValueError):
+            return None  # the calendar ends (year 9999): so does the series
         return None  # pragma: no cover - _occurrences is endless
 
     def to_json(self) -> dict[str, object]:
@@ -303,6 +306,7 @@ def parse_reminder(
 
 
 MAX_DAYS = 5 * 366  # "in 99999 years" is not a reminder: at most five years ahead
+MAX_AHEAD = timedelta(days=MAX_DAYS)
 
 
 def _clock(reading: timephrase.Reading, day_given: bool) -> tuple[int, int, int, bool] | None:
@@ -561,6 +565,11 @@ def resolve(
                 wall = time(hour, minute, int(match.group(3) or 0))
         except ValueError as e:
             raise ValueError(f"local {local!r} is not a real date and time: {e}") from e
+    if day is not None and (day - today).days > MAX_DAYS:
+        raise ValueError(f"{local} is too far ahead: a reminder is at most 5 years ahead")
+    if day is not None and day < today and repeat is None:
+        shown = now.astimezone(zone).strftime("%Y-%m-%d %H:%M")
+        raise ValueError(f"{local} has passed: it is now {shown} in {zone.key}")
     date_only = wall is None
     if wall is None:
         if not 0 <= default_hour <= 23:

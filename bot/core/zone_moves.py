@@ -23,7 +23,7 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.core import reminders, when
+from bot.core import reminder_record, reminders, when
 from bot.core.reminders import Reminder
 from memory import Store, update_document
 from memory.errors import DocumentConflict
@@ -81,7 +81,7 @@ def move_to(store: Store, namespace: str, chat_id: int, zone: ZoneInfo, now: dat
                 current = Reminder.from_json(value)
             except ValueError:
                 return value
-            if current.state not in (reminders.PENDING, reminders.PAUSED):
+            if current.state not in (reminder_record.PENDING, reminder_record.PAUSED):
                 return value  # ended or sent meanwhile
             if current.claim is not None:
                 outcome.append(("busy", current))

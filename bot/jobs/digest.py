@@ -5,7 +5,7 @@ crontab expression read in each chat's own zone (``bot.jobs.schedule``): ``0 9 *
 Monday 09:00 in Berlin for a chat that chose Europe/Berlin with ``/timezone``, and in
 ``[digest] timezone`` for a chat that chose none. It sends every namespace that wants it the
 report of ``bot.jobs.report``, through the application's bot, so that the rate limiter
-(``AIORateLimiter``) paces a run over many chats. Namespaces are done one after the other:
+(``bot.chat.pacing``) paces a run over many chats. Namespaces are done one after the other:
 Telegram allows about 30 messages a second, so a run over 10,000 chats takes minutes, and the
 bot keeps answering meanwhile (the store is read in a worker thread).
 

@@ -25,7 +25,7 @@ from zoneinfo import ZoneInfo
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.core.offsets import zone_label
-from bot.core.reminders import PAUSED, Reminder
+from bot.core.reminder_record import PAUSED, PAUSED_REFUSED, Reminder
 from bot.core.when import Repeat
 from bot.view.i18n import t
 from bot.view.render import escape, preview
@@ -35,6 +35,7 @@ LISTED = 20  # reminders shown by /reminders; the rest are counted
 TEXT_PREVIEW = 200
 BUTTON_PREVIEW = 28
 SNOOZES = (("10", "button_snooze_10_plain"), ("60", "button_snooze_60_plain"))
+PAUSED_WHY = {PAUSED_REFUSED: "reminder_paused_refused"}  # else: the chat refused the bot
 
 
 def when_text(at: datetime, zone: ZoneInfo, language: str) -> str:
@@ -144,9 +145,10 @@ def mention(reminder: Reminder) -> str:
 
 
 def delivery(
-    reminder: Reminder, at: datetime, *, late: bool, group: bool
+    reminder: Reminder, at: datetime, *, late: bool, group: bool, repeat: bool = False
 ) -> tuple[str, InlineKeyboardMarkup]:
-    """The message sent when ``reminder`` is due (occurrence ``at``), with its buttons."""
+    """The message sent when ``reminder`` is due (occurrence ``at``), with its buttons;
+    ``repeat``: a send before it may have arrived (cut off by a crash), and it says so."""
     language = reminder.language
     if reminder.text.strip():
         lines = [t(language, "reminder_delivery", text=_text(reminder, 3000))]
@@ -157,6 +159,8 @@ def delivery(
         lines.append(t(language, "reminder_late", time=when))
     if group:
         lines.append(t(language, "reminder_for", mention=mention(reminder)))
+    if repeat:
+        lines.append(t(language, "reminder_maybe_repeat"))
     rid = reminder.id
     snoozes = [_button(t(language, key), f"rz:{rid}:{what}") for what, key in SNOOZES]
     keyboard = InlineKeyboardMarkup(
@@ -171,11 +175,15 @@ def delivery(
     return "\n".join(lines), keyboard
 
 
-def summary(items: Sequence[tuple[Reminder, datetime]], language: str) -> str:
+def summary(
+    items: Sequence[tuple[Reminder, datetime]], language: str, *, repeat: bool = False
+) -> str:
     """One message for the reminders that fell due too long ago to be sent one by one."""
     lines = [reminder_line(r, language, at) for r, at in items[:LISTED]]
     if len(items) > LISTED:
         lines.append(t(language, "reminders_more", count=len(items) - LISTED))
+    if repeat:
+        lines.append(t(language, "reminder_maybe_repeat"))
     return t(language, "reminder_summary", items="\n".join(lines))
 
 
@@ -196,7 +204,8 @@ def listing(
         due = is_due(reminder, now)
         lines.append(f"{index}. " + "\n   ".join(_details(reminder, language, due=due)))
         if reminder.state == PAUSED:
-            lines.append("   " + t(language, "reminder_paused"))
+            why = PAUSED_WHY.get(reminder.pause_reason or "", "reminder_paused")
+            lines.append("   " + t(language, why))
         elif due:
             lines.append("   " + t(language, "reminder_due_now"))
         label = t(

@@ -290,6 +290,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "delete or change it.",
         "not_yours_plain": "Only the member who stored this memory or a group administrator "
         "can delete it.",
+        "restore_not_yours_plain": "You did not delete this memory yourself: only a group "
+        "administrator can bring it back.",
         "admin_error": "⚠️ An update failed: <code>{error}</code>. The log has the traceback.",
         "admin_poison": (
             "⚠️ Update {update_id} (chat {chat}) was being handled during {tries} crashes of "
@@ -505,6 +507,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "/list 不会显示任何记忆。",
         "not_yours": "只有存入这条记忆的成员或群组管理员可以删除或修改它。",
         "not_yours_plain": "只有存入这条记忆的成员或群组管理员可以删除它。",
+        "restore_not_yours_plain": "这条记忆不是你自己删除的：只有群组管理员可以恢复它。",
         "admin_error": "⚠️ 处理一条消息时出错：<code>{error}</code>。详细信息见日志。",
         "admin_poison": (
             "⚠️ 机器人在处理更新 {update_id}（聊天 {chat}）时已崩溃 {tries} 次；它已移到 "

@@ -53,7 +53,11 @@ MEDIA_STRINGS: dict[str, dict[str, str]] = {
         "voice_reason_failed_plain": "the transcription service failed: {detail}",
         "voice_reason_download_plain": "Telegram did not give me the file",
         "import_preview": "📥 <b>{name}</b>: {total} memories in the file.\n"
-        "• {new} new\n• {present} already here\n• {refused} refused{reasons}\n\n{question}",
+        "• {new} new\n• {present} already here\n• {refused} refused{reasons}{renumbered}"
+        "\n\n{question}",
+        "import_renumber": "\n🔢 {count} ids renumbered (old → new, given at import): {ids}; "
+        "later than tomorrow, they would leave no ids for what you remember next.",
+        "import_renumbered": "\n🔢 {count} ids renumbered (old → new): {ids}",
         "import_question": "Import the {new} new ones?",
         "import_nothing": "Nothing to import: every memory in it is already here or refused.",
         "import_reason": "\n   – {count} × {reason}",
@@ -123,8 +127,12 @@ MEDIA_STRINGS: dict[str, dict[str, str]] = {
         "voice_reason_timeout_plain": "转写服务 {seconds} 秒内没有回应",
         "voice_reason_failed_plain": "转写服务出错：{detail}",
         "voice_reason_download_plain": "Telegram 没有给我这个文件",
+        "import_renumber": "\n🔢 {count} 个编号将重新编排（旧 → 新，导入时给出）：{ids}；"
+        "它们晚于明天，会让以后记的内容没有编号可用。",
+        "import_renumbered": "\n🔢 {count} 个编号已重新编排（旧 → 新）：{ids}",
         "import_preview": "📥 <b>{name}</b>：文件里有 {total} 条记忆。\n"
-        "• 新的 {new} 条\n• 已有 {present} 条\n• 拒绝 {refused} 条{reasons}\n\n{question}",
+        "• 新的 {new} 条\n• 已有 {present} 条\n• 拒绝 {refused} 条{reasons}{renumbered}\n\n"
+        "{question}",
         "import_question": "导入这 {new} 条新的记忆吗？",
         "import_nothing": "没有可导入的：文件里的记忆都已经有了，或者被拒绝。",
         "import_reason": "\n   – {count} × {reason}",

@@ -10,9 +10,11 @@ A write locks the namespace's row (``UPDATE ... SET version = version + 1 RETURN
 serialises the namespace's writers across processes, catches up under that lock, then writes
 and commits; the cache takes the change only once the commit succeeded. Ids are millisecond
 timestamps, strictly increasing per namespace across processes: ``max(now_ms, high_id + 1)``,
-chosen under the row lock. A search's touch adds one to each hit's count in the database
-(``access_count + 1``), so two processes' touches add up, and commits without waiting for the
-disk, as the file store's touch is not fsynced.
+chosen under the row lock, where ``high_id`` counts only ids within a day of now
+(``memory.model.new_id``: an imported id beyond that is renumbered, one held is stepped
+around). A search's touch adds one to each hit's count in the database (``access_count + 1``),
+so two processes' touches add up, and commits without waiting for the disk, as the file
+store's touch is not fsynced.
 
 The change history (``memory.history``) is a table: a change's records are inserted in the
 change's own transaction, so no change stands without its record, and none without its change;
@@ -27,7 +29,6 @@ import dataclasses
 import json
 import logging
 import threading
-import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import replace
 from datetime import UTC, datetime, timedelta
@@ -40,12 +41,20 @@ from memory.bm25 import Bm25Ranker
 from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.history import ChangeRecord, History, Retention, copied_records, new_record
+from memory.history import (
+    ChangeRecord,
+    History,
+    Retention,
+    copied_records,
+    current_author,
+    new_record,
+    state,
+)
 from memory.hybrid import dense_query, rank
 from memory.interface import SearchStatus, VectorSet
 from memory.meaning import Meaning
 from memory.model import (
-    MAX_ID,
+    ID_REACH_MS,
     Added,
     Hit,
     Memory,
@@ -55,12 +64,17 @@ from memory.model import (
     clean_date,
     clean_extra,
     clean_tags,
+    clock_ms,
+    clock_of,
     format_time,
     format_time_ms,
+    new_id,
     now_iso,
     parse_id,
     parse_limit,
     related_to,
+    renumber,
+    restored,
     stats_of,
     update_changes,
 )
@@ -91,6 +105,11 @@ LOCK = """
     INSERT INTO memory_namespaces (name, version) VALUES (%s, 1)
     ON CONFLICT (name) DO UPDATE SET version = memory_namespaces.version + 1
     RETURNING version, high_id
+"""
+# A record of another undo of the change an undo reverts (``memory.history.undone_elsewhere``).
+UNDONE = """
+    SELECT 1 FROM memory_history WHERE namespace = %s AND record::jsonb ->> 'undoes' = %s
+        AND record::jsonb ->> 'change' <> %s LIMIT 1
 """
 UPSERT = f"""
     INSERT INTO memories (namespace, changed, {COLUMNS})
@@ -290,11 +309,9 @@ class PgNamespace:
             for same in sorted(self._keys.get(key, ())) if key else ():
                 if _same_file(self._memories[same].attachment, kept):
                     return Added(self._memories[same], duplicate=True)
-            now_ms = time.time_ns() // 1_000_000
+            now_ms = clock_ms()
             at = format_time_ms(now_ms)
-            memory_id = max(now_ms, high_id + 1)
-            if memory_id >= MAX_ID:
-                raise MemoryInvalid("no ids left in this namespace (an id in it is too large)")
+            memory_id = new_id(high_id, now_ms, self._memories)
             memory = Memory(
                 memory_id,
                 content,
@@ -425,14 +442,7 @@ class PgNamespace:
         key = parse_id(memory_id)
         with self._mutex, self._db.transaction(write=True) as connection:
             version, _ = self._lock(connection)
-            memory = self._find(key)
-            self._record(connection, [new_record("delete", key, memory, None)])
-            connection.execute(
-                "UPDATE memories SET deleted = true, content = '', tags = '{}', source = NULL,"
-                " date = NULL, attachment = NULL, origin = NULL,"
-                " changed = %s WHERE namespace = %s AND id = %s",
-                (version, self.name, key),
-            )
+            memory = self._delete_in(connection, version, key)
         self._drop(key)
         self._version = version
         return memory
@@ -473,10 +483,13 @@ class PgNamespace:
         *,
         skip_duplicates: bool = True,
         history: Sequence[ChangeRecord] | None = None,
+        renumbered: dict[int, int] | None = None,
     ) -> int:
         """Add article-format records, ids kept; ids or contents already present are skipped
         (only ids without ``skip_duplicates``); all or nothing. How many were added.
-        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``)."""
+        ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``); an
+        id more than a day ahead gets a fresh one (``memory.model.renumber``), but not with
+        ``history`` (a migration's copy keeps every id). ``renumbered`` receives old -> new."""
         incoming: dict[int, Memory] = {}
         for number, record in enumerate(records, start=1):
             try:
@@ -485,7 +498,7 @@ class PgNamespace:
                 raise MemoryInvalid(f"record {number}: {e.message}", field=e.field) from e
             incoming.setdefault(memory.id, memory)
         with self._mutex, self._db.transaction(write=True) as connection:
-            version, _ = self._lock(connection)
+            version, high_id = self._lock(connection)
             keys = set(self._keys)
             new = []
             for memory in incoming.values():
@@ -496,6 +509,9 @@ class PgNamespace:
                     keys.add(key)
                 new.append(memory)
             if history is None:
+                new, moved = renumber(new, high_id, self._memories)
+                if renumbered is not None:
+                    renumbered.update(moved)
                 logged = [new_record("import", m.id, None, m) for m in new]
             else:
                 held = connection.execute(
@@ -544,31 +560,55 @@ class PgNamespace:
         memory = Memory.from_dict(memory.to_dict())  # validated as an imported record is
         with self._mutex, self._db.transaction(write=True) as connection:
             version, _ = self._lock(connection)
-            current = self._memories.get(memory.id)
-            if current is None:
-                taken = memory.source is not None and memory.source in self._sources
-                restored = replace(memory, source=None) if taken else memory
-            else:
-                restored = replace(
-                    current,
-                    content=memory.content,
-                    tags=memory.tags,
-                    category=memory.category,
-                    updated_at=now_iso(),
-                )
-            self._write(connection, version, [restored])
-            self._record(connection, [new_record("restore", memory.id, current, restored)])
-        self._taken(version, [restored])
-        return restored
+            back = self._restore_in(connection, version, memory)
+        self._taken(version, [back])
+        return back
 
-    def keep(self, memory_id: int | str) -> None:
-        """Record that the change in progress (an undo) leaves this memory as it is."""
-        key = parse_id(memory_id)
+    def revert(self, record: ChangeRecord) -> bool | None:
+        """Undo ``record`` for the undo in progress, checked and written in one transaction
+        under the namespace's row lock (as ``memory.namespace``'s: True reverted, False left
+        as it is with a ``keep`` record, None if another undo of the change has begun)."""
+        before = Memory.from_dict(record.before.to_dict()) if record.before is not None else None
+        author = current_author()
         with self._mutex, self._db.transaction(write=True) as connection:
             version, _ = self._lock(connection)
-            current = self._memories.get(key)
-            self._record(connection, [new_record("keep", key, current, current)])
+            undoes = (self.name, author.undoes, author.change)
+            if author.undoes is not None and connection.execute(UNDONE, undoes).fetchone():
+                return None
+            current = self._memories.get(record.memory_id)
+            if state(current) != state(record.after):
+                self._record(connection, [new_record("keep", record.memory_id, current, current)])
+                back, done = None, False
+            elif before is None:
+                self._delete_in(connection, version, record.memory_id)
+                back, done = None, True
+            else:
+                back, done = self._restore_in(connection, version, before), True
+        if back is not None:
+            self._taken(version, [back])
+        elif done:
+            self._drop(record.memory_id)
         self._version = version
+        return done
+
+    def _delete_in(self, connection: Any, version: int, key: int) -> Memory:
+        memory = self._find(key)
+        self._record(connection, [new_record("delete", key, memory, None)])
+        connection.execute(
+            "UPDATE memories SET deleted = true, content = '', tags = '{}', source = NULL,"
+            " date = NULL, attachment = NULL, origin = NULL,"
+            " changed = %s WHERE namespace = %s AND id = %s",
+            (version, self.name, key),
+        )
+        return memory
+
+    def _restore_in(self, connection: Any, version: int, memory: Memory) -> Memory:
+        current = self._memories.get(memory.id)
+        taken = memory.source is not None and memory.source in self._sources
+        back = restored(memory, current, taken)
+        self._write(connection, version, [back])
+        self._record(connection, [new_record("restore", memory.id, current, back)])
+        return back
 
     def touch(self, memory_ids: Iterable[int | str]) -> list[Memory]:
         """Count these memories as used (``accessCount`` + 1, ``accessedAt`` now), each once;
@@ -635,17 +675,25 @@ class PgNamespace:
         self._version = version if below is None else below - 1
 
     def _lock(self, connection: Any) -> tuple[int, int]:
-        """Lock the namespace's row for this transaction; its new version and high id."""
+        """Lock the namespace's row for this transaction; its new version and id clock (the
+        highest id held or recorded within reach: ``memory.model.clock_of``)."""
         version, high_id = connection.execute(LOCK, (self.name,)).fetchone()
         self._catch_up(connection, version)
-        return int(version), max(int(high_id), max(self._memories, default=0))
+        return int(version), max(clock_of([int(high_id)]), clock_of(self._memories))
 
     def _write(self, connection: Any, version: int, memories: list[Memory]) -> None:
         with connection.cursor() as cursor:
             cursor.executemany(UPSERT, [(self.name, version, *_values(m)) for m in memories])
+        # The recorded clock takes only ids within reach; one past it (written before that
+        # rule) is dropped for the ids written now.
         connection.execute(
-            "UPDATE memory_namespaces SET high_id = greatest(high_id, %s) WHERE name = %s",
-            (max(m.id for m in memories), self.name),
+            "UPDATE memory_namespaces SET high_id = greatest(CASE WHEN high_id > %(reach)s THEN 0"
+            " ELSE high_id END, %(top)s) WHERE name = %(name)s",
+            {
+                "reach": clock_ms() + ID_REACH_MS,
+                "top": clock_of(m.id for m in memories),
+                "name": self.name,
+            },
         )
 
     def _record(self, connection: Any, records: list[ChangeRecord]) -> None:

@@ -10,8 +10,9 @@ Tables:
 
 - ``memory_namespaces``: one row per namespace that was ever written. ``version`` goes up by
   one with every change (a put, a delete, a search's touch) and ``high_id`` is the highest id
-  the namespace has seen. Every write locks this row first (``UPDATE ... RETURNING``), which
-  serialises the namespace's writers across replicas and hands out ids.
+  the namespace has seen within a day of then (its id clock, ``memory.model``). Every write
+  locks this row first (``UPDATE ... RETURNING``), which serialises the namespace's writers
+  across replicas and hands out ids.
 - ``memories``: the memories, with the article's fields; ``seq`` keeps the stored order,
   ``changed`` the namespace version that last changed the row. A delete keeps a tombstone
   (``deleted``, content emptied) so that a replica caching the namespace learns of it by

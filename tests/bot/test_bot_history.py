@@ -135,6 +135,28 @@ async def test_history_lists_versions_and_restores_one_and_a_deleted_memory(bot:
     assert "deleted" in deleted_view.text  # the deletion stays in its history
 
 
+async def test_in_a_group_what_an_admin_deleted_only_an_admin_restores(
+    bot: Bot, telegram: FakeBotAPI
+) -> None:
+    group = telegram.group()
+    namespace = f"chats/{group['id']}"
+    telegram.admins[group["id"]] = {ALICE["id"]}
+    removed = _id((await bot.say("/remember bob's spam link", user=BOB, chat=group))[0])
+    regretted = _id((await bot.say("/remember bob's typo", user=BOB, chat=group))[0])
+    await _forget(bot, removed, ALICE, chat=group)  # moderation: an administrator removes it
+    await _forget(bot, regretted, BOB, chat=group)  # the author deletes his own
+    [recent] = await bot.say("/history", user=BOB, chat=group)
+    buttons = {label: data for label, data in recent.buttons}
+    query = await bot.press(recent, buttons[f"♻ Restore {removed}"], user=BOB)
+    [answer] = telegram.find("answerCallbackQuery", callback_query_id=query)
+    assert answer.params["show_alert"] and "only a group administrator" in answer.params["text"]
+    assert bot.memories(namespace) == []
+    await _press_and_read(bot, recent, buttons[f"♻ Restore {regretted}"], user=BOB)
+    assert [m["id"] for m in bot.memories(namespace)] == [regretted]
+    await _press_and_read(bot, recent, buttons[f"♻ Restore {removed}"], user=ALICE)
+    assert sorted(m["id"] for m in bot.memories(namespace)) == sorted([removed, regretted])
+
+
 async def test_history_of_a_deleted_memory_offers_to_restore_it(bot: Bot) -> None:
     [stored] = await bot.say("/remember parking spot B12", user=ALICE)
     memory_id = _id(stored)

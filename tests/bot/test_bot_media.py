@@ -426,6 +426,34 @@ async def test_an_import_is_previewed_then_applied_once(bot: Bot) -> None:
     assert len(bot.memories("users/42")) == 3
 
 
+async def test_an_import_renumbers_ids_from_the_far_future_and_adds_go_on(bot: Bot) -> None:
+    far = 2**63 - 1  # the largest id: kept, it left no id for any later /remember
+    data = memory_file(
+        record(far, "from the far future"),
+        record(9_999_999_999_999, "in the year 2286"),
+        record(-1, "a negative id"),
+        record(0, "id zero"),
+        {"id": 1e308, "content": "a huge float"},
+        {"id": "1700000000005", "content": "digits as text"},
+    )
+    preview = await send_file(bot, data)
+    assert "• 3 new\n• 0 already here\n• 3 refused" in preview.text
+    assert "not a memory id: -1 (out of range)" in preview.text
+    assert f"2 ids renumbered (old → new, given at import): {far}, 9999999999999;" in preview.text
+    done = await press(bot, preview, preview.buttons[0][1], ALICE)
+    assert "Imported 3 memories (0 were already here, 3 refused)" in done
+    ids = {m["content"]: m["id"] for m in bot.memories("users/42")}
+    new, later = ids["from the far future"], ids["in the year 2286"]
+    assert f"2 ids renumbered (old → new): {far} → {new}, 9999999999999 → {later}" in done
+    assert ids["digits as text"] == 1_700_000_000_005
+    [added] = await bot.say("/remember one more", user=ALICE)
+    await bot.say(f"/forget {new}", user=ALICE)
+    [again] = await bot.say("/remember and again", user=ALICE)
+    assert "🆔" in added.text and "🆔" in again.text
+    after = {m["content"]: m["id"] for m in bot.memories("users/42")}
+    assert later < after["one more"] < after["and again"] < far
+
+
 async def test_an_import_can_be_cancelled_and_only_its_sender_may_press(bot: Bot) -> None:
     preview = await send_file(bot, memory_file(record(1_700_000_000_001, "a new thing")))
     [(_, apply), (_, cancel)] = preview.buttons

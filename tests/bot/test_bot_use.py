@@ -92,8 +92,8 @@ async def test_recall_shows_the_answers_then_pages_through_the_weaker_matches(bo
     assert f"<b>{len(answers) + 1}.</b>" in second.params["text"]
     assert second.buttons[0][0] == f"⋯ {len(answers) + 1}"
     assert pages[-1].buttons[-1][0] == "◀"
-    shown = [re.findall(r"project note \d\d", page.text) for page in pages]
-    assert sorted(sum(shown, [])) == [f"project note {n:02d}" for n in range(12)]  # each once
+    shown = [note for page in pages for note in re.findall(r"project note \d\d", page.text)]
+    assert sorted(shown) == [f"project note {n:02d}" for n in range(12)]  # each once
     assert all("oat milk" not in page.text for page in pages)
 
     since = bot.telegram.mark()

@@ -11,8 +11,11 @@ from __future__ import annotations
 import asyncio
 import json
 import re
+import threading
+import time
 from collections.abc import AsyncIterator, Iterator
-from contextlib import asynccontextmanager
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import AsyncExitStack, asynccontextmanager
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
@@ -28,7 +31,9 @@ from bot.chat.services import KEY, Services
 from bot.config import ReminderConfig, parse_config
 from bot.core import delivery, reminders, when
 from bot.core.lease import LEASE, Leases
+from bot.core.pacing import Pacer
 from bot.core.policy import Actor, Caller
+from bot.errors import ReminderPressedAgain
 from bot.jobs.reminders import ReminderJob
 from memory import Store, open_store
 from memory.store import MemoryStore
@@ -412,9 +417,11 @@ async def test_a_memory_with_a_relative_date_offers_a_reminder(
         assert button["text"].startswith("⏰ 提醒我 ") and "15:00 Asia/Shanghai" in button["text"]
         since = telegram.mark()
         await bot.press(stored, button["callback_data"], user=LI)
-        await bot.press(stored, button["callback_data"], user=LI)  # twice: one reminder
-        confirmations = await telegram.wait("sendMessage", count=2, since=since, chat_id=LI["id"])
-        assert all("15:00 Asia/Shanghai — 看牙医" in c.text for c in confirmations)
+        again = await bot.press(stored, button["callback_data"], user=LI)  # twice: one reminder
+        [confirmation] = telegram.find("sendMessage", since=since, chat_id=LI["id"])
+        assert "15:00 Asia/Shanghai — 看牙医" in confirmation.text
+        [answer] = telegram.find("answerCallbackQuery", callback_query_id=again)
+        assert answer.params["text"] == "这个提醒已经设好了。"  # and no second confirmation
         [plain] = await bot.say("/remember the wifi password is hunter2", user=LI)
         assert plain.params.get("reply_markup") is None
     assert len(documents(data_dir)) == 1
@@ -525,7 +532,7 @@ async def test_two_processes_on_one_store_send_each_reminder_once(
     assert sum(len(r.sent) for r in results) == 8
 
 
-async def test_a_crash_between_send_and_record_repeats_it_at_most_once(
+async def test_a_crash_between_send_and_record_repeats_it_once_marked_as_a_repeat(
     location: str, telegram: FakeBotAPI, sender: TelegramBot
 ) -> None:
     telegram.private_chat(ALICE)
@@ -539,8 +546,10 @@ async def test_a_crash_between_send_and_record_repeats_it_at_most_once(
         assert (await survivor.run(sender, now=at + timedelta(seconds=1))).sent == []  # 1st look
         later = at + LEASE + timedelta(seconds=1)
         assert (await survivor.run(sender, now=later)).sent == [reminder.key]  # the one repeat
+        [repeat] = telegram.find("sendMessage", chat_id=42)
+        assert "backup" in repeat.text and "(may be a repeat" in repeat.text
         assert reminders.every(store)[0].state == "sent"
-        # And one taken over once already is never sent a third time.
+        # Taken over and cut off by a crash again: sent once more, still marked.
         second = alice_sets(store, "in 6 minutes restore", START)
         t = second.due.at
         assert delivery.claim(store, second.key, t, "dead-1", t).send
@@ -550,10 +559,25 @@ async def test_a_crash_between_send_and_record_repeats_it_at_most_once(
         assert retaken.send and retaken.retaken
         since = telegram.mark()
         third = job(store)
-        assert (await third.run(sender, now=t + LEASE * 2)).sent == []
-        assert (await third.run(sender, now=t + LEASE * 4)).sent == []
+        assert (await third.run(sender, now=t + LEASE * 2)).sent == []  # its first look
+        assert (await third.run(sender, now=t + LEASE * 4)).sent == [second.key]
+        [again] = telegram.find("sendMessage", since=since)
+        assert "restore" in again.text and "(may be a repeat" in again.text
+        # Cut off by crashes delivery.MAX_SENDS times, each request possibly delivered: it is
+        # recorded as sent, so that a process dying on every send cannot flood the chat.
+        last = alice_sets(store, "in 7 minutes verify", START)
+        u = last.due.at
+        assert delivery.claim(store, last.key, u, "dead-0", u).send
+        for n in range(1, delivery.MAX_SENDS):  # each taken over after its lease, and left
+            seen = Leases()
+            assert not delivery.claim(store, last.key, u, f"dead-{n}", u, seen).send
+            assert delivery.claim(store, last.key, u, f"dead-{n}", u + LEASE, seen).send
+        since = telegram.mark()
+        fourth = job(store)
+        assert (await fourth.run(sender, now=u + LEASE * 5)).sent == []
+        assert (await fourth.run(sender, now=u + LEASE * 7)).sent == []
         assert telegram.find("sendMessage", since=since) == []
-        assert [r.state for r in reminders.every(store) if r.id == second.id] == ["sent"]
+        assert [r.state for r in reminders.every(store) if r.id == last.id] == ["sent"]
 
 
 async def test_a_replica_whose_clock_runs_ahead_does_not_take_over_a_send_under_way(
@@ -721,3 +745,230 @@ def test_done_pressed_while_its_occurrence_is_being_delivered_moves_on_to_the_ne
         "pending",
     )
     assert recorded.claim is None
+
+
+# -- limits: what counts against the cap, how far ahead --------------------------------------
+
+
+def test_delivered_reminders_leave_room_under_the_cap(store: MemoryStore) -> None:
+    """Only reminders that can still fire count: a chat whose reminders all went out may set
+    new ones (they used to count until pruned, 30 days later, with /reminders listing none)."""
+    for minute in range(reminders.MAX_PER_NAMESPACE):
+        reminder = alice_sets(store, f"in {minute + 1} minutes task {minute}", START)
+        at = reminder.due.at
+        assert delivery.claim(store, reminder.key, at, "job", at).send
+        delivery.delivered(store, reminder.key, at, at)
+    assert reminders.upcoming(store, "users/42") == []
+    more = alice_sets(store, "in 2 hours one more", START)  # refused before: "at most 200"
+    assert [r.text for r in reminders.upcoming(store, "users/42")] == [more.text]
+
+
+async def test_a_reminder_years_ahead_is_refused_with_a_clear_answer(
+    start: Any, data_dir: Path
+) -> None:
+    async with start() as bot:
+        for phrase in ("9999-12-31 party", "2999-06-01 10:00 party", "9999年12月31日 派对"):
+            [far] = await bot.say(f"/remind {phrase}", user=ALICE)
+            assert "more than 5 years ahead" in far.text, phrase
+        [past] = await bot.say("/remind 0001-01-01 10:00 party", user=ALICE)
+        assert "already passed" in past.text
+    assert documents(data_dir) == []
+
+
+# -- a button pressed twice ------------------------------------------------------------------
+
+
+async def test_a_snooze_pressed_twice_snoozes_once(
+    start: Any, telegram: FakeBotAPI, clock: Clock, data_dir: Path
+) -> None:
+    async with start() as bot:
+        [reply] = await bot.say("/remind in 5 minutes tea", user=ALICE)
+        rid = reminder_id(reply)
+        since = telegram.mark()
+        clock.advance(minutes=5)
+        [sent] = await telegram.wait("sendMessage", since=since, chat_id=42, where=is_delivery)
+        await bot.press(sent, f"rz:{rid}:10", user=ALICE)
+        clock.advance(minutes=1)  # a second tap, in before the edit took the buttons away
+        again = await bot.press(sent, f"rz:{rid}:10", user=ALICE)
+        [edit] = telegram.find("editMessageText", since=since)
+        assert "Snoozed until 2026-12-01 (Tue) 09:15" in edit.text
+        [answer] = telegram.find("answerCallbackQuery", callback_query_id=again)
+        assert answer.params["text"] == "Done already: that button was pressed before."
+    [stored] = documents(data_dir)
+    snoozed = reminders.Reminder.from_json(stored).snooze_at
+    assert snoozed is not None and snoozed.replace(second=0, microsecond=0) == START + timedelta(
+        minutes=15
+    )
+
+
+def test_the_same_snooze_pressed_in_two_processes_at_once_acts_once(location: str) -> None:
+    with open_store(location) as setter:
+        reminder = alice_sets(setter, "in 5 minutes tea", START)
+    caller = Caller(Actor("user", 42, "Alice"), "users/42")
+    at = reminder.due.at
+    barrier = threading.Barrier(2)
+
+    def press(minutes: int) -> str:
+        with open_store(location) as store:  # each replica its own store
+            barrier.wait()
+            until = at + timedelta(minutes=minutes)
+            try:
+                reminders.snooze(store, caller, reminder.id, until, at, press="42:7:10")
+            except ReminderPressedAgain:
+                return "again"
+            return "snoozed"
+
+    with ThreadPoolExecutor(2) as pool:
+        outcomes = sorted(pool.map(press, (10, 11)))
+    assert outcomes == ["again", "snoozed"]
+    with open_store(location) as store:
+        [after] = reminders.every(store)
+        assert after.snooze_at in (at + timedelta(minutes=10), at + timedelta(minutes=11))
+
+
+# -- Telegram refuses one reminder, not the chat ---------------------------------------------
+
+
+async def test_a_reminder_of_a_deleted_or_closed_topic_comes_to_the_chat_and_pauses_nothing(
+    start: Any, telegram: FakeBotAPI, clock: Clock, data_dir: Path
+) -> None:
+    forum = telegram.forum()
+    topics = telegram.topics[forum["id"]]
+    topics.update({7: "open", 8: "open", 9: "open"})
+    async with start():
+        for thread, what in ((7, "deleted"), (8, "closed"), (9, "open")):
+            since = telegram.mark()
+            telegram.post(
+                user=ALICE,
+                chat=forum,
+                text=f"/remind in 1 hour the one of the {what} topic",
+                message_thread_id=thread,
+                is_topic_message=True,
+            )
+            [confirmed] = await telegram.wait("sendMessage", since=since, chat_id=forum["id"])
+            assert confirmed.params["message_thread_id"] == thread
+        del topics[7]  # Telegram: "message thread not found"
+        topics[8] = "closed"  # Telegram: TOPIC_CLOSED
+        since = telegram.mark()
+        clock.advance(hours=1)
+        sent = await telegram.wait("sendMessage", count=3, since=since, where=is_delivery)
+        of = {what: c for c in sent for what in ("deleted", "closed", "open") if what in c.text}
+        assert of["open"].params["message_thread_id"] == 9
+        for gone in (of["deleted"], of["closed"]):
+            assert "message_thread_id" not in gone.params
+            assert "the topic it was set in is closed or gone" in gone.text
+    assert {d["state"] for d in documents(data_dir)} == {"sent"}
+
+
+async def test_a_reminder_telegram_refuses_pauses_alone_and_the_chat_is_told(
+    start: Any, telegram: FakeBotAPI, clock: Clock, data_dir: Path
+) -> None:
+    group = telegram.group()
+    async with start() as bot:
+        await bot.say("/remind in 59 minutes the refused one", user=ALICE, chat=group)
+        await bot.say("/remind in 1 hour the other one", user=ALICE, chat=group)
+        telegram.fail(
+            "sendMessage",
+            400,
+            "Bad Request: BUTTON_DATA_INVALID",
+            when=lambda p: "the refused one" in str(p.get("text")),
+        )
+        since = telegram.mark()
+        clock.advance(hours=1)
+        [told] = await telegram.wait(
+            "sendMessage", since=since, where=lambda c: "Telegram refused" in c.text
+        )
+        assert "“the refused one”" in told.text and "button_data_invalid" in told.text.lower()
+        [other] = await telegram.wait("sendMessage", since=since, where=is_delivery)
+        assert "the other one" in other.text
+        since = telegram.mark()
+        [resumed, _] = await bot.say("/reminders", user=ALICE, chat=group, replies=2)
+        assert "1 paused reminders are on again" in resumed.text  # tried again, and sent
+        [late] = await telegram.wait("sendMessage", since=since, where=is_delivery)
+        assert "the refused one" in late.text
+    assert {d["text"]: d["state"] for d in documents(data_dir)} == {
+        "the refused one": "sent",
+        "the other one": "sent",
+    }
+
+
+# -- killed while a send is on its way -------------------------------------------------------
+
+
+async def test_a_reminder_cut_off_twice_in_flight_is_sent_again_marked_never_dropped(
+    location: str, telegram: FakeBotAPI
+) -> None:
+    """Two replicas in turn claim the reminder, send it, and die while Telegram has the request
+    (held here, then refused: it never arrived). The third sends it, marked as a possible
+    repeat; it used to be recorded as sent, and never delivered."""
+    telegram.private_chat(ALICE)
+    with open_store(location) as setter:
+        reminder = alice_sets(setter, "in 5 minutes backup", START)
+    at = reminder.due.at
+    arrived: list[dict[str, Any]] = []
+
+    def cut_off(params: dict[str, Any]) -> bool:  # the first two requests never get an answer
+        arrived.append(params)
+        return len(arrived) <= 2
+
+    held = telegram.hold("sendMessage", when=cut_off)
+    async with AsyncExitStack() as stack:
+        stores = [stack.enter_context(open_store(location)) for _ in range(3)]
+        bots = [
+            await stack.enter_async_context(TelegramBot(TOKEN, base_url=telegram.base_url))
+            for _ in range(3)
+        ]
+        jobs = [
+            ReminderJob(ReminderConfig(), s, owner=f"replica-{n}") for n, s in enumerate(stores)
+        ]
+        first = asyncio.create_task(jobs[0].run(bots[0], now=at))
+        await eventually(lambda: len(arrived) == 1)
+        first.cancel()  # killed while Telegram has its request
+        assert (await jobs[1].run(bots[1], now=at + timedelta(seconds=1))).sent == []
+        second = asyncio.create_task(jobs[1].run(bots[1], now=at + LEASE + timedelta(seconds=2)))
+        await eventually(lambda: len(arrived) == 2)
+        second.cancel()  # the replica that took it over is killed the same way
+        assert (await jobs[2].run(bots[2], now=at + timedelta(seconds=3))).sent == []
+        later = at + LEASE + timedelta(seconds=4)
+        assert (await jobs[2].run(bots[2], now=later)).sent == [reminder.key]
+        [delivered] = telegram.find("sendMessage", chat_id=42)
+        assert "backup" in delivered.text and "(may be a repeat" in delivered.text
+        telegram.fail("sendMessage", 500, "Internal Server Error", times=2)  # the held two
+        held.set()
+        for dead in jobs[:2]:
+            await dead.stop()
+    assert len(telegram.find("sendMessage", chat_id=42)) == 1
+    with open_store(location) as store:
+        assert [r.state for r in reminders.every(store)] == ["sent"]
+
+
+async def test_a_reminder_waiting_for_its_chat_s_turn_holds_no_claim(
+    location: str, telegram: FakeBotAPI, sender: TelegramBot
+) -> None:
+    """A group at its limit: its reminder waits for the group's turn before it is claimed, so a
+    replica killed while it waits leaves nothing to wait a lease for, and no repeat."""
+    group = telegram.group()
+    with open_store(location) as setter:
+        reminder = alice_sets(setter, "in 5 minutes standup", START, chat_id=group["id"])
+    at = reminder.due.at
+    asked: list[float] = []
+
+    def clock() -> float:  # the pacer's: each look at a chat's turn reads it
+        asked.append(time.monotonic())
+        return asked[-1]
+
+    full = Pacer(clock=clock)
+    for _ in range(full.group.count):
+        async with full.sending(group["id"]):
+            pass
+    asked.clear()
+    with open_store(location) as one, open_store(location) as two:
+        waiting = ReminderJob(ReminderConfig(), one, owner="waits", pacer=full)
+        tick = asyncio.create_task(waiting.run(sender, now=at))
+        await eventually(lambda: bool(asked))  # its sender waits for the group's turn
+        assert not tick.done() and reminders.every(two)[0].claim is None
+        await waiting.stop()  # stopped while it waits (a kill leaves the same store behind)
+        await tick
+        assert (await job(two).run(sender, now=at + timedelta(seconds=1))).sent == [reminder.key]
+    [sent] = telegram.find("sendMessage", chat_id=group["id"])
+    assert "standup" in sent.text and "repeat" not in sent.text

@@ -13,6 +13,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from zoneinfo import ZoneInfo
 
+import pytest
+
 from bot.assistant.changes import ChangeFile, Proposal, ReminderProposal
 from bot.assistant.history import add_usage, append_history, load_history, read_usage
 from bot.assistant.reminder_desk import set_waiting
@@ -126,3 +128,36 @@ def test_waiting_reminders_applied_in_several_processes_at_once_are_set_once(
         found = reminders.every(store, NS)
     assert sorted(r.text for r in found) == sorted(p.text for p in proposals)
     assert all(sorted(ids) == sorted(r.id for r in found) for ids in drawn)  # type: ignore[attr-defined]
+
+
+@pytest.mark.parametrize("backend", ["files", "postgres"])
+def test_two_processes_pressing_one_apply_all_at_once_take_each_change_once(
+    backend: str, tmp_path: Path, request: pytest.FixtureRequest
+) -> None:
+    """Two presses of one Apply all, in two processes (two stores on one location): the
+    second press decides what to take while the first one's take lands. Each change is taken
+    once: by the first press, or, if the first left it waiting (a member may not make it), by
+    the second (an administrator)."""
+    location = str(tmp_path / "data") if backend == "files" else request.getfixturevalue("pg_url")
+    with open_store(location) as first, open_store(location) as second:
+        mine, theirs = Memory(1, "the member's memory"), Memory(2, "another member's memory")
+        token = ChangeFile(first.documents(NS)).keep_pending(
+            [Proposal("delete", mine), Proposal("delete", theirs)]
+        )
+        taken_first: list[list[int]] = []
+
+        def ids(proposals: list[Proposal] | None) -> list[int]:
+            return [p.id for p in proposals or []]
+
+        def admin_sorts(proposals: list[Proposal]) -> list[Proposal]:
+            if not taken_first:  # the member's press lands while the admin's is deciding
+                member_leaves = [p for p in proposals if p.id != mine.id]
+                member = ChangeFile(second.documents(NS))
+                taken_first.append(ids(member.take_pending(token, lambda _: member_leaves)))
+            return []  # an administrator may make every change there is
+
+        taken_second = ChangeFile(first.documents(NS)).take_pending(token, admin_sorts)
+        assert taken_first == [[mine.id, theirs.id]]
+        assert ids(taken_second) == [theirs.id]  # only what the member left waiting
+        assert ChangeFile(first.documents(NS)).pending(token) is None
+        assert ChangeFile(second.documents(NS)).take_pending(token, lambda _: []) is None

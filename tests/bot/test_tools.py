@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
@@ -365,3 +366,26 @@ def test_reminders_past_the_cap_wait_checked_as_if_set_and_a_failed_turn_drops_t
     executor.rollback()
     assert [r.state for r in reminders.every(store, "users/1")] == ["cancelled"] * 3
     assert desk.waiting == []
+
+
+@pytest.mark.parametrize(
+    "arguments",
+    [
+        {"text": "x", "local": "0001-01-01 00:30"},
+        {"text": "x", "local": "9999-12-31 23:59"},
+        {"text": "x", "local": "9999-12-31", "repeat": "yearly"},
+        {"text": "x", "local": "2999-06-01 10:00"},
+    ],
+)
+@pytest.mark.parametrize("zone", ["Asia/Shanghai", "America/New_York"])
+def test_schedule_reminder_refuses_a_date_out_of_reach_as_a_bad_date(
+    store: MemoryStore, arguments: dict[str, Any], zone: str
+) -> None:
+    caller = Caller(Actor("user", 1, "Ann"), "users/1")
+    now = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)
+    desk = ReminderDesk(store, caller, 1, ZoneInfo(zone), lambda: now, "en")
+    executor = ToolExecutor(store.namespace("users/1"), reminders=desk)
+    result = run(executor, "scheduleReminder", arguments)
+    assert result["ok"] is False and result["error"]["code"] == "MEMORY_INVALID"
+    assert re.search("has passed|5 years ahead", result["error"]["message"])
+    assert reminders.every(store) == []

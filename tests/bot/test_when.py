@@ -381,6 +381,27 @@ def test_resolve_refuses_with_a_message_for_the_model(
         resolve(SHANGHAI, NOW, **kwargs)  # type: ignore[arg-type]
 
 
+@pytest.mark.parametrize("zone", ["Asia/Shanghai", "America/New_York", "Pacific/Kiritimati"])
+@pytest.mark.parametrize("repeat", [None, Repeat("yearly"), Repeat("daily")])
+@pytest.mark.parametrize(
+    ("local", "message"),
+    [
+        ("0001-01-01 00:30", "has passed"),
+        ("0001-01-01", "has passed"),
+        ("9999-12-31 23:59", "5 years ahead"),
+        ("9999-12-31", "5 years ahead"),
+        ("5000-01-01 10:00", "5 years ahead"),
+    ],
+)
+def test_resolve_refuses_a_date_at_the_calendar_s_ends_like_any_bad_date(
+    zone: str, repeat: Repeat | None, local: str, message: str
+) -> None:
+    """Year 1 or 9999 in a zone east or west of UTC used to raise OverflowError (the tool
+    failed with a traceback in the log), or set a reminder for the year 9999."""
+    with pytest.raises(ValueError, match=message):
+        resolve(ZoneInfo(zone), NOW, local=local, repeat=repeat)
+
+
 # --- which messages ask for a reminder -----------------------------------------------------
 
 

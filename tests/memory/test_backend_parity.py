@@ -142,6 +142,68 @@ def test_history_and_undo_go_back_one_change_at_a_time(opener: Opener) -> None:
     assert [r.op for r in opener().namespace("users/42").history(later.id).records] == ["add"]
 
 
+def test_two_processes_undoing_one_change_at_once_undo_it_once(opener: Opener) -> None:
+    """Both read the history before either undoes (one ↩ Undo pressed in two processes, or
+    /undo twice): the first reverts the change, the second finds it taken and writes nothing."""
+    first, second = opener().namespace("users/42"), opener().namespace("users/42")
+    with acting(Author("user:42", "/remember", change="add00000")):
+        kept, gone = first.add("keep me"), first.add("add and undo me")
+    first.update(kept.id, content="kept, edited")
+    with acting(Author("user:42", "model", change="turn0000")):
+        first.update(kept.id, content="the model's edit")
+        first.delete(gone.id)
+    seen_by_first, seen_by_second = first.history(), second.history()
+    with acting(Author("user:42", "↩", change="undo1111")):
+        done = undo(first, seen_by_first, "turn0000")
+    with acting(Author("user:42", "↩", change="undo2222")):
+        again = undo(second, seen_by_second, "turn0000")
+    assert [r.memory_id for r in done.reverted] == [gone.id, kept.id] and not done.left
+    assert again.reverted == () and again.left == ()
+    assert [m.content for m in second.memories()] == ["kept, edited", "add and undo me"]
+    assert [r.author.change for r in second.history().records if r.author.undoes] == [
+        "undo1111",
+        "undo1111",
+    ]
+
+
+class ChangedBetweenCalls:
+    """A namespace another process writes to right after the first call an undo makes on it:
+    an undo that checks a memory in one call and reverts it in another reverts that write."""
+
+    def __init__(self, namespace: Any, other_process_writes: Callable[[], None]) -> None:
+        self._namespace, self._write = namespace, other_process_writes
+
+    def __getattr__(self, name: str) -> Any:
+        method = getattr(self._namespace, name)
+
+        def call(*args: Any, **kwargs: Any) -> Any:
+            result = method(*args, **kwargs)
+            write, self._write = self._write, lambda: None
+            write()
+            return result
+
+        return call
+
+
+def test_a_change_another_process_makes_during_an_undo_is_not_reverted(opener: Opener) -> None:
+    ns, other = opener().namespace("users/42"), opener().namespace("users/42")
+    with acting(Author("user:42", "/remember", change="add00000")):
+        memory = ns.add("standup at 10")
+    with acting(Author("user:42", "/edit", change="edit0000")):
+        ns.update(memory.id, content="standup at 11")
+    history = ns.history()
+
+    def bob_edits() -> None:
+        with acting(Author("user:43", "/edit", "Bob", change="bobs0000")):
+            other.update(memory.id, content="standup at 12, says Bob")
+
+    with acting(Author("user:42", "/undo", change="undo0000")):
+        undo(ChangedBetweenCalls(ns, bob_edits), history, "edit0000")  # type: ignore[arg-type]
+    assert ns.get(memory.id).content == "standup at 12, says Bob"  # his change stands
+    ops = [(r.op, r.author.change) for r in ns.history(memory.id).records]
+    assert ops[-1] == ("update", "bobs0000")
+
+
 def test_the_history_keeps_the_newest_history_max_records(opener: Opener) -> None:
     ns = opener(history_max=20).namespace("users/1")
     memory = ns.add("v0")
@@ -231,3 +293,34 @@ def test_records_older_than_history_days_are_not_shown_and_trimmed(pg_url: str) 
             [(count,)] = connection.execute("SELECT count(*) FROM memory_history").fetchall()
         assert count == 1  # the old record went with the next write
         assert [r.op for r in ns.history().records] == ["update"]
+
+
+def test_a_largest_id_left_in_the_database_does_not_stop_adds(pg_url: str) -> None:
+    """What an import of id 2**63 - 1 left before imports renumbered such ids: its row, and
+    the namespace's highest id naming it, also once the memory is deleted."""
+    far = 2**63 - 1
+    with open_store(pg_url) as store:
+        store.namespace("users/1").add("before")
+    with psycopg.connect(pg_url) as connection:
+        connection.execute(
+            "INSERT INTO memories (namespace, id, seq, changed, content, tags, category,"
+            " created_at, accessed_at, access_count) VALUES ('users/1', %s,"
+            " nextval('memory_seq'), 1, 'far', '{}', 'general', '2024-01-01T00:00:00.000Z',"
+            " '2024-01-01T00:00:00.000Z', 0)",
+            (far,),
+        )
+        connection.execute("UPDATE memory_namespaces SET high_id = %s", (far,))
+    with open_store(pg_url) as store:
+        ns = store.namespace("users/1")
+        assert ns.get(far).content == "far"
+        first = ns.add("one more")
+        assert first.id < far
+        ns.delete(far)
+    with psycopg.connect(pg_url) as connection:
+        connection.execute("UPDATE memory_namespaces SET high_id = %s", (far,))
+    with open_store(pg_url) as store:
+        ns = store.namespace("users/1")
+        assert first.id < ns.add("after the restart").id < far
+    with psycopg.connect(pg_url) as connection:
+        [(high,)] = connection.execute("SELECT high_id FROM memory_namespaces").fetchall()
+    assert high < far  # the recorded clock is back within reach

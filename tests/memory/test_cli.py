@@ -1,4 +1,5 @@
-"""``python -m memory``: every command once, as a shell user runs it, in a real child process."""
+"""``python -m memory``: every command once, as a shell user runs it, in a real child process
+(in this process, through ``main``, where one test runs many commands)."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from memory.cli import main
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NS = "users/42"
@@ -201,6 +204,43 @@ def test_an_invalid_import_file_is_refused_whole(tmp_path: Path) -> None:
     not_a_list.write_text('{"id": 1, "content": "x"}', encoding="utf-8")
     assert "MEMORY_INVALID" in failure(data, "import", not_a_list)
     assert ok_json(data, "list") == []
+
+
+def in_process(
+    capsys: pytest.CaptureFixture[str], data_dir: Path, *args: object
+) -> tuple[int, Any, str]:
+    """``python -m memory --data-dir DATA_DIR --ns NS --json ARGS...`` run in this process:
+    the exit status, the JSON printed (None if nothing) and stderr."""
+    status = main(["--data-dir", str(data_dir), "--ns", NS, "--json", *map(str, args)])
+    out, err = capsys.readouterr()
+    return status, json.loads(out) if out else None, err
+
+
+def test_import_renumbers_ids_from_the_far_future_and_refuses_ids_that_are_no_ids(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    data = tmp_path / "data"
+    path = tmp_path / "far.json"
+    for bad, said in [
+        (-1, "not a memory id: -1 (out of range)"),
+        (0, "not a memory id: 0 (out of range)"),
+        (1.5, "not a memory id: 1.5 (ids are whole numbers)"),
+        (1e308, "not a memory id: 1e+308 (ids are whole numbers)"),
+        ("-7", "not a memory id: '-7' (ids are whole numbers)"),
+        (2**64, "not a memory id: 18446744073709551616 (out of range)"),
+    ]:
+        path.write_text(json.dumps([{"id": 5, "content": "ok"}, {"id": bad, "content": "x"}]))
+        status, out, err = in_process(capsys, data, "import", path)
+        assert status == 1 and out is None and "Traceback" not in err
+        assert "MEMORY_INVALID" in err and f"record 2: {said}" in err, err
+    path.write_text(json.dumps([{"id": 2**63 - 1, "content": "far"}, {"id": "12", "content": "a"}]))
+    status, done, _ = in_process(capsys, data, "import", path)
+    [(old, new)] = done["renumbered"].items()
+    assert (status, done["imported"], old) == (0, 2, str(2**63 - 1))
+    _, listed, _ = in_process(capsys, data, "list")
+    assert [(m["id"], m["content"]) for m in listed] == [(new, "far"), (12, "a")]
+    _, added, _ = in_process(capsys, data, "add", "one more")
+    assert added["id"] > new
 
 
 def test_a_corrupt_memory_json_is_reported_with_where_it_went(tmp_path: Path) -> None:

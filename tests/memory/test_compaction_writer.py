@@ -11,9 +11,11 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory.errors import MemorySaveFailed
 from memory.files import (
     SETTLED,
     SLICE,
@@ -22,6 +24,7 @@ from memory.files import (
     dump_records,
     replace_checked,
     settled_status,
+    write_temporary,
 )
 from memory.handedit import MAX_VERSIONS, History
 from memory.model import Memory
@@ -135,6 +138,24 @@ def test_a_save_after_the_file_was_vouched_for_is_kept(tmp_path: Path) -> None:
     assert replace_checked(path, b"[1]\n", expected, aside, settled=status) == aside
     assert aside.read_bytes() == b'["your"]\n'
     assert path.read_bytes() == b"[1]\n"
+
+
+@pytest.mark.parametrize("written", [False, True], ids=["writes its own", "written ahead"])
+@pytest.mark.parametrize("saved", [b'["a person saved this"]\n', b"[]\n"], ids=["saved", "same"])
+def test_a_failure_after_the_swap_puts_the_file_found_back(
+    tmp_path: Path, written: bool, saved: bytes
+) -> None:
+    """The swap is done, then keeping the file found fails (``aside`` is a folder there): the
+    file found is at ``memory.json`` again, with its bytes, and only the file written goes."""
+    path = tmp_path / "memory.json"
+    path.write_bytes(saved)  # a person's save since the store read b"[]\n", or not
+    aside = tmp_path / "memory.json.saved-1"
+    (aside / "in the way").mkdir(parents=True)
+    ahead = write_temporary(path, b"[1]\n", "compacting") if written else None
+    with pytest.raises(MemorySaveFailed):
+        replace_checked(path, b"[1]\n", digest(b"[]\n"), aside, keep=True, written=ahead)
+    assert path.read_bytes() == saved
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["memory.json", "memory.json.saved-1"]
 
 
 def test_only_a_settled_file_with_the_expected_bytes_is_vouched_for(tmp_path: Path) -> None:

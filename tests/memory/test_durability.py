@@ -20,7 +20,6 @@ from pathlib import Path
 
 import pytest
 
-from memory.errors import MemoryInvalid
 from memory.store import MemoryStore, Namespace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
@@ -526,10 +525,23 @@ def test_a_journal_entry_that_cannot_be_replayed_is_kept_aside(tmp_path: Path) -
     assert kept is not None and "an id no store can hold" in kept.read_text("utf-8")
 
 
-def test_no_id_is_handed_out_past_the_largest_one(tmp_path: Path) -> None:
+def test_a_largest_id_left_in_the_files_does_not_stop_adds(tmp_path: Path) -> None:
+    """What an import of id 2**63 - 1 left before imports renumbered such ids, also after its
+    memory was deleted and compacted: memory.json (or a hand edit) holding it, and the
+    journal's first line (the highest id seen) naming it."""
+    far = 2**63 - 1
+    folder = tmp_path / NS
+    folder.mkdir(parents=True)
+    (folder / "memory.json").write_text(json.dumps([{"id": far, "content": "far"}]), "utf-8")
     with MemoryStore(tmp_path) as store:
         ns = store.namespace(NS)
-        ns.import_memories([{"id": 2**63 - 1, "content": "from the far future"}])
-        with pytest.raises(MemoryInvalid):
-            ns.add("one more")
-        assert [m.content for m in ns.memories()] == ["from the far future"]
+        first = ns.add("one more")
+        assert first.id < far and [m.content for m in ns.memories()] == ["far", "one more"]
+        ns.delete(far)  # /forget, then compaction at the close
+    header, *rest = journal_of(tmp_path).read_text("utf-8").splitlines(keepends=True)
+    assert json.loads(header)["op"] == "high"
+    header = json.dumps({**json.loads(header), "id": far}) + "\n"  # as it was written before
+    journal_of(tmp_path).write_text("".join([header, *rest]), "utf-8")
+    with MemoryStore(tmp_path) as store:
+        ns = store.namespace(NS)
+        assert first.id < ns.add("after the restart").id < far

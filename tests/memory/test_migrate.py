@@ -10,6 +10,7 @@ import numpy as np
 
 from memory import Store, open_store
 from memory.interface import VectorSet
+from memory.migrate import migrate
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
@@ -159,3 +160,21 @@ def test_history_and_vectors_are_added_to_memories_copied_before(
     run_migrate(pg_url, back)
     assert everything(back)["vectors"]["users/42"] == {"test-model/4": held["test-model/4"]}  # type: ignore[index]
     assert "vectors 0, vectors present 3" in run_migrate(pg_url, back)
+
+
+def test_an_id_from_the_far_future_is_copied_as_it_is_and_adds_go_on(
+    tmp_path: Path, pg_url: str
+) -> None:
+    """A namespace holding id 2**63 - 1 (imported before such ids were renumbered; here as a
+    migration keeps it) moves with that id, its history naming it, and adds go on there."""
+    far, data, back = 2**63 - 1, tmp_path / "data", tmp_path / "back"
+    with open_store(data) as store:
+        ns = store.namespace("users/42")
+        ns.import_memories([{"id": far, "content": "far"}], history=[])
+        near = ns.add("near")
+    for source, target in ((data, pg_url), (pg_url, back)):
+        with open_store(source) as origin, open_store(target) as copy:
+            assert migrate(origin, copy).memories == len(origin.namespace("users/42").export())
+            ns = copy.namespace("users/42")
+            assert [m.id for m in ns.memories()][:2] == [far, near.id]
+            assert near.id < ns.add(f"after the move to {target}").id < far

@@ -7,6 +7,8 @@ server stopped (``pg_ctl stop -m immediate``, as a crash) and started again.
 
 from __future__ import annotations
 
+import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -16,7 +18,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
-from bench.pg_server import Server
+from bench.pg_server import Server, binaries, installation
 from memory import MemoryLoadFailed, MemorySaveFailed, open_store
 from memory.pg.schema import MIGRATIONS
 
@@ -172,3 +174,24 @@ def test_without_the_driver_the_error_names_the_extra(pg_url: str) -> None:
         check=True,
     )
     assert "pip install 'cogito-memory-bot[postgres]'" in done.stdout
+
+
+def test_a_server_runs_from_binaries_in_a_folder_only_root_may_enter(tmp_path: Path) -> None:
+    """``make test`` as root in a checkout of its own (root's home, a ``mktemp -d`` folder):
+    the server runs as ``nobody``, which may not enter it to run the binaries in its .venv."""
+    if os.geteuid() != 0:
+        pytest.skip("the server runs as another account only when the tests run as root")
+    private = tmp_path / "checkout"
+    private.mkdir(mode=0o700)
+    private.chmod(0o700)  # whatever the umask
+    base, parts = installation(binaries())  # the wheel's pginstall and the libraries beside it
+    for part in parts:
+        shutil.copytree(base / part, private / part, symlinks=True)
+    server = Server(private / binaries().relative_to(base))
+    try:
+        server.start()
+        assert server.execute("SELECT 40 + 2") == [(42,)]
+        with open_store(server.new_database()) as store:
+            assert store.namespace(NS).add("runs as nobody").content == "runs as nobody"
+    finally:
+        server.remove()

@@ -515,10 +515,65 @@ def test_import_keeps_ids_and_skips_present_ones(ns: Namespace) -> None:
     assert ns.add("new").id > 3
 
 
-def test_an_add_after_importing_a_future_id_gets_a_larger_id(ns: Namespace) -> None:
-    future = 9_999_999_999_999
-    ns.import_memories([{"id": future, "content": "from the future"}])
-    assert ns.add("now").id > future
+def test_an_add_after_importing_a_later_id_gets_a_larger_id(ns: Namespace) -> None:
+    later = time.time_ns() // 1_000_000 + 3_600_000  # an hour ahead: another machine's clock
+    assert ns.import_memories([{"id": later, "content": "from a clock ahead"}]) == 1
+    assert ns.get(later).content == "from a clock ahead"
+    assert ns.add("now").id > later
+
+
+FAR = 2**63 - 1  # the largest id a store keeps: every later add would be past it
+
+
+def test_ids_more_than_a_day_ahead_are_renumbered_on_import_and_adds_go_on(
+    store: MemoryStore,
+) -> None:
+    ns = store.namespace("users/42")
+    soon = time.time_ns() // 1_000_000 + 23 * 3_600_000  # within the day: kept
+    renumbered: dict[int, int] = {}
+    records = [
+        {"id": FAR, "content": "from the far future"},
+        {"id": "9999999999999", "content": "in the year 2286"},  # digits as text: an id too
+        {"id": soon, "content": "tomorrow morning"},
+    ]
+    assert ns.import_memories(records, renumbered=renumbered) == 3
+    assert list(renumbered) == [FAR, 9_999_999_999_999]
+    first, second = renumbered.values()
+    assert soon < first < second < soon + 1000  # fresh ids after the kept one, in file order
+    assert [(m.id, m.content) for m in ns.memories()] == [
+        (first, "from the far future"),
+        (second, "in the year 2286"),
+        (soon, "tomorrow morning"),
+    ]
+    assert [r.memory_id for r in ns.history().records] == [first, second, soon]
+    assert ns.import_memories(records) == 0  # the same file again: nothing new
+    added = ns.add("one more")
+    assert added.id > second
+    ns.delete(first)  # /forget
+    store, ns = reopen(store)
+    try:
+        assert ns.add("after the restart").id > added.id
+    finally:
+        store.close()
+
+
+def test_a_namespace_holding_an_id_from_the_far_future_still_adds(store: MemoryStore) -> None:
+    """An id kept as it is (a migration keeps every id; a namespace imported into before ids
+    were renumbered holds one) does not hold the id clock: new ids go on from now."""
+    ns = store.namespace("users/42")
+    assert ns.import_memories([{"id": FAR, "content": "far"}], history=[]) == 1
+    assert ns.get(FAR).content == "far"
+    before = time.time_ns() // 1_000_000
+    ids = [ns.add(f"memory {n}").id for n in range(3)]
+    assert ids == sorted(ids) and before <= ids[0] < before + 60_000
+    ns.delete(FAR)
+    store, ns = reopen(store)
+    try:
+        assert ns.add("after the restart").id > ids[-1]
+        assert ns.restore(Memory(FAR, "far")).id == FAR  # its id, as a restore keeps it
+        assert ns.add("and again").id < FAR
+    finally:
+        store.close()
 
 
 @pytest.mark.parametrize(
