@@ -46,6 +46,7 @@ from telegram import Update
 from telegram.ext import Application
 
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Pending
+from bot.chat.updates import lane_key
 from memory.errors import MemoryStoreError
 from memory.interface import Delivery, Lane, UpdateQueue
 
@@ -65,13 +66,9 @@ SetAside = Callable[[Application[Any, Any, Any, Any, Any, Any], Pending], Awaita
 
 
 def lane_of(update: dict[str, Any]) -> str:
-    """The lane of an update: its chat, else its user (an inline query), else the shared one."""
-    parsed = Update.de_json(update, None)
-    if parsed.effective_chat is not None:
-        return str(parsed.effective_chat.id)
-    if parsed.effective_user is not None:
-        return f"user/{parsed.effective_user.id}"
-    return ""
+    """The lane of an update as Telegram sent it: the same as within one process
+    (``bot.chat.updates.lane_key``: its chat, else its user, else the shared one)."""
+    return lane_key(Update.de_json(update, None))
 
 
 def replica_name() -> str:
