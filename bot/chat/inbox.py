@@ -335,11 +335,6 @@ class InboxQueue(asyncio.Queue[object]):
     python-telegram-bot's ``Updater`` puts each update of a batch here, then confirms the batch
     with its next ``getUpdates``; so a queued update is on disk before Telegram forgets it. An
     update the inbox already knows (Telegram sending it again) is not queued.
-
-    ``put`` returns to the event loop after each update: the ``Updater`` puts a batch of up to
-    100 in a row, and keeping one costs up to a millisecond on a busy machine (``to_dict``, the
-    inbox's line); without that, no handler ran for up to a tenth of a second per batch, and
-    during one chat's flood every other chat's reply waited for several batches (issue 23).
     """
 
     def __init__(self, inbox: Inbox) -> None:
@@ -351,7 +346,6 @@ class InboxQueue(asyncio.Queue[object]):
         if isinstance(item, Update) and not self._receive(item.update_id, item.to_dict()):
             return
         await super().put(item)
-        await asyncio.sleep(0)  # the handlers run between the updates of a batch: see above
 
     async def put_durably(self, update: Update, raw: dict[str, Any]) -> None:
         """Keep ``update`` (``raw``: as Telegram sent it) in the inbox, fsynced, then queue
