@@ -69,6 +69,7 @@ from memory.relevance import (
 
 OWN_DATA = Path(__file__).resolve().parent / "data"
 NOTES = ("notes_en", "notes_zh")
+TINY = 3  # memories of a new user's namespace (``_tiny``)
 COMPANIONS = {"en": "memorybank_en", "zh": "memorybank_zh"}
 MODES = {"hybrid": "hybrid", "keywords": "default"}
 DEPTH = 10
@@ -147,7 +148,11 @@ def ask(data: Path, names: Sequence[str], mode: str, embedder: Embedder | None) 
                         other: MemoryNamespace | None = spaces[
                             order[(order.index(question.user) + 1) % len(order)]
                         ][0]
-                    elif question.lang in COMPANIONS and COMPANIONS[question.lang] != name:
+                    elif (
+                        question.lang in COMPANIONS
+                        and COMPANIONS[question.lang] != name
+                        and (data / f"{COMPANIONS[question.lang]}.users.jsonl").exists()
+                    ):
                         companion = COMPANIONS[question.lang]
                         if companion not in borrowed:
                             their_users, _ = load(data, companion)
@@ -166,8 +171,44 @@ def ask(data: Path, names: Sequence[str], mode: str, embedder: Embedder | None) 
                         else None
                     )
                     yield Asked(name, question, hits, own_names, elsewhere)
+                if name in NOTES:
+                    yield from _tiny(store, name, users, questions, mode)
         finally:
             store.close()
+
+
+def _tiny(
+    store: Any,
+    name: str,
+    users: dict[str, list[dict[str, Any]]],
+    questions: list[Question],
+    mode: str,
+) -> Iterator[Asked]:
+    """A new user's case: each answerable notes question asked in a namespace of its evidence
+    and ``TINY - 1`` other notes, and one question nothing answers asked there too (the set
+    ``<name>_tiny``)."""
+    [records] = users.values()
+    unanswerable = [q for q in questions if not q.evidence]
+    answerable = [q for q in questions if q.evidence]
+    for number, question in enumerate(answerable):
+        index = next(i for i, r in enumerate(records) if str(r["id"]) in question.evidence)
+        others = [r for i, r in enumerate(records) if i != index]
+        chosen = [
+            records[index],
+            *(others[(number * 7 + k * 13) % len(others)] for k in range(TINY - 1)),
+        ]
+        namespace = store.namespace(f"{name}-tiny/{number}")
+        names = _fill(namespace, chosen, mode == "hybrid")
+        store.wait_for_embeddings()
+        ranker = MODES[mode]
+        hits = namespace.search(question.text, DEPTH, ranker=ranker, touch=False)
+        yield Asked(f"{name}_tiny", question, hits, names, None)
+        nothing = unanswerable[number % len(unanswerable)]
+        nothing = Question(
+            nothing.user, nothing.text, nothing.evidence, nothing.lang, question.half
+        )
+        hits = namespace.search(nothing.text, DEPTH, ranker=ranker, touch=False)
+        yield Asked(f"{name}_tiny", nothing, hits, names, None)
 
 
 # -- measuring -------------------------------------------------------------------------------
@@ -348,7 +389,7 @@ def _choose_rule(base: Calibration, asked: list[Asked], sets: list[str]) -> Cali
                     answered = counts[answerable & (counts > 0)]
                     got = int((shown & answerable).sum())
                     ratio = got / max(int((hit5 & answerable).sum()), 1)
-                    if set_name in NOTES and (
+                    if set_name.removesuffix("_tiny") in NOTES and (
                         abstain < NOTES_ABSTAIN
                         if "cosine" in base.features
                         else ratio < NOTES_SHOWN
@@ -390,7 +431,7 @@ def _asked(
     if kept is not None and kept.exists():
         with kept.open("rb") as handle:
             cached: list[Asked] = pickle.load(handle)  # a file this command wrote
-        return [a for a in cached if a.set_name in names]
+        return [a for a in cached if a.set_name.removesuffix("_tiny") in names]
     asked = list(ask(args.data, names, mode, embedder))
     if kept is not None:
         with kept.open("wb") as handle:

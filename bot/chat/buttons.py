@@ -2,7 +2,7 @@
 
 Callback data is small and carries ids only, never content (Telegram allows 64 bytes)::
 
-    f:<memory id>           🗑 under a /related result or in a memory's menu: ask first
+    f:<memory id>           🗑 under /list or a /related result, or in a memory's menu: ask
     m:<memory id>           ⋯ under a /recall result: the memory's own menu
     mr:<memory id>          🔗 Related in the menu (``bot.chat.commands``)
     mh:<memory id>          🕘 History in the menu (``bot.chat.history``)
@@ -42,6 +42,7 @@ from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.model import Memory
 
 PAGE_SIZE = 10
+FORGET_ROW = 5  # 🗑 buttons a row under /list
 BUTTON_PREVIEW = 32
 MAX_CALLBACK_DATA = 64  # bytes, Telegram's limit
 
@@ -110,13 +111,20 @@ def page_view(
     *,
     tag: str | None = None,
 ) -> tuple[str, InlineKeyboardMarkup | None]:
-    """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with ◀ ▶;
-    ``memories`` are those of ``category``, or of ``tag`` if given."""
+    """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with a 🗑 for each
+    memory shown and ◀ ▶; ``memories`` are those of ``category``, or of ``tag`` if given. The
+    whole list keeps reminders' memories apart: they are counted at its end, and listed with
+    ``/list reminder``."""
+    apart = 0
+    if category is None and tag is None:
+        kept = [m for m in memories if m.category != operations.REMINDER_CATEGORY]
+        apart, memories = len(memories) - len(kept), kept
     label = f" ({escape(category.lower())})" if category else ""
     if tag is not None:
         label = f" (#{escape(tag)})"
+    tail = f"\n\n{t(language, 'list_reminders_apart', count=apart)}" if apart else ""
     if not memories:
-        return t(language, "list_empty", category=label), None
+        return t(language, "list_empty", category=label) + tail, None
     pages = -(-len(memories) // PAGE_SIZE)
     page = min(max(page, 0), pages - 1)
     shown = memories[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
@@ -128,19 +136,21 @@ def page_view(
         pages=pages,
         total=len(memories),
     )
-    blocks = [
-        memory_block(m, page * PAGE_SIZE + i, limit=PREVIEW_CHARS)
-        for i, m in enumerate(shown, start=1)
-    ]
+    first = page * PAGE_SIZE
+    blocks = [memory_block(m, first + i, limit=PREVIEW_CHARS) for i, m in enumerate(shown, start=1)]
     suffix = f":{category_key(category.lower())}" if category else ""
     if tag is not None:
         suffix = f":#{category_key(tag)}"
-    row = []
+    forget = [_button(f"🗑 {first + i}", f"f:{m.id}") for i, m in enumerate(shown, start=1)]
+    rows = [forget[i : i + FORGET_ROW] for i in range(0, len(forget), FORGET_ROW)]
+    nav = []
     if page > 0:
-        row.append(_button(t(language, "button_prev_plain"), f"p:{page - 1}{suffix}"))
+        nav.append(_button(t(language, "button_prev_plain"), f"p:{page - 1}{suffix}"))
     if page < pages - 1:
-        row.append(_button(t(language, "button_next_plain"), f"p:{page + 1}{suffix}"))
-    return "\n\n".join([title, *blocks]), InlineKeyboardMarkup([row]) if row else None
+        nav.append(_button(t(language, "button_next_plain"), f"p:{page + 1}{suffix}"))
+    if nav:
+        rows.append(nav)
+    return "\n\n".join([title, *blocks]) + tail, InlineKeyboardMarkup(rows)
 
 
 def results_view(

@@ -39,7 +39,7 @@ from bot.core import operations
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, RestoreNotAllowed
-from bot.jobs import reminder_view
+from bot.jobs import reminder_memory, reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, memory_block, preview
 from bot.view.replies import reply_html
@@ -217,6 +217,7 @@ async def _undo_as(
     )
     for reminder in cancelled:
         job.track(reminder)
+    await found.operations.call(lambda: reminder_memory.follow_all(job.store, cancelled))
     return _Undid(done, history, tuple(cancelled), refused)
 
 

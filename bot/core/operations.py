@@ -46,6 +46,7 @@ import dataclasses
 import functools
 import hashlib
 import logging
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
@@ -62,8 +63,10 @@ from memory.history import ChangeRecord, History, Undone
 from memory.interface import Documents, MemoryNamespace, SearchStatus, Store, update_document
 from memory.model import Hit, Memory, Stats, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
+from memory.text import created_terms, date_terms
 
 RECALL_LIMIT = 5  # weaker matches a page
+_DAY_TERM = re.compile(r"@\d\d-\d\d")  # memory.text's term of a day of the year
 REMINDER_CATEGORY = "reminder"  # the category of a reminder's memory (``bot.chat.reminding``)
 # Every search of the bot fuses keywords with meaning when the store has an embedder; without
 # one (or while it fails) "hybrid" is exactly the keyword ranking (``memory.hybrid``).
@@ -155,7 +158,7 @@ class Matches:
     @property
     def weaker(self) -> bool:
         """Whether this page shows weaker matches, not answers."""
-        return self.start >= self.answers and bool(self.query)
+        return self.page > 0 and bool(self.query)
 
 
 def recall_page(
@@ -212,11 +215,18 @@ def recall_page(
 
 
 def answer_of(query: str, hits: Sequence[Hit]) -> Answer:
-    """What answers ``query`` of ``hits`` (``memory.relevance.decide``), except that a
-    reminder's memory is an answer only when it is the first: the place of a close second
-    belongs to what the question is about, and a reminder that merely looks alike (its date,
-    its time) is a weaker match."""
+    """What answers ``query`` of ``hits`` (``memory.relevance.decide``), with two rules of the
+    bot's: a reminder's memory is an answer only when it is the first (the place of a close
+    second belongs to what the question is about; a reminder that merely looks alike, by its
+    date or its time, is a weaker match), and a question naming a date that nothing else
+    answers ("12月8日", "what did I save on May 4th?") has that date's memories as its
+    answers (stored that day, or speaking of it)."""
     answer = decide(query, hits)
+    if not answer.shown and (dated := _dated(query, hits)):
+        ids = {hit.memory.id for hit in dated}
+        return Answer(
+            tuple(dated), tuple(h for h in matches(query, hits) if h.memory.id not in ids)
+        )
     shown = [
         hit
         for place, hit in enumerate(answer.shown)
@@ -226,6 +236,24 @@ def answer_of(query: str, hits: Sequence[Hit]) -> Answer:
         return answer
     moved = [hit for hit in answer.shown if hit not in shown]
     return Answer(tuple(shown), (*moved, *answer.weaker))
+
+
+def _dated(query: str, hits: Sequence[Hit]) -> list[Hit]:
+    """The matches of ``hits`` stored on, or speaking of, a date ``query`` names (its days
+    when it names days, else its months)."""
+    named = date_terms(query)
+    days = {term for term in named if _DAY_TERM.fullmatch(term)}
+    wanted = days or set(named)
+    if not wanted:
+        return []
+
+    def on(memory: Memory) -> bool:
+        terms = set(created_terms(memory.created_at))
+        if memory.date:
+            terms.update(created_terms(memory.date))
+        return bool(terms & wanted)
+
+    return [hit for hit in hits if on(hit.memory)]
 
 
 def recall(

@@ -139,6 +139,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_answer_title": "🔎 “{query}”",
         "recall_weaker_title": "🔎 Weaker matches for “{query}” <i>({first}–{last} of {total})</i>",
         "button_closest_plain": "Closest matches ▶",
+        "list_reminders_apart": "<i>⏰ {count} reminder memories are kept apart: /list reminder "
+        "shows them, /reminders the ones to come.</i>",
         "button_more_count_plain": "More ({count}) ▶",
         "button_menu_forget_plain": "🗑 Forget",
         "button_menu_related_plain": "🔗 Related",
@@ -375,6 +377,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_weaker_title": "🔎 与“{query}”不太相关的记忆 "
         "<i>（第 {first}–{last} 条，共 {total} 条）</i>",
         "button_closest_plain": "最接近的 ▶",
+        "list_reminders_apart": "<i>⏰ 另有 {count} 条提醒的记忆：/list reminder 查看，/reminders "
+        "查看即将到来的提醒。</i>",
         "button_more_count_plain": "更多（{count}）▶",
         "button_menu_forget_plain": "🗑 删除",
         "button_menu_related_plain": "🔗 相关",
