@@ -99,14 +99,25 @@ async def test_a_refusal_is_explained_in_the_users_language(bot: Bot) -> None:
     assert bot.namespaces() == []
 
 
-async def test_recall_lists_best_matches_first_with_forget_buttons(bot: Bot) -> None:
+async def test_recall_shows_the_answer_alone_with_its_menu(bot: Bot) -> None:
     await remember(bot, "the dentist appointment is on friday #health")
     standup = await remember(bot, "standup is at 10:00 in room 4 #work")
     await remember(bot, "buy oat milk #shopping")
     [reply] = await bot.say("/recall when is standup", user=ALICE)
-    assert reply.text.startswith("🔎 Best matches for “when is standup”")
+    assert reply.text.startswith("🔎 “when is standup”")
+    assert "dentist" not in reply.text and "oat milk" not in reply.text  # nothing else
     assert memory_id(reply.text.split("\n\n")[1]) == standup
-    assert reply.buttons[0] == ("🗑 Forget 1: standup is at 10:00 in room 4", f"f:{standup}")
+    assert reply.buttons == [("⋯", f"m:{standup}")]  # no 🗑 on a search result
+
+
+async def test_a_question_nothing_answers_is_told_so_with_a_hint(bot: Bot) -> None:
+    await remember(bot, "the wifi password at the cabin is pinecone42")
+    await remember(bot, "standup is at 10:00 in room 4 #work")
+    for question in ("what is my blood type?", "🎉🎉🎉"):
+        [reply] = await bot.say(f"/recall {question}", user=ALICE)
+        assert reply.text.startswith(f"I found nothing about “{question}”")
+        assert "/list" in reply.text and "/remember" in reply.text
+        assert "pinecone42" not in reply.text and "standup" not in reply.text
 
 
 async def test_recall_without_a_query_shows_the_most_recent(bot: Bot) -> None:
@@ -119,7 +130,7 @@ async def test_recall_without_a_query_shows_the_most_recent(bot: Bot) -> None:
     shown = re.findall(r"note number (\d)", reply.text)
     assert shown == ["6", "5", "4", "3", "2"]
     assert "5 of 7" in reply.text
-    assert len(reply.buttons) == 6 and reply.buttons[-1] == ("More ▶", "r:1")
+    assert len(reply.buttons) == 6 and reply.buttons[-1] == ("More (2) ▶", "r:1")
 
 
 async def test_recall_with_no_match_says_so(bot: Bot) -> None:

@@ -972,3 +972,64 @@ async def test_a_reminder_waiting_for_its_chat_s_turn_holds_no_claim(
         assert (await job(two).run(sender, now=at + timedelta(seconds=1))).sent == [reminder.key]
     [sent] = telegram.find("sendMessage", chat_id=group["id"])
     assert "standup" in sent.text and "repeat" not in sent.text
+
+
+# -- the reminder's memory -----------------------------------------------------------------------
+
+
+async def test_a_reminders_memory_follows_it_done_when_sent_gone_when_cancelled(
+    start: Any, telegram: FakeBotAPI, clock: Clock
+) -> None:
+    async with start() as bot:
+        [tea] = await bot.say("/remind in 1 minute make tea", user=ALICE)
+        [call] = await bot.say("/remind in 2 hours call the plumber", user=ALICE)
+        [line] = [m["content"] for m in bot.memories("users/42") if "tea" in m["content"]]
+        assert line.startswith("⏰ 2026-12-01 (Tue) 09:01") and line.endswith("— make tea")
+        # Sent: the memory says so, and stays findable.
+        since = telegram.mark()
+        clock.advance(seconds=60)
+        await bot.tick()
+        await telegram.wait("sendMessage", since=since, chat_id=42, where=is_delivery)
+        await eventually(
+            lambda: any(m["content"].startswith("✅") for m in bot.memories("users/42"))
+        )
+        [done] = [m["content"] for m in bot.memories("users/42") if "tea" in m["content"]]
+        assert done == "✅" + line.removeprefix("⏰")
+        # Moved: the memory states the new time.
+        await bot.say("/reminders", user=ALICE)
+        since = telegram.mark()
+        await bot.press(call, f"re:{reminder_id(call)}", user=ALICE)
+        [prompt] = await telegram.wait("sendMessage", since=since, chat_id=42)
+        await bot.say("in 3 hours", user=ALICE, reply_to=prompt.result)
+        [moved] = [m["content"] for m in bot.memories("users/42") if "plumber" in m["content"]]
+        assert moved.startswith("⏰ 2026-12-01 (Tue) 12:01") and moved.endswith(
+            "— call the plumber"
+        )
+        # Cancelled: the memory goes (an undoable change, as any other).
+        since = telegram.mark()
+        await bot.press(call, f"rc:{reminder_id(call)}", user=ALICE)
+        await telegram.wait("sendMessage", since=since, chat_id=42)
+        await eventually(
+            lambda: not any("plumber" in m["content"] for m in bot.memories("users/42"))
+        )
+        # What was asked stays answerable: the delivered reminder is found by its words.
+        [found] = await bot.say("/recall tea", user=ALICE)
+        assert "✅ 2026-12-01 (Tue) 09:01" in found.text
+    assert tea.text  # the first confirmation was sent
+
+
+async def test_a_hand_edited_reminder_memory_is_left_as_the_person_wrote_it(
+    start: Any, telegram: FakeBotAPI, clock: Clock
+) -> None:
+    async with start() as bot:
+        [reply] = await bot.say("/remind in 1 minute water the plants", user=ALICE)
+        [memory] = bot.memories("users/42")
+        await bot.say(f"/edit {memory['id']} the plants need water twice a week", user=ALICE)
+        since = telegram.mark()
+        clock.advance(seconds=60)
+        await bot.tick()
+        await telegram.wait("sendMessage", since=since, chat_id=42, where=is_delivery)
+        await bot.press(reply, f"rc:{reminder_id(reply)}", user=ALICE)
+        assert [m["content"] for m in bot.memories("users/42")] == [
+            "the plants need water twice a week"
+        ]
