@@ -34,6 +34,7 @@ from bot.core.lease import LEASE, Leases
 from bot.core.pacing import Pacer
 from bot.core.policy import Actor, Caller
 from bot.errors import ReminderPressedAgain
+from bot.jobs.reminder_index import DueIndex
 from bot.jobs.reminders import ReminderJob
 from memory import Store, open_store
 from memory.store import MemoryStore
@@ -1033,3 +1034,31 @@ async def test_a_hand_edited_reminder_memory_is_left_as_the_person_wrote_it(
         assert [m["content"] for m in bot.memories("users/42")] == [
             "the plants need water twice a week"
         ]
+
+
+def test_a_reminder_set_while_the_store_is_read_for_a_rescan_stays_in_the_index(
+    tmp_path: Path,
+) -> None:
+    """The job rebuilds its index from a read of the store made in a worker thread; a /remind
+    tracked between that read and the rebuild is newer than the read and must not drop out
+    (before: it was missing until the next rescan, a minute later)."""
+    caller = Caller(Actor("user", 42, "Alice"), "users/42")
+    zone = ZoneInfo("Asia/Shanghai")
+    with MemoryStore(tmp_path / "data") as store:
+
+        def remind(text: str, minutes: int) -> reminders.Reminder:
+            due = when.resolve(zone, START, offset_minutes=minutes)
+            return reminders.create(
+                store, caller, chat_id=42, text=text, due=due, language="en", now=START
+            )
+
+        index = DueIndex()
+        first = remind("first", 5)
+        index.track(first)
+        mark = index.mark()
+        read = reminders.every(store)  # the rescan's read, in its worker thread
+        second = remind("second", 1)
+        index.track(second)  # a /remind handled meanwhile, on the loop
+        index.rebuild(read, mark)
+        due = [key for key, _ in index.take_due(START + timedelta(hours=1), set())]
+        assert due == [second.key, first.key]
