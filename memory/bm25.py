@@ -79,7 +79,7 @@ from memory.errors import MemorySaveFailed
 from memory.files import write_bytes_atomic
 from memory.model import Memory
 from memory.termindex import Floats, Slots, TermIndex, fingerprint, load, ranges
-from memory.text import created_terms, date_terms, terms
+from memory.text import created_terms, date_terms, frame_terms, terms
 
 log = logging.getLogger(__name__)
 
@@ -210,6 +210,40 @@ class Bm25Ranker:
             if scores and FEEDBACK_DOCS:
                 scores = self._rescore(self._expand(wanted, scores), scores)
         return sorted(scores.items(), key=_order(memories), reverse=True)[:limit]
+
+    def coverage(self, query: str, ids: list[int]) -> list[float]:
+        """For each memory of ``ids``, the share of ``query``'s weight (idf x saturated query
+        frequency, the query's own terms) that its terms hold, 0..1; 0.0 if it is not indexed.
+        A query term that no memory holds counts as the mean of those some memory holds; the
+        words that frame a question about memory (``memory.text.FRAME_WORDS``) do not count."""
+        framing = frame_terms()
+        wanted = {term: qtf for term, qtf in query_terms(query).items() if term not in framing}
+        with self._lock:
+            self._flush()
+            weight = dict(self._known(wanted))
+            # A term no memory holds counts as much as the query's held terms do on average:
+            # "blood type" asked of notes that mention blood but no type is half answered,
+            # not wholly, and a word that merely frames the question ("do you remember what
+            # I said about the wifi") weighs no more in a namespace of three memories than
+            # in one of thousands (the idf of a word absent from a tiny namespace says little).
+            held = list(weight.values())
+            typical = sum(held) / len(held) if held else 0.0
+            vocab, df = self._index.vocab, self._index.df
+            unseen = 0.0
+            for term in wanted:
+                tid = vocab.get(term)
+                if tid is None or not df[tid]:
+                    unseen += typical
+            total = sum(weight.values()) + unseen
+            shares = []
+            for memory_id in ids:
+                slot = self._index.slot_of.get(memory_id)
+                if slot is None or not total:
+                    shares.append(0.0)
+                    continue
+                bag = set(self._index.bag(slot)[0])
+                shares.append(min(1.0, sum(w for tid, w in weight.items() if tid in bag) / total))
+        return shares
 
     def _idfs(self, tids: list[int]) -> list[float]:
         """The idf of each term (math.log, as numpy's log may round differently)."""

@@ -35,18 +35,27 @@ offline model (multilingual-e5-small, 4-bit); none of the values below is fitted
   (tests/memory/test_vector_speed.py checks it against sorting every candidate).
 - Without an embedder, with nothing embedded yet, or when the query cannot be embedded (an
   endpoint down), the result is exactly the keyword ranking's.
+
+``rank`` is what both backends' ``search`` call: the chosen ranker's best, each hit with its
+``Evidence`` (its keyword coverage and place, its cosine, the namespace's typical and best
+cosine for the query), from which ``memory.relevance`` decides what answers.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from typing import TYPE_CHECKING
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.model import Memory
+from memory.bm25 import Bm25Ranker
+from memory.model import Evidence, Memory
 from memory.text import created_terms, date_terms
+
+if TYPE_CHECKING:
+    from memory.ranking import Ranker
 
 W_KEYWORDS = 0.6
 W_MEANING = 0.4
@@ -57,6 +66,13 @@ MAX_QUERY_CHARS = 2000
 _TURN = re.compile(r"^\s*([^\s:：][^:：\n]{0,39})[:：]\s*(\S.*)$")
 
 
+def is_dialogue(query: str) -> bool:
+    """Whether ``query`` is a transcript (several ``Name: text`` lines, the last one a turn)."""
+    lines = [line for line in query.splitlines() if line.strip()]
+    turns = sum(1 for line in lines if _TURN.match(line))
+    return len(lines) >= 2 and turns >= 2 and _TURN.match(lines[-1]) is not None
+
+
 def dense_query(query: str) -> str:
     """What to embed for ``query``: the last turn of a dialogue, else the query itself."""
     lines = [line for line in query.splitlines() if line.strip()]
@@ -64,6 +80,58 @@ def dense_query(query: str) -> str:
     if len(lines) >= 2 and len(turns) >= 2 and _TURN.match(lines[-1]):
         return turns[-1][2].strip()[:MAX_QUERY_CHARS]
     return query.strip()[:MAX_QUERY_CHARS]
+
+
+Ranked = list[tuple[int, float, Evidence | None]]
+Cosines = tuple[npt.NDArray[np.int64], npt.NDArray[np.float32]]
+
+
+def rank(
+    query: str,
+    ranker: str,
+    rankers: Mapping[str, Ranker],
+    memories: Mapping[int, Memory],
+    cosines: Cosines | None,
+    limit: int,
+) -> Ranked:
+    """The best ``limit`` (id, score, evidence) of ``ranker`` for ``query``, best first.
+
+    ``rankers`` are the namespace's: ``"seed"`` is the article's scorer (no evidence),
+    ``"default"`` the keyword ranking (``memory.bm25``), and ``ranker="hybrid"`` the fused one
+    over ``cosines`` (the embedded memories' ids, sorted, and their cosines with the query), or
+    the keyword ranking alone without them.
+    """
+    keywords = rankers["default"]
+    if ranker == "seed" or not isinstance(keywords, Bm25Ranker):
+        return [(mid, score, None) for mid, score in rankers[ranker].rank(query, memories, limit)]
+    if ranker != "hybrid" or cosines is None or not len(cosines[0]):
+        keyword = keywords.rank(query, memories, limit)
+        pairs, cosines = keyword, None
+    else:
+        keyword = keywords.rank(query, memories, max(limit, DEPTH))
+        pairs = fuse(query, keyword, cosines[0], cosines[1], memories, limit)
+    places = {mid: place for place, (mid, _) in enumerate(keyword)}
+    ids = [mid for mid, _ in pairs]
+    shares = keywords.coverage(query, ids)
+    if cosines is None:
+        return [
+            (mid, score, Evidence(share, places.get(mid)))
+            for (mid, score), share in zip(pairs, shares, strict=True)
+        ]
+    embedded, values = cosines
+    typical, best = float(values.mean()), float(values.max())
+    wanted = np.asarray(ids, dtype=np.int64)
+    where = np.minimum(np.searchsorted(embedded, wanted), len(embedded) - 1)
+    found = (embedded[where] == wanted).tolist()
+    near = values[where].tolist()
+    return [
+        (
+            mid,
+            score,
+            Evidence(share, places.get(mid), near[i] if found[i] else None, typical, best),
+        )
+        for i, ((mid, score), share) in enumerate(zip(pairs, shares, strict=True))
+    ]
 
 
 def _order(memories: Mapping[int, Memory], pair: tuple[int, float]) -> tuple[float, int, str, int]:

@@ -392,11 +392,39 @@ class Added:
 
 
 @dataclass(frozen=True, slots=True)
+class Evidence:
+    """How a search hit matched its query, beyond its place in the ranking.
+
+    The ranking's score says which memory is better; these say how good the best is, which
+    the fused score cannot (it is scaled to the best keyword match, so the top hit scores about
+    1.0 whatever was asked). ``memory.relevance`` decides from them what is shown.
+
+    - ``coverage``: the share of the query's keyword weight (idf x query frequency, the
+      question's own terms, not the feedback round's) found in the memory, 0..1;
+    - ``keyword_rank``: the memory's place in the keyword ranking (0: its best), None if it is
+      not among its best ``memory.hybrid.DEPTH``;
+    - ``cosine``: its cosine with the query's embedding (None: no vector for it, or keywords
+      only);
+    - ``typical``: the mean cosine of the namespace's embedded memories with the query, the
+      level an unrelated memory reaches (the same for every hit of one search);
+    - ``best``: the highest cosine of any memory of the namespace with the query.
+    """
+
+    coverage: float
+    keyword_rank: int | None
+    cosine: float | None = None
+    typical: float | None = None
+    best: float | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class Hit:
-    """A memory found by ``search`` or ``related``, with its score (higher is better)."""
+    """A memory found by ``search`` or ``related``, with its score (higher is better) and, for
+    a search, how it matched (``evidence``)."""
 
     memory: Memory
     score: float
+    evidence: Evidence | None = None
 
     def to_dict(self) -> dict[str, Any]:
         """The memory's article record with an added ``score``."""

@@ -33,9 +33,6 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-import numpy.typing as npt
-
 from memory.bm25 import Bm25Ranker
 from memory.changelog import ChangeLog
 from memory.documents import FileDocuments
@@ -53,7 +50,7 @@ from memory.history import (
     undone_elsewhere,
 )
 from memory.history import History as ChangeHistory
-from memory.hybrid import DEPTH, dense_query, fuse
+from memory.hybrid import dense_query, rank
 from memory.interface import SearchStatus
 from memory.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.meaning import Meaning
@@ -264,14 +261,26 @@ class Namespace:
         # Embedded before taking the namespace: other operations go on meanwhile.
         vector = meaning.query_vector(dense_query(query)) if meaning is not None else None
         with self._locked(write=False) as writable:
-            if ranker == "hybrid":
-                ranked = self._hybrid(query, vector, limit)
-            else:
-                ranked = self._rankers[ranker].rank(query, self._memories, limit)
-            found = [self._memories[mid] for mid, _ in ranked]
+            cosines = (
+                self._meaning.cosines(vector)
+                if vector is not None and self._meaning is not None
+                else None
+            )
+            ranked = rank(
+                query,
+                ranker,
+                self._rankers,
+                self._memories,
+                cosines,
+                limit,
+            )
+            found = [self._memories[mid] for mid, _, _ in ranked]
             if touch and found:
                 found = self._touch(found, persist=writable)
-            return [Hit(memory, score) for memory, (_, score) in zip(found, ranked, strict=True)]
+            return [
+                Hit(memory, score, evidence)
+                for memory, (_, score, evidence) in zip(found, ranked, strict=True)
+            ]
 
     def search_status(self) -> SearchStatus:
         """Whether "hybrid" searches use meaning, and how much is embedded so far."""
@@ -773,19 +782,6 @@ class Namespace:
             ranker.unindex(memory_id)
         if self._meaning is not None:
             self._meaning.forget(memory_id)
-
-    def _hybrid(
-        self, query: str, vector: npt.NDArray[np.float32] | None, limit: int
-    ) -> list[tuple[int, float]]:
-        """The fused ranking (``memory.hybrid``); the keyword ranking alone without a vector."""
-        keywords = self._rankers["default"]
-        if vector is None or self._meaning is None:
-            return keywords.rank(query, self._memories, limit)
-        ids, cosines = self._meaning.cosines(vector)
-        if not len(ids):
-            return keywords.rank(query, self._memories, limit)
-        ranked = keywords.rank(query, self._memories, max(limit, DEPTH))
-        return fuse(query, ranked, ids, cosines, self._memories, limit)
 
     def _find(self, memory_id: int) -> Memory:
         try:

@@ -52,6 +52,7 @@ without digits ("五月四日") and relative ones ("yesterday") are not recogniz
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 import warnings
@@ -221,6 +222,23 @@ def terms(text: str, *, characters: bool = True) -> list[str]:
             if term is not None:
                 out.append(term)
     return out
+
+
+# Words that frame a question about memory itself ("do you remember what I said about the
+# wifi", "我记得你说过wifi密码") rather than say what it is about: they count for the ranking
+# but not in how much of a question a memory covers (``memory.bm25.Bm25Ranker.coverage``).
+FRAME_WORDS = (
+    "remember remembered recall recalled said say saying told tell telling mention mentioned "
+    "know knew think thought saved wrote asked "
+    "记得 记住 记下 记过 说过 说的 告诉 提过 提到 问过 存过 保存"
+)
+
+
+@functools.cache
+def frame_terms() -> frozenset[str]:
+    """The search terms of ``FRAME_WORDS`` (the bigrams of the Chinese ones, not their
+    characters)."""
+    return frozenset(terms(FRAME_WORDS, characters=False))
 
 
 def content_key(text: str) -> str:

@@ -6,10 +6,10 @@ width forms; BPE vocabularies of Chinese-aware models spend about 0.6-1 token on
 per four other characters (OpenAI's rule of thumb for English), plus four per message for the
 chat framing. It errs on the generous side for Chinese, so a budget holds with real tokenizers.
 
-The memory context is the best few memories for the message with the default ranking
-(``ns.search(message, limit, touch=False)``: looking is not using, so access counts stay as
-they are until the model searches itself) scoring at least a fifth of the best, each with its
-id and date, in rank order, added while they fit in ``budget`` tokens (1,500 by default); a
+The memory context is the memories that answer the message, as /recall would show them
+(``bot.core.operations.answer_of``; none when nothing does; ``touch=False``: looking is not
+using, so access counts stay as they are until the model searches itself), each with its id and
+date, in rank order, added while they fit in ``budget`` tokens (1,500 by default); a
 memory longer than
 ``MEMORY_CHARS`` is cut (the model can read it whole with ``getMemory``). The history is
 the newest messages that fit in their own budget.
@@ -174,6 +174,6 @@ def system_prompt(
         language=LANGUAGE_NAMES.get(language, language),
     )
     if memories:
-        head = "\nMemories that may be relevant to this message (id, date saved, content):\n"
+        head = "\nMemories that answer this message (id, date saved, content):\n"
         return text + head + "\n".join(memories) + "\n"
-    return text + "\nNo stored memory matched this message; searchMemory can look further.\n"
+    return text + "\nNo stored memory answers this message; searchMemory can look further.\n"

@@ -140,9 +140,15 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _search(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    hits = operations.search(run.namespace, args["query"], args.get("limit", 10))
-    found = [{**_memory(h.memory), "score": round(h.score, 2)} for h in hits]
-    return {"ok": True, "count": len(found), "memories": found}
+    found = operations.search(run.namespace, args["query"], args.get("limit", 10))
+    answers = [_memory(h.memory) for h in found.shown]
+    weaker = [_memory(h.memory) for h in found.weaker]
+    result: dict[str, Any] = {"ok": True, "count": len(answers), "memories": answers}
+    if weaker:  # not answers: the model may still judge them, knowing they are weak
+        result["weakerMatches"] = weaker
+    if not answers:
+        result["note"] = "no stored memory answers this query"
+    return result
 
 
 def _all(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
@@ -258,8 +264,9 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "searchMemory",
-        "Search the long-term memories by keywords; best matches first. Use it before answering "
-        "anything about the past or about what the user told you.",
+        "Search the long-term memories; `memories` are those that answer the query, best first "
+        "(none: nothing stored answers it), `weakerMatches` merely resemble it. Use it before "
+        "answering anything about the past or about what the user told you.",
         _object(
             {
                 "query": {

@@ -2,8 +2,8 @@
 
 One turn, for one namespace (the chat's), one at a time per namespace:
 
-1. the best memories for the message (default ranking, ``touch=False``; none sharing only stop
-   words or characters with it, ``memory.relevance.matches``) within
+1. the memories that answer the message (``bot.core.operations.answer_of``, the same decision
+   as /recall's: none when nothing does, at most three; ``touch=False``) within
    ``memory_tokens`` (1,500 by default), and the last ``history_messages`` messages of the
    conversation (20 by default, within ``history_tokens``) are read, off the event loop;
 2. the model gets the system prompt (``bot.assistant.prompt``), that history, the message and the
@@ -57,11 +57,10 @@ from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import tool_schemas
-from bot.core.operations import SEARCH_RANKER, used_in_answer
+from bot.core.operations import SEARCH_RANKER, answer_of, used_in_answer
 from memory.errors import MemoryStoreError
 from memory.interface import MemoryNamespace
 from memory.model import Hit, Memory
-from memory.relevance import matches
 
 log = logging.getLogger(__name__)
 
@@ -299,7 +298,7 @@ class Assistant:
             found = namespace.search(
                 message, limit=self.settings.memory_limit, ranker=SEARCH_RANKER, touch=False
             )
-            hits = matches(message, found)  # none that shares only stop words with it
+            hits = list(answer_of(message, found).shown)  # what answers it, nothing else
         return hits, load_history(namespace.documents())
 
     def _finish(

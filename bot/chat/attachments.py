@@ -36,7 +36,7 @@ log = logging.getLogger(__name__)
 
 MAX_DOWNLOAD = 20 * 1024 * 1024  # bytes: Telegram's getFile limit for bots
 MAX_CAPTION = 1024  # characters, Telegram's limit for a caption
-SENT_BACK = 5  # files sent back per /recall at most
+SENT_BACK = 3  # files sent back with an answer at most (only answers shown carry theirs)
 
 
 class FileTooBig(Exception):

@@ -2,13 +2,17 @@
 
 Callback data is small and carries ids only, never content (Telegram allows 64 bytes)::
 
-    f:<memory id>           🗑 under a /recall or /related result: ask before forgetting
+    f:<memory id>           🗑 under /list or a /related result, or in a memory's menu: ask
+    m:<memory id>           ⋯ under a /recall result: the memory's own menu
+    mr:<memory id>          🔗 Related in the menu (``bot.chat.commands``)
+    mh:<memory id>          🕘 History in the menu (``bot.chat.history``)
     d:<memory id>           "Delete" in the confirmation: forget it
     k:<memory id>           "Keep" in the confirmation
     p:<page>[:<category>]   ◀ ▶ of /list; the category as the CRC-32 of its name, in hex
     p:<page>:#<tag>         ◀ ▶ of /list #tag; the tag as the CRC-32 of its name, in hex
-    r:<page>[:<query>]      ◀ ▶ of /recall; the query by its token (``operations.keep_query``,
-                            kept in the presser's namespace), none: the newest memories
+    r:<page>[:<query>]      ◀ ▶ and More ▶ of /recall; the query by its token
+                            (``operations.keep_query``, kept in the presser's namespace), none:
+                            the newest memories
 
 Nothing is trusted: a press is resolved in the namespace of the person who pressed, in the chat
 where they pressed (``access.caller_of``), so a callback crafted with the id of another
@@ -40,6 +44,7 @@ from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.model import Memory
 
 PAGE_SIZE = 10
+FORGET_ROW = 5  # 🗑 buttons a row under /list
 BUTTON_PREVIEW = 32
 MAX_CALLBACK_DATA = 64  # bytes, Telegram's limit
 
@@ -48,6 +53,7 @@ DELETE_PATTERN = r"^d:\d{1,19}$"
 KEEP_PATTERN = r"^k:\d{1,19}$"
 PAGE_PATTERN = r"^p:\d{1,6}(:#?[0-9a-f]{8})?$"
 RECALL_PAGE_PATTERN = r"^r:\d{1,6}(:[0-9a-f]{10})?$"
+MENU_PATTERN = r"^m:\d{1,19}$"
 
 
 def category_key(category: str) -> str:
@@ -111,15 +117,22 @@ def page_view(
     *,
     tag: str | None = None,
 ) -> tuple[str, InlineKeyboardMarkup | None]:
-    """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with ◀ ▶;
-    ``memories`` are those of ``category`` (either language's word for a known one: shown in
-    the reader's, named in the buttons by its stored one), or of ``tag`` if given."""
+    """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with a 🗑 for each
+    memory shown and ◀ ▶; ``memories`` are those of ``category`` (either language's word for a
+    known one: shown in the reader's, named in the buttons by its stored one), or of ``tag`` if
+    given. The whole list keeps reminders' memories apart: they are counted at its end, and
+    listed with ``/list reminder``."""
+    apart = 0
+    if category is None and tag is None:
+        kept = [m for m in memories if m.category != operations.REMINDER_CATEGORY]
+        apart, memories = len(memories) - len(kept), kept
     category = canonical(category) if category else None
     label = f" ({escape(categories.shown(category, language))})" if category else ""
     if tag is not None:
         label = f" (#{escape(tag)})"
+    tail = f"\n\n{t(language, 'list_reminders_apart', count=apart)}" if apart else ""
     if not memories:
-        return t(language, "list_empty", category=label), None
+        return t(language, "list_empty", category=label) + tail, None
     pages = -(-len(memories) // PAGE_SIZE)
     page = min(max(page, 0), pages - 1)
     shown = memories[page * PAGE_SIZE : (page + 1) * PAGE_SIZE]
@@ -131,19 +144,24 @@ def page_view(
         pages=pages,
         total=len(memories),
     )
+    first = page * PAGE_SIZE
     blocks = [
-        memory_block(m, page * PAGE_SIZE + i, limit=PREVIEW_CHARS, language=language)
+        memory_block(m, first + i, limit=PREVIEW_CHARS, language=language)
         for i, m in enumerate(shown, start=1)
     ]
     suffix = f":{category_key(category)}" if category else ""
     if tag is not None:
         suffix = f":#{category_key(tag)}"
-    row = []
+    forget = [_button(f"🗑 {first + i}", f"f:{m.id}") for i, m in enumerate(shown, start=1)]
+    rows = [forget[i : i + FORGET_ROW] for i in range(0, len(forget), FORGET_ROW)]
+    nav = []
     if page > 0:
-        row.append(_button(t(language, "button_prev_plain"), f"p:{page - 1}{suffix}"))
+        nav.append(_button(t(language, "button_prev_plain"), f"p:{page - 1}{suffix}"))
     if page < pages - 1:
-        row.append(_button(t(language, "button_next_plain"), f"p:{page + 1}{suffix}"))
-    return "\n\n".join([title, *blocks]), InlineKeyboardMarkup([row]) if row else None
+        nav.append(_button(t(language, "button_next_plain"), f"p:{page + 1}{suffix}"))
+    if nav:
+        rows.append(nav)
+    return "\n\n".join([title, *blocks]) + tail, InlineKeyboardMarkup(rows)
 
 
 def results_view(
@@ -153,40 +171,90 @@ def results_view(
     return memory_list(title, memories, language=language), forget_keyboard(memories, language)
 
 
+def menu_row(memories: Sequence[Memory], *, start: int = 0) -> list[InlineKeyboardButton]:
+    """One "⋯ N" button per listed memory (numbered from ``start`` + 1): its own menu."""
+    if len(memories) == 1 and start == 0:
+        return [_button("⋯", f"m:{memories[0].id}")]
+    return [_button(f"⋯ {i}", f"m:{m.id}") for i, m in enumerate(memories, start=start + 1)]
+
+
 def recall_view(
     found: operations.Matches, language: str, *, footer: str = ""
 ) -> tuple[str, InlineKeyboardMarkup | None]:
-    """A page of /recall: the title with how many matched ("5 of 12"), the memories numbered
-    from the page's start, a 🗑 for each, and ◀ ▶ when there are other pages."""
-    if found.query:
-        title = t(language, "recall_title", query=escape(preview(found.query, 80)))
-    else:
-        title = t(language, "recent_title")
+    """A page of /recall: the answers (or "I found nothing about ..." with a hint), the weaker
+    matches on the pages after them ("More ▶"), or the newest memories of a blank /recall.
+
+    Each memory shown has a "⋯" button to its own menu (🗑 Forget, 🔗 Related, 🕘 History):
+    a search result carries no 🗑 of its own, so that a reply is read, not pruned by mistake.
+    """
+    tail = f"\n\n{footer}" if footer else ""
     total = f"{found.total}+" if found.capped else str(found.total)
-    last = found.start + len(found.memories)
-    if found.start:
-        counted = t(language, "recall_range", first=found.start + 1, last=last, total=total)
-    else:
-        counted = t(language, "recall_count", count=len(found.memories), total=total)
     blocks = [
         memory_block(m, i, language=language)
         for i, m in enumerate(found.memories, start=found.start + 1)
     ]
-    text = "\n\n".join([f"{title} {counted}", *blocks]) + (f"\n\n{footer}" if footer else "")
-    keyboard = forget_keyboard(found.memories, language, start=found.start)
-    rows: list[Sequence[InlineKeyboardButton]] = list(keyboard.inline_keyboard) if keyboard else []
-    page = found.start // operations.RECALL_LIMIT
+    if not found.query:
+        last = found.start + len(found.memories)
+        counted = (
+            t(language, "recall_range", first=found.start + 1, last=last, total=total)
+            if found.start
+            else t(language, "recall_count", count=len(found.memories), total=total)
+        )
+        head = f"{t(language, 'recent_title')} {counted}"
+    elif not found.weaker:
+        question = escape(preview(found.query, 80))
+        if found.memories:
+            head = t(language, "recall_answer_title", query=question)
+            if len(found.memories) == 1:
+                blocks = [memory_block(found.memories[0], language=language)]
+        else:
+            head = t(language, "recall_none", query=question) + "\n" + t(language, "recall_hint")
+    else:
+        last = found.start + len(found.memories)
+        head = t(
+            language,
+            "recall_weaker_title",
+            query=escape(preview(found.query, 80)),
+            first=found.start + 1 - found.answers,
+            last=last - found.answers,
+            total=f"{found.total - found.answers}{'+' if found.capped else ''}",
+        )
+    text = "\n\n".join([head, *blocks]) + tail
+    rows: list[Sequence[InlineKeyboardButton]] = []
+    if found.memories:
+        rows.append(menu_row(found.memories, start=found.start))
     key = f":{found.token}" if found.query and found.token else ""
     if found.query and not key:
-        return text, keyboard  # one page only (or the query could not be kept)
+        return text, InlineKeyboardMarkup(rows) if rows else None  # nothing more to show
     nav = []
-    if found.start:
-        nav.append(_button(t(language, "button_prev_plain"), f"r:{page - 1}{key}"))
+    if found.page:
+        nav.append(_button(t(language, "button_prev_plain"), f"r:{found.page - 1}{key}"))
     if found.more:
-        nav.append(_button(t(language, "button_more_plain"), f"r:{page + 1}{key}"))
+        left = found.total - found.start - len(found.memories)
+        if found.query and not found.answers and not found.page:
+            label = t(language, "button_closest_plain")
+        else:
+            label = t(
+                language, "button_more_count_plain", count=f"{left}{'+' if found.capped else ''}"
+            )
+        nav.append(_button(label, f"r:{found.page + 1}{key}"))
     if nav:
         rows.append(nav)
     return text, InlineKeyboardMarkup(rows) if rows else None
+
+
+def memory_menu(memory: Memory, language: str) -> tuple[str, InlineKeyboardMarkup]:
+    """A memory's own menu: the memory, and 🗑 Forget, 🔗 Related, 🕘 History."""
+    keyboard = InlineKeyboardMarkup(
+        [
+            [
+                _button(t(language, "button_menu_forget_plain"), f"f:{memory.id}"),
+                _button(t(language, "button_menu_related_plain"), f"mr:{memory.id}"),
+                _button(t(language, "button_menu_history_plain"), f"mh:{memory.id}"),
+            ]
+        ]
+    )
+    return memory_block(memory, limit=PREVIEW_CHARS, language=language), keyboard
 
 
 # -- presses -----------------------------------------------------------------------------------
@@ -319,11 +387,29 @@ async def turn_recall_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -
         caller.namespace, operations.recall_page, question, int(page), use=False
     )
     await query.answer()
-    if not found.memories:
+    if not found.memories and not found.query:
         await edit_html(query, t(language, "no_memories"))
         return
     text, keyboard = recall_view(found, language)
     await edit_html(query, text, keyboard)
+
+
+async def open_menu(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """⋯ pressed under a result: the memory's own menu, in a new message (not a use)."""
+    query, language = update.callback_query, language_of(update.effective_user)
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, message = pressed
+    try:
+        memory = await services(context).operations.run(caller.namespace, operations.find, value)
+    except (MemoryNotFound, MemoryInvalid):
+        await query.answer(t(language, "stale_plain"), show_alert=True)
+        return
+    await query.answer()
+    text, keyboard = memory_menu(memory, language)
+    await reply_html(message, text, keyboard)
 
 
 async def unknown_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

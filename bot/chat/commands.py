@@ -25,6 +25,7 @@ from telegram.ext import ContextTypes
 from bot.assistant.history import read_usage
 from bot.chat.access import (
     addressed_to_bot,
+    button_press,
     caller_of,
     is_group,
     may_change_settings,
@@ -187,17 +188,16 @@ async def show_matches(
         query,
         zone=await chat_zone(context, message.chat_id),
     )
-    if not found.memories:
-        if query:
-            none = t(language, "recall_none", query=escape(preview(query, 80)))
-            await reply_html(message, none + tail, with_row(None, extra))
-        else:
-            await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
+    if not found.memories and not query:
+        await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
         return False
+    if not found.memories and footer_if_none:
+        footer = f"{footer}\n\n{footer_if_none}" if footer else footer_if_none
     text, keyboard = recall_view(found, language, footer=footer)
     await reply_html(message, text, with_row(keyboard, extra))
-    await send_all_back(message, list(found.memories))  # the photos and files themselves
-    return True
+    if query:  # the photos and files of the answers themselves, none of weaker matches
+        await send_all_back(message, list(found.memories))
+    return bool(found.memories)
 
 
 MAX_FORGET_IDS = 10  # ids one /forget asks about (a confirmation each)
@@ -329,6 +329,13 @@ async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if not value:
         await reply_html(message, t(language, "usage_related"))
         return
+    await show_related(context, message, caller, language, value)
+
+
+async def show_related(
+    context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller, language: str, value: str
+) -> None:
+    """Answer ``message`` with the memories related to the one whose id is ``value``."""
     try:
         memory, memories = await services(context).operations.run(
             caller.namespace, operations.related, value
@@ -342,6 +349,18 @@ async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     text, keyboard = results_view(t(language, "related_title", content=content), memories, language)
     await reply_html(message, text, keyboard)
+
+
+async def related_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """🔗 Related pressed in a memory's menu: as /related with its id."""
+    query = update.callback_query
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, message = pressed
+    await query.answer()
+    await show_related(context, message, caller, language_of(update.effective_user), value)
 
 
 async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

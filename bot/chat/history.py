@@ -29,7 +29,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.reminder_desk import cancel_change
@@ -39,7 +39,7 @@ from bot.core import operations
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, RestoreNotAllowed
-from bot.jobs import reminder_view
+from bot.jobs import reminder_memory, reminder_view
 from bot.view.i18n import STRINGS, language_of, t
 from bot.view.render import escape, memory_block, preview
 from bot.view.replies import reply_html
@@ -232,6 +232,7 @@ async def _undo_as(
     )
     for reminder in cancelled:
         job.track(reminder)
+    await found.operations.call(lambda: reminder_memory.follow_all(job.store, cancelled))
     return _Undid(done, history, tuple(cancelled), refused)
 
 
@@ -259,7 +260,17 @@ async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
     language = language_of(update.effective_user)
     text = message.text or ""
     words = text.split(maxsplit=2)
-    value = words[1] if len(words) > 1 else None
+    await show_history(context, message, caller, language, words[1] if len(words) > 1 else None)
+
+
+async def show_history(
+    context: ContextTypes.DEFAULT_TYPE,
+    message: Message,
+    caller: Caller,
+    language: str,
+    value: str | None,
+) -> None:
+    """Answer ``message`` with the recent changes, or every version of memory ``value``."""
     run = services(context).operations.run
     try:
         history, current = await run(caller.namespace, operations.memory_history, value)
@@ -279,6 +290,18 @@ async def history_command(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
 
 
 # -- buttons -----------------------------------------------------------------------------------
+
+
+async def history_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
+    """🕘 History pressed in a memory's menu: as /history with its id."""
+    query = update.callback_query
+    assert query is not None
+    pressed = await button_press(update, context)
+    if pressed is None:
+        return
+    caller, value, message = pressed
+    await query.answer()
+    await show_history(context, message, caller, language_of(update.effective_user), value)
 
 
 async def undo_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

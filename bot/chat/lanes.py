@@ -22,13 +22,16 @@ admins are told. A clean stop gives back its lanes and the try it cut short.
 Replicas learn of new work by polling the queue every ``poll`` seconds (cheap: one indexed
 query), and at once when they received the update themselves.
 
-The database down. An update the queue cannot keep is handled at once by the replica that
-received it (in order with that chat's other such updates there), as ``bot.chat.inbox`` does
-when its disk refuses: the bot keeps answering what it can (``/help``, a reminder's buttons),
-and whatever needs the store tells its user that it could not be saved, so nothing claims to
-be kept that is not. For ``DIRECT_SECONDS`` after a refusal updates go that way without asking
-the database again (each try waits up to the pool's timeout); then the queue is tried again,
-and once it answers, everything goes through it as before.
+The database down. An update the queue cannot keep is not accepted, and Telegram keeps it: the
+webhook answers 503 (``accept`` raises the store's error) and Telegram posts it again later;
+by polling, ``put`` tries again until the queue takes it, and the next ``getUpdates``, which
+would confirm it, waits meanwhile. Once the database answers, it is queued behind its chat's
+earlier updates and handled in order. No update is handled outside the queue: without the
+database a replica cannot know whether that chat's earlier updates wait there, or are being
+handled by another replica, and an update handled at once would overtake them (issue 23: in
+an outage of 8-10 s, up to 6 chats of 40 had memories stored out of order). For
+``REFUSE_SECONDS`` after a refusal updates are refused without asking the database again
+(each try waits up to the pool's timeout, holding a thread); then the queue is tried again.
 """
 
 from __future__ import annotations
@@ -46,6 +49,7 @@ from telegram import Update
 from telegram.ext import Application
 
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Pending
+from bot.chat.updates import lane_key
 from memory.errors import MemoryStoreError
 from memory.interface import Delivery, Lane, UpdateQueue
 
@@ -58,20 +62,16 @@ CLAIM_BATCH = 16  # waiting updates fetched with a lane
 KEEP_HANDLED_SECONDS = 86_400.0  # a handled update's id is remembered this long
 FORGET_EVERY_SECONDS = 600.0
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 15.0  # waits while the database refuses
-DIRECT_SECONDS = 5.0  # after the queue refused an update, the next ones skip it this long
+REFUSE_SECONDS = 5.0  # after the queue refused an update, the next ones are refused this long
 
 # Told of an update set aside (the admins are: ``bot.chat.app``).
 SetAside = Callable[[Application[Any, Any, Any, Any, Any, Any], Pending], Awaitable[None]]
 
 
 def lane_of(update: dict[str, Any]) -> str:
-    """The lane of an update: its chat, else its user (an inline query), else the shared one."""
-    parsed = Update.de_json(update, None)
-    if parsed.effective_chat is not None:
-        return str(parsed.effective_chat.id)
-    if parsed.effective_user is not None:
-        return f"user/{parsed.effective_user.id}"
-    return ""
+    """The lane of an update as Telegram sent it: the same as within one process
+    (``bot.chat.updates.lane_key``: its chat, else its user, else the shared one)."""
+    return lane_key(Update.de_json(update, None))
 
 
 def replica_name() -> str:
@@ -112,8 +112,8 @@ class SharedUpdates(asyncio.Queue[object]):
         self._handling = 0  # updates being handled now on this replica
         self._alone = asyncio.Lock()  # held while one update is handled alone
         self._failing = False
-        self._direct_until = 0.0  # loop time until which updates skip the refusing queue
-        self._direct: set[asyncio.Task[None]] = set()
+        self._refusal = ""  # why the queue last refused an update
+        self._refuse_until = 0.0  # loop time until which updates are refused without trying
 
     @property
     def running(self) -> bool:
@@ -121,47 +121,46 @@ class SharedUpdates(asyncio.Queue[object]):
         return self._runner is not None and not self._runner.done()
 
     async def accept(self, update: dict[str, Any]) -> None:
-        """Keep ``update`` in the queue (durable on return) and wake this replica; if the
-        database refuses it, handle it here and now instead (see the module's docstring)."""
+        """Keep ``update`` in the queue (durable on return) and wake this replica; the store's
+        error if the database refuses it (then Telegram must send it again)."""
         lane = lane_of(update)
         loop = asyncio.get_running_loop()
-        if loop.time() >= self._direct_until:
-            try:
-                new = await asyncio.to_thread(self.queue.receive, update, lane)
-            except MemoryStoreError as e:
-                self._failed(e)
-                if self.application is None:  # not started: nobody could handle it here
-                    raise
-                self._direct_until = loop.time() + DIRECT_SECONDS
-            else:
-                self._recovered()
-                if new:
-                    self._wake.set()
-                else:
-                    log.info("update %s delivered again; already received", update["update_id"])
-                return
-        task = asyncio.create_task(self._handle_directly(update))
-        self._direct.add(task)
-        task.add_done_callback(self._direct.discard)
-
-    async def _handle_directly(self, update: dict[str, Any]) -> None:
-        """Handle an update the queue refused, after that chat's earlier such updates: through
-        the Application's update processor (``bot.chat.updates``, a lane per chat)."""
-        application = self.application
-        if application is None:
-            return
-        parsed = Update.de_json(update, application.bot)
-        await application.update_processor.process_update(
-            parsed, application.process_update(parsed)
-        )
+        if loop.time() < self._refuse_until:
+            raise MemoryStoreError(f"not tried again so soon: {self._refusal}")
+        try:
+            new = await asyncio.to_thread(self.queue.receive, update, lane)
+        except MemoryStoreError as e:
+            self._failed(e)
+            self._refusal = e.message
+            self._refuse_until = loop.time() + REFUSE_SECONDS
+            raise
+        self._recovered()
+        if new:
+            self._wake.set()
+        else:
+            log.info("update %s delivered again; already received", update["update_id"])
 
     async def put(self, item: object) -> None:
-        """An update from polling: ``accept`` it; anything else (the Application's stop
-        signal) is queued."""
-        if isinstance(item, Update):
-            await self.accept(item.to_dict())
-        else:
+        """An update from polling: ``accept`` it, trying again while the database refuses
+        (the next ``getUpdates`` waits, so Telegram keeps it); anything else (the
+        Application's stop signal) is queued."""
+        if not isinstance(item, Update):
             await super().put(item)
+            return
+        update = item.to_dict()
+        while True:
+            try:
+                await self.accept(update)
+                return
+            except MemoryStoreError as e:
+                wait = max(self._refuse_until - asyncio.get_running_loop().time(), 0.0)
+                log.warning(
+                    "update %s not kept (%s); polling waits, trying again in %.1f s",
+                    item.update_id,
+                    e.message,
+                    wait,
+                )
+                await asyncio.sleep(wait)
 
     def start(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
         """Claim lanes and handle their updates with ``application`` until ``stop``."""
@@ -172,7 +171,7 @@ class SharedUpdates(asyncio.Queue[object]):
     async def stop(self) -> None:
         """Stop claiming, cancel the lanes in progress and give them back (their try too)."""
         runner, self._runner = self._runner, None
-        tasks = [*self._lanes, *self._direct, *([runner] if runner is not None else [])]
+        tasks = [*self._lanes, *([runner] if runner is not None else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)

@@ -38,7 +38,7 @@ from bot.core.keywords import keywords
 from bot.core.policy import Caller, source_of
 from bot.core.reminder_record import PENDING, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
-from bot.jobs import reminder_view
+from bot.jobs import reminder_memory, reminder_view
 from bot.jobs.reminders import ReminderJob
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview, to_plain
@@ -163,9 +163,11 @@ def remember_reminder(store: Store, caller: Caller, reminder: Reminder, source: 
     """Keep the reminder as a memory too (its time in the content), once per request."""
     tags = [*keywords(reminder.text, 4), MEMORY_TAGS.get(reminder.language, "reminder")]
     namespace = store.namespace(caller.namespace)
-    return operations.remember(
+    memory = operations.remember(
         namespace, reminder_view.memory_line(reminder), tags, "reminder", source=source
     )
+    reminder_memory.link(store, reminder, memory)  # so that it follows the reminder
+    return memory
 
 
 async def _resume(context: ContextTypes.DEFAULT_TYPE, caller: Caller, message: Message) -> None:
@@ -275,6 +277,7 @@ async def _change_to(
             caller,
             lambda who: reminders.reschedule(job.store, who, reminder_id, due, now),
         )
+        await services(context).operations.call(lambda: reminder_memory.follow(job.store, changed))
     except ReminderNotFound:
         await reply_html(message, t(language, "reminder_gone_plain"))
         return
@@ -338,6 +341,8 @@ async def _press(
         await query.answer(t(language, "reminder_pressed_again_plain"))
         return None
     _job(context).track(reminder)
+    store = _job(context).store
+    await services(context).operations.call(lambda: reminder_memory.follow(store, reminder))
     return reminder, language
 
 

@@ -40,7 +40,7 @@ from bot.core import chat_zones, offsets, places, zone_moves
 from bot.core.entry import split_command
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
-from bot.jobs import reminder_view
+from bot.jobs import reminder_memory, reminder_view
 from bot.jobs.reminders import ReminderJob
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
@@ -365,6 +365,7 @@ async def press_move(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     done = await run(lambda: zone_moves.move_to(job.store, caller.namespace, chat_id, zone, now))
     for reminder in done.moved:
         job.track(reminder)
+    await run(lambda: reminder_memory.follow_all(job.store, done.moved))
     await query.answer()
     await edit_html(query, _moved_text(done, zone, language))
 

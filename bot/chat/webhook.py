@@ -9,8 +9,9 @@
   the header's value). A body over 1 MiB is 413; one that is not a JSON object with an integer
   ``update_id`` is 400 (logged). Then ``accept(update)``: it returns once the update is durable,
   and only then does Telegram get its 200, after which it never posts that update again. If
-  ``accept`` raises, the answer is 500 and Telegram posts it again later; if it raises
-  ``UpdateRefused`` (an update that can never be handled), 400.
+  ``accept`` raises, the answer is 500 (503 for the store's error: it cannot keep updates now)
+  and Telegram posts it again later; if it raises ``UpdateRefused`` (an update that can never
+  be handled), 400.
 - ``GET /healthz``: ``health()`` is None when the bot can take updates, else a short reason:
   200 ``{"ok": true}`` or 503 ``{"ok": false, "reason": ...}``, for a load balancer. A check
   slower than ``HEALTH_TIMEOUT`` is a 503 too.
@@ -207,6 +208,9 @@ class WebhookServer:
             await self._accept(update)
         except UpdateRefused as e:
             return self._bad_request(request, f"update {update_id}: {e.message}")
+        except MemoryStoreError as e:  # the store cannot keep it now: Telegram posts it again
+            log.warning("could not keep update %s (%s); answered 503", update_id, e.message)
+            return web.Response(status=503, text="Service Unavailable")
         except Exception:  # whatever keeping it failed on, Telegram posts it again after a 500
             log.exception("could not accept update %s; answered 500 (posted again)", update_id)
             return web.Response(status=500, text="Internal Server Error")

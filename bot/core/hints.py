@@ -1,8 +1,9 @@
 """When a one-line hint is shown: once a day per chat at most, and only where it helps.
 
 Without a language model, a plain message is searched, and the reply may end with a hint that
-/remember stores things ("💡 To store something, say “remember that …”"). It helps a person who
-said something and found nothing come back: they may have meant to store it. It does not help
+notes can be said in words ("💡 Or say it in words: “remember that …” stores what follows",
+after the "I found nothing" reply's own pointer to /remember). It helps a person who said
+something and found nothing come back: they may have meant to store it. It does not help
 under a reply that already carries 💾 Remember this (the button says it), nor under a question
 that found its answer, and said under every message it is noise. So the door
 (``bot.chat.noting``) offers it only when there is no 💾 button and the search found nothing,

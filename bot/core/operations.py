@@ -11,14 +11,13 @@ What counts as a use of a memory (``accessCount`` + 1, ``accessedAt`` now) is de
 for every door, and nowhere else: a memory is used when it is the answer, not when it is
 merely shown. Precisely:
 
-- ``/recall`` and free text without a model (``recall_page``): the first result, and only on
-  the first page; further results, further pages, the newest memories of a blank /recall, and
+- ``/recall`` and free text without a model (``recall_page``): the first answer, and only on
+  the first page; weaker matches, further pages, the newest memories of a blank /recall, and
   ``/list``, ``/related``, ``/stats``, the digest and ``/export`` are not uses;
-- the model's ``searchMemory`` (``search``): each result it receives that is an answer
-  (``memory.relevance.answers``: it shares a word with the question that is not a stop word or
-  stop character, and scores at least a fifth of the best); the memories in the system prompt
-  only if the answer quotes them (``used_in_answer``, called by ``bot.assistant.turn``);
-  ``getMemory`` and the other tools are not uses;
+- the model's ``searchMemory`` (``search``): each answer it receives (``answer_of``: what
+  ``memory.relevance.decide`` shows); the memories in the system prompt only if the answer
+  quotes them (``used_in_answer``, called by ``bot.assistant.turn``); ``getMemory`` and the
+  other tools are not uses;
 - buttons: 🗑, Delete, Keep, the page buttons of ``/list`` and ``/recall`` are not uses.
 
 A match that shares only stop words or characters with the query (``你是谁`` and
@@ -47,7 +46,8 @@ import dataclasses
 import functools
 import hashlib
 import logging
-from collections.abc import Callable, Iterable, Mapping
+import re
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -63,9 +63,12 @@ from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import ChangeRecord, History, Undone
 from memory.interface import Documents, MemoryNamespace, SearchStatus, Store, update_document
 from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
-from memory.relevance import answers, matches, quotes
+from memory.relevance import Answer, decide, matches, quotes
+from memory.text import created_terms, date_terms
 
-RECALL_LIMIT = 5
+RECALL_LIMIT = 5  # weaker matches a page
+_DAY_TERM = re.compile(r"@\d\d-\d\d")  # memory.text's term of a day of the year
+REMINDER_CATEGORY = "reminder"  # the category of a reminder's memory (``bot.chat.reminding``)
 # Every search of the bot fuses keywords with meaning when the store has an embedder; without
 # one (or while it fails) "hybrid" is exactly the keyword ranking (``memory.hybrid``).
 SEARCH_RANKER = "hybrid"
@@ -119,16 +122,25 @@ def from_source(namespace: MemoryNamespace, source: str) -> Memory | None:
 
 
 def browse(namespace: MemoryNamespace, query: str, limit: object = RECALL_LIMIT) -> list[Memory]:
-    """Like ``recall``, without counting as an access (inline queries run on every keystroke)."""
+    """What answers ``query`` (``answer_of``), without counting as an access (inline queries run
+    on every keystroke); a blank query: the newest ``limit`` memories."""
     count = parse_limit(limit)
     if query.strip():
-        return [hit.memory for hit in namespace.search(query, count, touch=False)]
+        hits = namespace.search(query, max(count, RECALL_LIMIT), ranker=SEARCH_RANKER, touch=False)
+        return [hit.memory for hit in answer_of(query, hits).shown[:count]]
     return namespace.memories()[-count:][::-1]
 
 
 @dataclass(frozen=True)
 class Matches:
-    """One page of what /recall found: ``memories`` from position ``start`` of ``total``."""
+    """One page of what /recall found: ``memories`` from position ``start`` of ``total``.
+
+    What a question found is one list: its answers first (``answers`` of them, what
+    ``memory.relevance.decide`` shows; for a question about a day, that day's memories), then
+    the weaker matches, best first. The first page shows the answers (none: "nothing found"),
+    the next ones the weaker matches, ``size`` a page. A blank /recall pages the newest memories,
+    all of them "answers".
+    """
 
     query: str
     memories: tuple[Memory, ...]
@@ -136,11 +148,18 @@ class Matches:
     total: int
     capped: bool = False  # the search stopped at RECALL_DEPTH: there may be more than total
     token: str | None = None  # names ``query`` for the buttons of other pages (``recall_query``)
+    answers: int = 0
+    page: int = 0
 
     @property
     def more(self) -> bool:
         """Whether a page follows this one."""
         return self.start + len(self.memories) < self.total
+
+    @property
+    def weaker(self) -> bool:
+        """Whether this page shows weaker matches, not answers."""
+        return self.page > 0 and bool(self.query)
 
 
 def recall_page(
@@ -152,35 +171,90 @@ def recall_page(
     use: bool = True,
     zone: ZoneInfo | None = None,
 ) -> Matches:
-    """Page ``page`` (0-based, clamped) of the matches for ``query``; blank: the newest memories.
+    """Page ``page`` (0-based, clamped) of what ``query`` found (``Matches``); blank: the newest
+    memories.
 
-    With ``use`` (a question asked, not a page turned), the first result of the first page
-    counts as used (see the module docstring). When there is more than one page, the query is
-    kept (``keep_query``) under the returned ``token``. A question about a relative day ("what
-    did I save today", "昨天记了什么") has the memories stored that day (in ``zone``, UTC by
-    default) or speaking of it first (``bot.core.dating``).
+    With ``use`` (a question asked, not a page turned), the first answer counts as used (see the
+    module docstring). When there is more than one page, the query is kept (``keep_query``) under
+    the returned ``token``. A question about a relative day ("what did I save today", "昨天记了
+    什么") has the memories stored that day (in ``zone``, UTC by default) or speaking of it as
+    its answers (``bot.core.dating``). A reminder's memory is an answer only as the first one
+    (``answer_of``).
     """
     count, number = parse_limit(size), max(page, 0)
     if not query.strip():
         newest = namespace.memories()[::-1]
         start = min(number * count, max(len(newest) - 1, 0) // count * count)
-        return Matches("", tuple(newest[start : start + count]), start, len(newest))
+        page_of = tuple(newest[start : start + count])
+        return Matches("", page_of, start, len(newest), answers=len(newest), page=start // count)
     hits = namespace.search(query, RECALL_DEPTH, ranker=SEARCH_RANKER, touch=False)
     capped = len(hits) == RECALL_DEPTH
-    found = [hit.memory for hit in matches(query, hits)]
     zone = zone or ZoneInfo("UTC")
     if (day := day_asked(query, datetime.now(UTC), zone)) is not None:
         that_day = on_day(namespace.memories(), day, zone)
         ids = {m.id for m in that_day}
-        found = [*that_day, *(m for m in found if m.id not in ids)]
-    start = min(number * count, max(len(found) - 1, 0) // count * count)
-    shown = found[start : start + count]
-    if use and start == 0 and shown:
+        rest = [hit.memory for hit in matches(query, hits) if hit.memory.id not in ids]
+        found, answers = [*that_day, *rest], len(that_day)
+    else:
+        answer = answer_of(query, hits)
+        found = [hit.memory for hit in (*answer.shown, *answer.weaker)]
+        answers = len(answer.shown)
+    first = min(answers, count)  # the first page: the answers (at most a page of them)
+    last_page = -(-(len(found) - first) // count) if len(found) > first else 0
+    number = min(number, last_page)
+    if number == 0:
+        start, shown = 0, found[:first]
+    else:
+        start = first + (number - 1) * count
+        shown = found[start : start + count]
+    if use and number == 0 and shown:
         shown[:1] = namespace.touch([shown[0].id]) or shown[:1]
     token = None
-    if len(found) > count:
+    if len(found) > first:
         token = keep_query(namespace.documents(), query) if use else query_token(query)
-    return Matches(query, tuple(shown), start, len(found), capped, token)
+    return Matches(query, tuple(shown), start, len(found), capped, token, answers, number)
+
+
+def answer_of(query: str, hits: Sequence[Hit]) -> Answer:
+    """What answers ``query`` of ``hits`` (``memory.relevance.decide``), with two rules of the
+    bot's: a reminder's memory is an answer only when it is the first (the place of a close
+    second belongs to what the question is about; a reminder that merely looks alike, by its
+    date or its time, is a weaker match), and a question naming a date that nothing else
+    answers ("12月8日", "what did I save on May 4th?") has that date's memories as its
+    answers (stored that day, or speaking of it)."""
+    answer = decide(query, hits)
+    if not answer.shown and (dated := _dated(query, hits)):
+        ids = {hit.memory.id for hit in dated}
+        return Answer(
+            tuple(dated), tuple(h for h in matches(query, hits) if h.memory.id not in ids)
+        )
+    shown = [
+        hit
+        for place, hit in enumerate(answer.shown)
+        if place == 0 or hit.memory.category != REMINDER_CATEGORY
+    ]
+    if len(shown) == len(answer.shown):
+        return answer
+    moved = [hit for hit in answer.shown if hit not in shown]
+    return Answer(tuple(shown), (*moved, *answer.weaker))
+
+
+def _dated(query: str, hits: Sequence[Hit]) -> list[Hit]:
+    """The matches of ``hits`` stored on, or speaking of, a date ``query`` names (its days
+    when it names days, else its months)."""
+    named = date_terms(query)
+    days = {term for term in named if _DAY_TERM.fullmatch(term)}
+    wanted = days or set(named)
+    if not wanted:
+        return []
+
+    def on(memory: Memory) -> bool:
+        terms = set(created_terms(memory.created_at))
+        if memory.date:
+            terms.update(created_terms(memory.date))
+        return bool(terms & wanted)
+
+    return [hit for hit in hits if on(hit.memory)]
 
 
 def recall(
@@ -222,15 +296,18 @@ def recall_query(documents: Documents, token: str) -> str | None:
     return query if isinstance(query, str) and query_token(query) == token else None
 
 
-def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> list[Hit]:
-    """The matches for ``query`` with their scores (the model's ``searchMemory``); those that
-    are answers (``memory.relevance.answers``) count as used."""
-    hits = matches(
-        query, namespace.search(query, parse_limit(limit), ranker=SEARCH_RANKER, touch=False)
-    )
-    used = {hit.memory.id for hit in answers(query, hits)}
+def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> Answer:
+    """What answers ``query`` (``answer_of``; the model's ``searchMemory``), the answers
+    counted as used, and the weaker matches after them (at most ``limit`` in all)."""
+    count = parse_limit(limit)
+    hits = namespace.search(query, max(count, RECALL_LIMIT), ranker=SEARCH_RANKER, touch=False)
+    answer = answer_of(query, hits)
+    used = [hit.memory.id for hit in answer.shown]
     touched = {memory.id: memory for memory in namespace.touch(used)} if used else {}
-    return [Hit(touched.get(hit.memory.id, hit.memory), hit.score) for hit in hits]
+    shown = tuple(
+        Hit(touched.get(h.memory.id, h.memory), h.score, h.evidence) for h in answer.shown
+    )
+    return Answer(shown[:count], answer.weaker[: max(count - len(shown), 0)])
 
 
 def used_in_answer(namespace: MemoryNamespace, answer: str, shown: Iterable[Memory]) -> list[int]:

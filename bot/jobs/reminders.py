@@ -61,7 +61,7 @@ from bot.core import delivery, reminders
 from bot.core.lease import Leases
 from bot.core.pacing import Pacer
 from bot.core.reminder_record import PAUSED_REFUSED, Reminder
-from bot.jobs import reminder_send, reminder_view
+from bot.jobs import reminder_memory, reminder_send, reminder_view
 from bot.jobs.chat_senders import ChatSenders
 from bot.jobs.reminder_index import DueIndex
 from bot.jobs.reminder_send import Outgoing
@@ -328,6 +328,7 @@ class ReminderJob:
             self._index.sent(key)
             try:
                 moved = await asyncio.to_thread(delivery.delivered, self.store, key, c.item.at, now)
+                await asyncio.to_thread(reminder_memory.follow, self.store, moved)
             except Exception:
                 # Sent but not recorded: the claim stays, and after its lease the occurrence
                 # is sent once more, marked as a possible repeat.

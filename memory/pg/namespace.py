@@ -36,7 +36,6 @@ from pathlib import PurePath
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
-import numpy.typing as npt
 
 from memory.bm25 import Bm25Ranker
 from memory.duplicates import Near, near_duplicates
@@ -51,7 +50,7 @@ from memory.history import (
     new_record,
     state,
 )
-from memory.hybrid import DEPTH, dense_query, fuse
+from memory.hybrid import dense_query, rank
 from memory.interface import SearchStatus, VectorSet
 from memory.meaning import Meaning
 from memory.model import (
@@ -355,14 +354,26 @@ class PgNamespace:
         vector = meaning.query_vector(dense_query(query)) if meaning is not None else None
         with self._mutex:
             self._refresh()
-            if ranker == "hybrid":
-                ranked = self._hybrid(query, vector, limit)
-            else:
-                ranked = self._rankers[ranker].rank(query, self._memories, limit)
-            found = [self._memories[mid] for mid, _ in ranked]
+            cosines = (
+                self._meaning.cosines(vector)
+                if vector is not None and self._meaning is not None
+                else None
+            )
+            ranked = rank(
+                query,
+                ranker,
+                self._rankers,
+                self._memories,
+                cosines,
+                limit,
+            )
+            found = [self._memories[mid] for mid, _, _ in ranked]
             if touch and found:
                 found = self._touch(found)
-            return [Hit(memory, score) for memory, (_, score) in zip(found, ranked, strict=True)]
+            return [
+                Hit(memory, score, evidence)
+                for memory, (_, score, evidence) in zip(found, ranked, strict=True)
+            ]
 
     def search_status(self) -> SearchStatus:
         """Whether "hybrid" searches use meaning, and how much is embedded so far."""
@@ -701,19 +712,6 @@ class PgNamespace:
 
     def _cutoff(self) -> str:
         return format_time(datetime.now(UTC) - timedelta(days=self._retention.days))
-
-    def _hybrid(
-        self, query: str, vector: npt.NDArray[np.float32] | None, limit: int
-    ) -> list[tuple[int, float]]:
-        """The fused ranking (``memory.hybrid``); the keyword ranking alone without a vector."""
-        keywords = self._rankers["default"]
-        if vector is None or self._meaning is None:
-            return keywords.rank(query, self._memories, limit)
-        ids, cosines = self._meaning.cosines(vector)
-        if not len(ids):
-            return keywords.rank(query, self._memories, limit)
-        ranked = keywords.rank(query, self._memories, max(limit, DEPTH))
-        return fuse(query, ranked, ids, cosines, self._memories, limit)
 
     def _taken(self, version: int, memories: list[Memory]) -> None:
         """The committed write into the cache."""

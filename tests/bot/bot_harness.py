@@ -18,9 +18,10 @@ StartBot = Callable[..., AbstractAsyncContextManager["Bot"]]
 class Bot:
     """The running bot and the fake Telegram it talks to."""
 
-    def __init__(self, telegram: FakeBotAPI, config: Config) -> None:
+    def __init__(self, telegram: FakeBotAPI, config: Config, store: Any = None) -> None:
         self.telegram = telegram
         self.config = config
+        self.store = store  # the bot's own store (for waiting on its embeddings)
 
     async def say(
         self,

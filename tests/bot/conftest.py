@@ -44,10 +44,12 @@ def start_bot(telegram: FakeBotAPI, tmp_path: Path) -> StartBot:
         data_dir: Path | None = None,
         llm: Any = None,
         sections: dict[str, dict[str, Any]] | None = None,
+        embedder: Any = None,
         **telegram_keys: Any,
     ) -> AsyncIterator[Bot]:
         """The bot, running; ``telegram_keys`` go to [telegram], ``sections`` are other tables
-        of the config (``{"llm": {...}}``), ``llm`` is passed to ``build_application``."""
+        of the config (``{"llm": {...}}``), ``llm`` is passed to ``build_application``, and
+        ``embedder`` to the store (search by meaning; none: keywords only)."""
         data: dict[str, Any] = {
             **(sections or {}),
             "data_dir": str(data_dir or tmp_path / "data"),
@@ -59,10 +61,10 @@ def start_bot(telegram: FakeBotAPI, tmp_path: Path) -> StartBot:
             },
         }
         config = parse_config(data, base_dir=tmp_path)
-        store = MemoryStore(config.data_dir, **config.memory.store_options())
+        store = MemoryStore(config.data_dir, embedder=embedder, **config.memory.store_options())
         application = build_application(config, store, llm)
         async with serving(application, poll_timeout=5):
-            yield Bot(telegram, config)
+            yield Bot(telegram, config, store)
 
     return start
 

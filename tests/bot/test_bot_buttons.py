@@ -13,16 +13,19 @@ def ids(text: str) -> list[int]:
     return [int(n) for n in re.findall(r"🆔 (\d+)", text)]
 
 
-async def test_forget_button_under_a_result_asks_then_deletes(
-    bot: Bot, telegram: FakeBotAPI
-) -> None:
+async def test_a_results_menu_forgets_it_after_asking(bot: Bot, telegram: FakeBotAPI) -> None:
     await bot.say("/remember standup at 10 #work", user=ALICE)
     await bot.say("/remember retro on friday #work", user=ALICE)
     [results] = await bot.say("/recall standup", user=ALICE)
-    label, data = results.buttons[0]
-    assert label.startswith("🗑 Forget 1: standup at 10") and data.startswith("f:")
+    [(label, data)] = results.buttons  # the answer's menu, no 🗑 of its own
+    assert label == "⋯" and data.startswith("m:")
     since = telegram.mark()
     await bot.press(results, data, user=ALICE)
+    [menu] = await telegram.wait("sendMessage", since=since, chat_id=42)
+    assert "standup at 10" in menu.text
+    assert [label for label, _ in menu.buttons] == ["🗑 Forget", "🔗 Related", "🕘 History"]
+    since = telegram.mark()
+    await bot.press(menu, menu.buttons[0][1], user=ALICE)
     [prompt] = await telegram.wait("sendMessage", since=since, chat_id=42)
     assert "Forget this memory?" in prompt.text and "standup at 10" in prompt.text
     await bot.press(prompt, prompt.buttons[0][1], user=ALICE)
@@ -32,6 +35,30 @@ async def test_forget_button_under_a_result_asks_then_deletes(
     await bot.press(prompt, prompt.buttons[0][1], user=ALICE)
     [answer] = telegram.find("answerCallbackQuery", since=since)
     assert answer.params["show_alert"] is True and "not here" in answer.params["text"]
+    since = telegram.mark()  # and the menu of a memory gone says so
+    await bot.press(results, data, user=ALICE)
+    [answer] = telegram.find("answerCallbackQuery", since=since)
+    assert answer.params["show_alert"] is True
+    assert not telegram.find("sendMessage", since=since)
+
+
+async def test_a_results_menu_shows_its_related_memories_and_history(
+    bot: Bot, telegram: FakeBotAPI
+) -> None:
+    await bot.say("/remember standup at 10 #work", user=ALICE)
+    await bot.say("/remember retro on friday #work", user=ALICE)
+    [results] = await bot.say("/recall standup", user=ALICE)
+    since = telegram.mark()
+    await bot.press(results, results.buttons[0][1], user=ALICE)
+    [menu] = await telegram.wait("sendMessage", since=since, chat_id=42)
+    since = telegram.mark()
+    await bot.press(menu, menu.buttons[1][1], user=ALICE)
+    [related] = await telegram.wait("sendMessage", since=since, chat_id=42)
+    assert "Related to" in related.text and "retro on friday" in related.text
+    since = telegram.mark()
+    await bot.press(menu, menu.buttons[2][1], user=ALICE)
+    [history] = await telegram.wait("sendMessage", since=since, chat_id=42)
+    assert "standup at 10" in history.text
 
 
 async def test_a_forged_callback_for_another_namespaces_memory_is_refused(

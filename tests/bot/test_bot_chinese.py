@@ -167,6 +167,7 @@ async def test_a_chinese_user_sees_no_english_in_any_reply(
         await me.say("/list work")
         await me.say("/list #药")
         await me.say("/list 没有这个分类")
+        await me.say("/list 提醒")
         await me.say("/recall")
         [many] = await me.say("/recall 笔记")
         for _, data in many.buttons:
@@ -176,8 +177,11 @@ async def test_a_chinese_user_sees_no_english_in_any_reply(
         await me.say(f"/related {memory_id(health)}")
         await me.say(f"/related {memory_id(found)}")
         await me.say(f"/edit {memory_id(health)} 健康：每天早上吃维生素 #药 #早上")
-        # Forgetting: 🗑 under a result, Keep, then Delete; /forget by id.
-        await me.press(found, button(found, "f:"))
+        # A result's own menu (⋯): 🗑, 🔗, 🕘; Keep, then Delete; /forget by id.
+        for call in await me.press(found, button(found, "m:")):
+            if call.method == "sendMessage" and call.buttons and not is_help(call):
+                for _, data in call.buttons:
+                    await me.press(call, data)
         [prompt] = await me.say(f"/forget {memory_id(found)}")
         await me.press(prompt, button(prompt, "k:"))
         [prompt] = await me.say(f"/forget {memory_id(found)}")

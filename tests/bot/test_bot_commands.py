@@ -140,14 +140,25 @@ async def test_a_refusal_is_explained_in_the_users_language(bot: Bot) -> None:
     assert bot.namespaces() == []
 
 
-async def test_recall_lists_best_matches_first_with_forget_buttons(bot: Bot) -> None:
+async def test_recall_shows_the_answer_alone_with_its_menu(bot: Bot) -> None:
     await remember(bot, "the dentist appointment is on friday #health")
     standup = await remember(bot, "standup is at 10:00 in room 4 #work")
     await remember(bot, "buy oat milk #shopping")
     [reply] = await bot.say("/recall when is standup", user=ALICE)
-    assert reply.text.startswith("🔎 Best matches for “when is standup”")
+    assert reply.text.startswith("🔎 “when is standup”")
+    assert "dentist" not in reply.text and "oat milk" not in reply.text  # nothing else
     assert memory_id(reply.text.split("\n\n")[1]) == standup
-    assert reply.buttons[0] == ("🗑 Forget 1: standup is at 10:00 in room 4 #…", f"f:{standup}")
+    assert reply.buttons == [("⋯", f"m:{standup}")]  # no 🗑 on a search result
+
+
+async def test_a_question_nothing_answers_is_told_so_with_a_hint(bot: Bot) -> None:
+    await remember(bot, "the wifi password at the cabin is pinecone42")
+    await remember(bot, "standup is at 10:00 in room 4 #work")
+    for question in ("what is my blood type?", "🎉🎉🎉"):
+        [reply] = await bot.say(f"/recall {question}", user=ALICE)
+        assert reply.text.startswith(f"I found nothing about “{question}”")
+        assert "/list" in reply.text and "/remember" in reply.text
+        assert "pinecone42" not in reply.text and "standup" not in reply.text
 
 
 async def test_recall_without_a_query_shows_the_most_recent(bot: Bot) -> None:
@@ -160,7 +171,7 @@ async def test_recall_without_a_query_shows_the_most_recent(bot: Bot) -> None:
     shown = re.findall(r"note number (\d)", reply.text)
     assert shown == ["6", "5", "4", "3", "2"]
     assert "5 of 7" in reply.text
-    assert len(reply.buttons) == 6 and reply.buttons[-1] == ("More ▶", "r:1")
+    assert len(reply.buttons) == 6 and reply.buttons[-1] == ("More (2) ▶", "r:1")
 
 
 async def test_recall_with_no_match_says_so(bot: Bot) -> None:
@@ -266,16 +277,17 @@ async def test_list_pages_with_buttons(bot: Bot) -> None:
     [first] = await bot.say("/list", user=ALICE)
     assert "page 1 of 3 (total: 23)" in first.text
     assert "item 22" in first.text and "item 12" not in first.text  # newest first
-    assert first.buttons == [("▶", "p:1")]
+    assert first.buttons[-1] == ("▶", "p:1")
+    assert [label for label, _ in first.buttons[:-1]] == [f"🗑 {n}" for n in range(1, 11)]
     since = bot.telegram.mark()
     await bot.press(first, "p:1", user=ALICE)
     [second] = await bot.telegram.wait("editMessageText", since=since)
     assert "page 2 of 3" in second.text and "item 12" in second.text
-    assert [label for label, _ in second.buttons] == ["◀", "▶"]
+    assert [label for label, _ in second.buttons] == [f"🗑 {n}" for n in range(11, 21)] + ["◀", "▶"]
 
     [work] = await bot.say("/list Work", user=ALICE)
     assert "Memories (work): page 1 of 2 (total: 11)" in work.text
-    [(label, data)] = work.buttons
+    label, data = work.buttons[-1]
     assert label == "▶" and re.fullmatch(r"p:1:[0-9a-f]{8}", data)
     since = bot.telegram.mark()
     await bot.press(work, data, user=ALICE)
@@ -333,7 +345,7 @@ async def test_export_sends_an_article_format_memory_json(bot: Bot) -> None:
     assert "Exported: 1" in document.text
 
 
-HINT = "send /remember before it"
+HINT = "say it in words"
 
 
 async def test_free_text_hints_at_remember_only_where_it_helps(bot: Bot) -> None:
@@ -349,7 +361,7 @@ async def test_free_text_hints_at_remember_only_where_it_helps(bot: Bot) -> None
     [again] = await bot.say("what is my blood type?", user=ALICE)  # not twice in a day
     assert "I found nothing" in again.text and HINT not in again.text
     [other] = await bot.say("where is my passport?", user=LI)  # another chat has its own day
-    assert "没有找到" in other.text and "/remember" in other.text
+    assert "没有找到" in other.text and "直接说“记住" in other.text
 
 
 async def test_unknown_command_points_to_help(bot: Bot) -> None:

@@ -53,7 +53,8 @@ def test_the_console_talks_like_telegram_on_the_same_data_dir(tmp_path: Path) ->
             "/remember work: standup at 10:00 #meeting",
             "/remember a <b> & c",
             "/recall standup",
-            "/press 1",  # 🗑 under the first result
+            "/press 1",  # ⋯ under the answer: its menu
+            "/press 1",  # 🗑 Forget in the menu
             "1",  # Delete
             "/list",
             "/press 9",
@@ -65,7 +66,7 @@ def test_the_console_talks_like_telegram_on_the_same_data_dir(tmp_path: Path) ->
     out = run.stdout
     assert "✅ Remembered.\nstandup at 10:00 #meeting\n🏷 #meeting · 📁 work" in out
     assert "a <b> & c" in out and "&amp;" not in out  # plain text, entities decoded
-    assert "  [1] 🗑 Forget 1: standup at 10:00" in out
+    assert "  [1] ⋯" in out and "  [1] 🗑 Forget\n  [2] 🔗 Related\n  [3] 🕘 History" in out
     assert "Forget this memory?" in out and "  [1] 🗑 Delete\n  [2] Keep" in out
     assert "(edited) 🗑 Forgotten: standup at 10:00 #meeting" in out
     assert "page 1 of 1 (total: 1)" in out

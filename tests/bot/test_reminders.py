@@ -34,6 +34,7 @@ from bot.core.lease import LEASE, Leases
 from bot.core.pacing import Pacer
 from bot.core.policy import Actor, Caller
 from bot.errors import ReminderPressedAgain
+from bot.jobs.reminder_index import DueIndex
 from bot.jobs.reminders import ReminderJob
 from memory import Store, open_store
 from memory.store import MemoryStore
@@ -972,3 +973,92 @@ async def test_a_reminder_waiting_for_its_chat_s_turn_holds_no_claim(
         assert (await job(two).run(sender, now=at + timedelta(seconds=1))).sent == [reminder.key]
     [sent] = telegram.find("sendMessage", chat_id=group["id"])
     assert "standup" in sent.text and "repeat" not in sent.text
+
+
+# -- the reminder's memory -----------------------------------------------------------------------
+
+
+async def test_a_reminders_memory_follows_it_done_when_sent_gone_when_cancelled(
+    start: Any, telegram: FakeBotAPI, clock: Clock
+) -> None:
+    async with start() as bot:
+        [tea] = await bot.say("/remind in 1 minute make tea", user=ALICE)
+        [call] = await bot.say("/remind in 2 hours call the plumber", user=ALICE)
+        [line] = [m["content"] for m in bot.memories("users/42") if "tea" in m["content"]]
+        assert line.startswith("⏰ 2026-12-01 (Tue) 09:01") and line.endswith("— make tea")
+        # Sent: the memory says so, and stays findable.
+        since = telegram.mark()
+        clock.advance(seconds=60)
+        await bot.tick()
+        await telegram.wait("sendMessage", since=since, chat_id=42, where=is_delivery)
+        await eventually(
+            lambda: any(m["content"].startswith("✅") for m in bot.memories("users/42"))
+        )
+        [done] = [m["content"] for m in bot.memories("users/42") if "tea" in m["content"]]
+        assert done == "✅" + line.removeprefix("⏰")
+        # Moved: the memory states the new time.
+        await bot.say("/reminders", user=ALICE)
+        since = telegram.mark()
+        await bot.press(call, f"re:{reminder_id(call)}", user=ALICE)
+        [prompt] = await telegram.wait("sendMessage", since=since, chat_id=42)
+        await bot.say("in 3 hours", user=ALICE, reply_to=prompt.result)
+        [moved] = [m["content"] for m in bot.memories("users/42") if "plumber" in m["content"]]
+        assert moved.startswith("⏰ 2026-12-01 (Tue) 12:01") and moved.endswith(
+            "— call the plumber"
+        )
+        # Cancelled: the memory goes (an undoable change, as any other).
+        since = telegram.mark()
+        await bot.press(call, f"rc:{reminder_id(call)}", user=ALICE)
+        await telegram.wait("sendMessage", since=since, chat_id=42)
+        await eventually(
+            lambda: not any("plumber" in m["content"] for m in bot.memories("users/42"))
+        )
+        # What was asked stays answerable: the delivered reminder is found by its words.
+        [found] = await bot.say("/recall tea", user=ALICE)
+        assert "✅ 2026-12-01 (Tue) 09:01" in found.text
+    assert tea.text  # the first confirmation was sent
+
+
+async def test_a_hand_edited_reminder_memory_is_left_as_the_person_wrote_it(
+    start: Any, telegram: FakeBotAPI, clock: Clock
+) -> None:
+    async with start() as bot:
+        [reply] = await bot.say("/remind in 1 minute water the plants", user=ALICE)
+        [memory] = bot.memories("users/42")
+        await bot.say(f"/edit {memory['id']} the plants need water twice a week", user=ALICE)
+        since = telegram.mark()
+        clock.advance(seconds=60)
+        await bot.tick()
+        await telegram.wait("sendMessage", since=since, chat_id=42, where=is_delivery)
+        await bot.press(reply, f"rc:{reminder_id(reply)}", user=ALICE)
+        assert [m["content"] for m in bot.memories("users/42")] == [
+            "the plants need water twice a week"
+        ]
+
+
+def test_a_reminder_set_while_the_store_is_read_for_a_rescan_stays_in_the_index(
+    tmp_path: Path,
+) -> None:
+    """The job rebuilds its index from a read of the store made in a worker thread; a /remind
+    tracked between that read and the rebuild is newer than the read and must not drop out
+    (before: it was missing until the next rescan, a minute later)."""
+    caller = Caller(Actor("user", 42, "Alice"), "users/42")
+    zone = ZoneInfo("Asia/Shanghai")
+    with MemoryStore(tmp_path / "data") as store:
+
+        def remind(text: str, minutes: int) -> reminders.Reminder:
+            due = when.resolve(zone, START, offset_minutes=minutes)
+            return reminders.create(
+                store, caller, chat_id=42, text=text, due=due, language="en", now=START
+            )
+
+        index = DueIndex()
+        first = remind("first", 5)
+        index.track(first)
+        mark = index.mark()
+        read = reminders.every(store)  # the rescan's read, in its worker thread
+        second = remind("second", 1)
+        index.track(second)  # a /remind handled meanwhile, on the loop
+        index.rebuild(read, mark)
+        due = [key for key, _ in index.take_due(START + timedelta(hours=1), set())]
+        assert due == [second.key, first.key]

@@ -15,6 +15,8 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bench.pg_server import Server
 from bot.chat import lanes
@@ -23,6 +25,7 @@ from bot.chat.inbox import MAX_TRIES
 from bot.chat.lanes import SharedUpdates
 from bot.config import parse_config
 from memory import open_store
+from memory.errors import MemoryStoreError
 from memory.pg import PgStore
 
 USERS, MESSAGES = 8, 6
@@ -36,6 +39,7 @@ async def replica(
     name: str,
     admins: list[int] | None = None,
     timeout: float = 10.0,
+    poll: bool = False,
 ) -> AsyncIterator[SharedUpdates]:
     config = parse_config(
         {
@@ -56,7 +60,7 @@ async def replica(
     application = build_application(config, store, None, jobs=False)
     shared = application.update_queue
     assert isinstance(shared, SharedUpdates)  # the store has a shared queue: replicas use it
-    async with serving(application):
+    async with serving(application, poll_timeout=1 if poll else None):
         yield shared
 
 
@@ -176,70 +180,122 @@ async def test_an_update_that_crashed_replicas_is_set_aside_and_the_admins_told(
     assert contents == ["the next one"]
 
 
-async def test_with_the_database_down_the_bot_answers_what_it_can_and_recovers(
-    telegram: FakeBotAPI, pg_server: Server, pg_url: str, tmp_path: Path
+async def offered(shared: SharedUpdates, update: dict[str, Any]) -> bool:
+    """The webhook's request: True if ``update`` was kept (a 200), False if the store refused
+    it (a 503: Telegram posts it again later)."""
+    try:
+        await shared.accept(update)
+    except MemoryStoreError:
+        return False
+    return True
+
+
+async def delivered(shared: SharedUpdates, update: dict[str, Any]) -> None:
+    """``update`` posted again and again, as Telegram does, until it is kept."""
+    for _ in range(600):
+        if await offered(shared, update):
+            return
+        await asyncio.sleep(0.05)
+    raise AssertionError(f"update {update['update_id']} was never kept")
+
+
+async def test_with_the_database_down_no_update_overtakes_its_chats_queued_ones(
+    telegram: FakeBotAPI,
+    pg_server: Server,
+    pg_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
 ) -> None:
+    """Issue 23: an update the queue refused was handled at once by the replica that got it,
+    before that chat's updates waiting in the queue (and so was the next, for a few seconds
+    after the database was back): memories stored out of order. Now it is refused, Telegram
+    posts it again, and it takes its turn behind them."""
+    monkeypatch.setattr(lanes, "REFUSE_SECONDS", 0.2)
     user = FakeBotAPI.user(79, "Patient")
-    async with replica(telegram, pg_url, tmp_path, "one", timeout=2) as one:
-        telegram.send("/remember before the outage", user=user)
-        await one.accept(*taken(telegram))
-        await telegram.wait("sendMessage", where=lambda c: "before the outage" in c.text)
+    answering = asyncio.Event()
+
+    def first_reply(params: dict[str, Any]) -> bool:
+        if "step 0" not in params["text"]:
+            return False
+        answering.set()  # step 0 is stored, and its reply is on its way
+        return True
+
+    release = telegram.hold("sendMessage", when=first_reply)
+    for i in range(4):
+        telegram.send(f"/remember step {i}", user=user)
+    step0, step1, step2, step3 = taken(telegram)
+    async with AsyncExitStack() as stack:
+        one = await stack.enter_async_context(replica(telegram, pg_url, tmp_path, "one", timeout=2))
+        two = await stack.enter_async_context(replica(telegram, pg_url, tmp_path, "two", timeout=2))
+        await one.accept(step0)
+        await asyncio.wait_for(answering.wait(), 30)
+        await one.accept(step1)  # waits in the queue behind step 0
         pg_server.stop()
         try:
-            since = telegram.mark()
-            telegram.send("/remember during the outage", user=user)
-            telegram.send("/help", user=user)
-            for update in taken(telegram):
-                await one.accept(update)  # no error: the webhook answers 200
-            told, helped = await telegram.wait("sendMessage", count=2, since=since, timeout=60)
-            assert "nothing was saved" in told.text
-            assert "/remember" in helped.text
+            kept = await offered(two, step2)
         finally:
             pg_server.start()
-        await asyncio.sleep(lanes.DIRECT_SECONDS)
-        since = telegram.mark()
-        telegram.send("/remember after the outage", user=user)
-        await one.accept(*taken(telegram))
-        await telegram.wait("sendMessage", since=since, timeout=60)
+        if not kept:
+            await delivered(two, step2)
+        await delivered(two, step3)
+        # Whatever replica two made of steps 2 and 3 (queued them, or handled them at once as
+        # it did before), that is done before step 0's reply is let through.
+        for _ in range(600):
+            if two.queue.waiting_count() == 4 or telegram.find(
+                "sendMessage", where=lambda c: "step 3" in c.text
+            ):
+                break
+            await asyncio.sleep(0.05)
+        release.set()
+        await telegram.wait("sendMessage", timeout=60, where=lambda c: "step 3" in c.text)
         await drained(one)
     with open_store(pg_url) as store:
         contents = [m.content for m in store.namespace("users/79").memories()]
-    assert contents == ["before the outage", "after the outage"]
+    assert contents == [f"step {i}" for i in range(4)]
+    assert not kept  # the webhook answered 503
 
 
-async def test_with_the_database_down_a_chats_updates_still_go_one_at_a_time_in_order(
-    telegram: FakeBotAPI, pg_server: Server, pg_url: str, tmp_path: Path
+async def test_polling_waits_while_the_database_is_down_and_then_keeps_the_order(
+    telegram: FakeBotAPI,
+    pg_server: Server,
+    pg_url: str,
+    tmp_path: Path,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """Handled directly (the queue refused them), a chat's updates wait for each other, also
-    one that arrives just as an earlier one hands the chat on to the next."""
-    user = FakeBotAPI.user(80, "Orderly")
-    arrived: list[str] = []
-    telegram.hold("sendMessage", when=lambda params: bool(arrived.append(params["text"])))
-    gates = [
-        telegram.hold("sendMessage", when=lambda params, n=n: len(arrived) == n) for n in (1, 2)
-    ]
-    async with replica(telegram, pg_url, tmp_path, "one", timeout=2) as one:
+    """By polling, an update the queue refuses is not confirmed to Telegram: the next
+    ``getUpdates`` waits until the database keeps it, behind its chat's queued updates."""
+    monkeypatch.setattr(lanes, "REFUSE_SECONDS", 0.2)
+    user = FakeBotAPI.user(81, "Polling")
+    answering = asyncio.Event()
+
+    def first_reply(params: dict[str, Any]) -> bool:
+        if "step 0" not in params["text"]:
+            return False
+        answering.set()
+        return True
+
+    release = telegram.hold("sendMessage", when=first_reply)
+    async with replica(telegram, pg_url, tmp_path, "one", timeout=2, poll=True) as one:
+        telegram.send("/remember step 0", user=user)
+        telegram.send("/remember step 1", user=user)
+        await asyncio.wait_for(answering.wait(), 30)
         pg_server.stop()
         try:
-            for text in ("/help", "/help", "/help"):
-                telegram.send(text, user=user)
-            first, second, third = taken(telegram)
-            await one.accept(first)  # refused by the database: handled here, now
-            await one.accept(second)
-            await one.accept(third)
-            while len(arrived) < 1:
-                await asyncio.sleep(0.05)
-            gates[0].set()  # the first is answered; the second takes the chat
-            while len(arrived) < 2:
-                await asyncio.sleep(0.05)
-            telegram.send("/no_such_command", user=user)
-            await one.accept(*taken(telegram))
-            for _ in range(40):  # out of order, it would be answered before the third now
-                if len(arrived) > 2:
+            telegram.send("/remember step 2", user=user)
+            step2 = telegram.updates[-1]["update_id"]
+            for _ in range(600):  # refused at least once (or, before the fix, answered)
+                if f"update {step2} not kept" in caplog.text or telegram.find(
+                    "sendMessage", where=lambda c: "step 2" in c.text
+                ):
                     break
                 await asyncio.sleep(0.05)
-            gates[1].set()
-            await telegram.wait("sendMessage", count=4, timeout=60)
+            assert any(u["update_id"] == step2 for u in telegram.updates)  # not confirmed
         finally:
             pg_server.start()
-    assert ["/remember" in text for text in arrived] == [True, True, True, False], arrived
+        release.set()
+        await telegram.wait("sendMessage", timeout=60, where=lambda c: "step 2" in c.text)
+        await drained(one)
+    with open_store(pg_url) as store:
+        contents = [m.content for m in store.namespace("users/81").memories()]
+    assert contents == ["step 0", "step 1", "step 2"]

@@ -36,13 +36,30 @@ def remembered(text: str) -> str | None:
     return lines[1] if lines[0] == "✅ Remembered." else None
 
 
-async def wait_until_stored(data_dir: Path, count: int) -> None:
-    """Until every user's namespace holds ``count`` memories (read as another process would)."""
+def hold_replies(telegram: FakeBotAPI, number: int) -> tuple[asyncio.Event, set[int]]:
+    """Every chat's reply to note ``number`` kept waiting at Telegram (a slow network) until
+    the event is set; the chats whose reply has arrived there.
+
+    A reply has left a killed bot only once it has arrived: stored is not enough (the bot may
+    be killed between storing a note and sending its reply, and that reply never comes)."""
+    arrived: set[int] = set()
+
+    def holding(params: dict[str, Any]) -> bool:
+        if f"note {number:02d} of" not in params["text"]:
+            return False
+        arrived.add(params["chat_id"])
+        return True
+
+    return telegram.hold("sendMessage", when=holding), arrived
+
+
+async def until(condition: Callable[[], bool], what: str) -> None:
+    """Until ``condition`` holds (a broken test stops after a minute; not a timing threshold)."""
     for _ in range(1200):
-        if all(len(contents(data_dir, f"users/{u['id']}")) >= count for u in USERS):
+        if condition():
             return
         await asyncio.sleep(0.05)
-    raise AssertionError(f"the bot did not store {count} memories per user")
+    raise AssertionError(f"never happened: {what}")
 
 
 async def answer_sentinels(
@@ -73,12 +90,12 @@ async def test_sigkill_mid_way_loses_nothing_and_stores_nothing_twice(
             telegram.send(f"/remember {note(number, who)}", user=who)
     sent = list(telegram.updates)
     assert len(sent) == 100
-    # A slow network for one reply per chat: each chat stops after storing note 10, before
-    # its confirmation; notes 11-20 wait in the bot's queue. Then the power goes.
-    release = telegram.hold("sendMessage", when=lambda p: f"note {HELD:02d} of" in p["text"])
+    # A slow network for one reply per chat: each chat stops after storing note 10, its
+    # confirmation held at Telegram; notes 11-20 wait in the bot's queue. Then the power goes.
+    release, arrived = hold_replies(telegram, HELD)
 
     await bot.start()
-    await wait_until_stored(data_dir, HELD)
+    await until(lambda: len(arrived) == len(USERS), f"every chat's reply to note {HELD} sent")
     confirmed_before = [
         remembered(c.text) for c in telegram.find("sendMessage") if remembered(c.text)
     ]
@@ -142,19 +159,6 @@ BACKLOG_NOTES = 12
 KILLED_AT = (2, 4, 6, 8)  # the note each chat is replying to at each SIGKILL
 
 
-async def until(condition: Callable[[], bool], what: str) -> None:
-    """Until ``condition`` holds (a broken test stops after a minute; not a timing threshold)."""
-    for _ in range(1200):
-        if condition():
-            return
-        await asyncio.sleep(0.05)
-    raise AssertionError(f"never happened: {what}")
-
-
-def stored(data_dir: Path, users: list[dict[str, Any]], count: int) -> Callable[[], bool]:
-    return lambda: all(len(contents(data_dir, f"users/{u['id']}")) >= count for u in users)
-
-
 @pytest.mark.slow
 async def test_restarts_during_a_backlog_lose_none_of_it(
     telegram: FakeBotAPI, tmp_path: Path
@@ -167,12 +171,13 @@ async def test_restarts_during_a_backlog_lose_none_of_it(
         for who in BACKLOG_USERS:
             telegram.send(f"/remember {note(number, who)}", user=who)
     for held in KILLED_AT:
-        # Every chat stops on note `held`: stored, its reply on the way. Then the power goes.
-        release = telegram.hold(
-            "sendMessage", when=lambda p, n=held: f"note {n:02d} of" in p["text"]
-        )
+        # Every chat stops on note `held`: stored, its reply held at Telegram. Then the power
+        # goes.
+        release, arrived = hold_replies(telegram, held)
         await bot.start()
-        await until(stored(data_dir, BACKLOG_USERS, held), f"note {held} stored in every chat")
+        await until(
+            lambda a=arrived: len(a) == len(BACKLOG_USERS), f"every chat's reply to note {held}"
+        )
         # Confirmed (the fake forgets as Telegram does): nobody will deliver these again.
         await until(lambda: not telegram.updates, "the backlog confirmed")
         await bot.kill()
