@@ -203,16 +203,17 @@ async def test_list_pages_with_buttons(bot: Bot) -> None:
     [first] = await bot.say("/list", user=ALICE)
     assert "page 1 of 3 (total: 23)" in first.text
     assert "item 22" in first.text and "item 12" not in first.text  # newest first
-    assert first.buttons == [("▶", "p:1")]
+    assert first.buttons[-1] == ("▶", "p:1")
+    assert [label for label, _ in first.buttons[:-1]] == [f"🗑 {n}" for n in range(1, 11)]
     since = bot.telegram.mark()
     await bot.press(first, "p:1", user=ALICE)
     [second] = await bot.telegram.wait("editMessageText", since=since)
     assert "page 2 of 3" in second.text and "item 12" in second.text
-    assert [label for label, _ in second.buttons] == ["◀", "▶"]
+    assert [label for label, _ in second.buttons] == [f"🗑 {n}" for n in range(11, 21)] + ["◀", "▶"]
 
     [work] = await bot.say("/list Work", user=ALICE)
     assert "Memories (work): page 1 of 2 (total: 11)" in work.text
-    [(label, data)] = work.buttons
+    label, data = work.buttons[-1]
     assert label == "▶" and re.fullmatch(r"p:1:[0-9a-f]{8}", data)
     since = bot.telegram.mark()
     await bot.press(work, data, user=ALICE)
