@@ -215,11 +215,13 @@ def features(hits: Sequence[Hit]) -> list[dict[str, float]]:
     return rows
 
 
-def decide(query: str, hits: Sequence[Hit]) -> Answer:
+def decide(query: str, hits: Sequence[Hit], *, margin: float = 0.0) -> Answer:
     """What a reply to ``query`` shows of ``hits`` (a search's, best first; module docstring).
 
-    Hits without evidence (the seed ranker's) are shown as the ``matches`` they are, at most
-    ``SHOWN``: there is nothing to judge them by."""
+    ``margin`` raises the bar of the best match (in the score's log-odds): a message that asks
+    nothing (a statement searched for what it touches) shows only a clear match. Hits without
+    evidence (the seed ranker's) are shown as the ``matches`` they are, at most ``SHOWN``:
+    there is nothing to judge them by."""
     found = matches(query, hits)
     if not found:
         return Answer((), ())
@@ -237,7 +239,7 @@ def decide(query: str, hits: Sequence[Hit]) -> Answer:
         judge = words if mode == "meaning" and not _embedded(hit) else calibration
         margins.append(judge.score(values) - judge.threshold)
     best = max(margins)
-    if best < 0:
+    if best < margin:
         return Answer((), tuple(found))
     floor = max(-calibration.slack, best - calibration.spread)
     chosen = sorted(range(len(head)), key=lambda i: -margins[i])

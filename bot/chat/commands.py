@@ -194,6 +194,7 @@ async def show_matches(
     *,
     footer: str = "",
     extra: Sequence[InlineKeyboardButton] = (),
+    statement: bool = False,
 ) -> None:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply, ``extra`` buttons are its keyboard's last row. Shared by
@@ -204,6 +205,7 @@ async def show_matches(
         operations.recall_page,
         query,
         zone=await chat_zone(context, message.chat_id),
+        statement=statement,
     )
     if not found.memories and not query:
         await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))

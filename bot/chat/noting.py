@@ -65,7 +65,10 @@ async def answer_plainly(
         label = t(language, "button_remember_this_plain")
         extra.append(InlineKeyboardButton(label, callback_data=f"rt:{message.message_id}"))
         footer = ""  # the button says it
-    await show_matches(context, message, caller, language, text, footer=footer, extra=extra)
+    statement = intent.kind == intents.STATEMENT  # asks nothing: a clear match, or nothing
+    await show_matches(
+        context, message, caller, language, text, footer=footer, extra=extra, statement=statement
+    )
 
 
 async def _offer(
