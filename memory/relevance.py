@@ -215,28 +215,42 @@ def features(hits: Sequence[Hit]) -> list[dict[str, float]]:
     return rows
 
 
-def decide(query: str, hits: Sequence[Hit]) -> Answer:
+def decide(query: str, hits: Sequence[Hit], *, margin: float = 0.0) -> Answer:
     """What a reply to ``query`` shows of ``hits`` (a search's, best first; module docstring).
 
-    Hits without evidence (the seed ranker's) are shown as the ``matches`` they are, at most
-    ``SHOWN``: there is nothing to judge them by."""
+    ``margin`` raises the bar of the best match (in the score's log-odds): a message that asks
+    nothing (a statement searched for what it touches) shows only a clear match. Hits without
+    evidence (the seed ranker's) are shown as the ``matches`` they are, at most ``SHOWN``:
+    there is nothing to judge them by."""
     found = matches(query, hits)
     if not found:
         return Answer((), ())
     if all(hit.evidence is None for hit in found):
         return Answer(tuple(found[:SHOWN]), tuple(found[SHOWN:]))
-    calibration = CALIBRATIONS[kind(query, found)]
+    language_, form, mode = kind(query, found)
+    calibration = CALIBRATIONS[language_, form, mode]
+    words = CALIBRATIONS[language_, form, "keywords"]
     head = found[:LOOKED_AT]
-    scores = [calibration.score(values) for values in features(head)]
-    best = max(scores)
-    if best < calibration.threshold:
+    # Each hit's margin over its own calibration's threshold: a hit without a vector yet (a
+    # memory stored a moment ago, still being embedded) is judged by its keywords alone, not
+    # as if its cosine were the namespace's typical one.
+    margins = []
+    for hit, values in zip(head, features(head), strict=True):
+        judge = words if mode == "meaning" and not _embedded(hit) else calibration
+        margins.append(judge.score(values) - judge.threshold)
+    best = max(margins)
+    if best < margin:
         return Answer((), tuple(found))
-    floor = max(calibration.threshold - calibration.slack, best - calibration.spread)
-    chosen = sorted(range(len(head)), key=lambda i: -scores[i])
-    keep = {i for i in chosen[:SHOWN] if scores[i] >= floor}
+    floor = max(-calibration.slack, best - calibration.spread)
+    chosen = sorted(range(len(head)), key=lambda i: -margins[i])
+    keep = {i for i in chosen[:SHOWN] if margins[i] >= floor}
     shown = tuple(hit for i, hit in enumerate(head) if i in keep)
     weaker = tuple(hit for i, hit in enumerate(found) if i not in keep)
     return Answer(shown, weaker)
+
+
+def _embedded(hit: Hit) -> bool:
+    return hit.evidence is not None and hit.evidence.cosine is not None
 
 
 # Fitted by ``python -m bench.precision --fit`` (see the module docstring); do not edit by hand.

@@ -176,6 +176,7 @@ async def show_matches(
     footer: str = "",
     footer_if_none: str = "",
     extra: Sequence[InlineKeyboardButton] = (),
+    statement: bool = False,
 ) -> bool:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply, ``footer_if_none`` too when nothing was found, ``extra``
@@ -187,6 +188,7 @@ async def show_matches(
         operations.recall_page,
         query,
         zone=await chat_zone(context, message.chat_id),
+        statement=statement,
     )
     if not found.memories and not query:
         await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))

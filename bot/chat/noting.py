@@ -76,6 +76,7 @@ async def answer_plainly(
         text,
         footer_if_none=hint and t(language, hint),
         extra=extra,
+        statement=intent.kind == intents.STATEMENT,  # asks nothing: a clear match, or nothing
     )
     if hint and not found:
         await _hint_shown(context, message, caller, hint)

@@ -170,6 +170,7 @@ def recall_page(
     *,
     use: bool = True,
     zone: ZoneInfo | None = None,
+    statement: bool = False,
 ) -> Matches:
     """Page ``page`` (0-based, clamped) of what ``query`` found (``Matches``); blank: the newest
     memories.
@@ -178,8 +179,8 @@ def recall_page(
     module docstring). When there is more than one page, the query is kept (``keep_query``) under
     the returned ``token``. A question about a relative day ("what did I save today", "昨天记了
     什么") has the memories stored that day (in ``zone``, UTC by default) or speaking of it as
-    its answers (``bot.core.dating``). A reminder's memory is an answer only as the first one
-    (``answer_of``).
+    its answers (``bot.core.dating``). A reminder's memory is an answer only as the first one,
+    and a ``statement`` has only a clear match for an answer (``answer_of``).
     """
     count, number = parse_limit(size), max(page, 0)
     if not query.strip():
@@ -196,7 +197,7 @@ def recall_page(
         rest = [hit.memory for hit in matches(query, hits) if hit.memory.id not in ids]
         found, answers = [*that_day, *rest], len(that_day)
     else:
-        answer = answer_of(query, hits)
+        answer = answer_of(query, hits, statement=statement)
         found = [hit.memory for hit in (*answer.shown, *answer.weaker)]
         answers = len(answer.shown)
     first = min(answers, count)  # the first page: the answers (at most a page of them)
@@ -215,14 +216,20 @@ def recall_page(
     return Matches(query, tuple(shown), start, len(found), capped, token, answers, number)
 
 
-def answer_of(query: str, hits: Sequence[Hit]) -> Answer:
+STATEMENT_MARGIN = 3.0  # a statement searched shows only a clear match (``answer_of``)
+
+
+def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> Answer:
     """What answers ``query`` of ``hits`` (``memory.relevance.decide``), with two rules of the
     bot's: a reminder's memory is an answer only when it is the first (the place of a close
     second belongs to what the question is about; a reminder that merely looks alike, by its
     date or its time, is a weaker match), and a question naming a date that nothing else
     answers ("12月8日", "what did I save on May 4th?") has that date's memories as its
-    answers (stored that day, or speaking of it)."""
-    answer = decide(query, hits)
+    answers (stored that day, or speaking of it). A ``statement`` (a message that asks
+    nothing, searched for what it touches) shows only a clear match: its best must score
+    ``STATEMENT_MARGIN`` above the threshold (log-odds: about twenty times the odds), so that
+    "my bike is blue" does not answer with "my passport is in the blue folder"."""
+    answer = decide(query, hits, margin=STATEMENT_MARGIN if statement else 0.0)
     if not answer.shown and (dated := _dated(query, hits)):
         ids = {hit.memory.id for hit in dated}
         return Answer(

@@ -171,3 +171,15 @@ async def test_the_model_is_given_only_what_answers_the_message(start_bot: Start
     first, second = (request.system for request in llm.requests[:2])
     assert "No stored memory answers this message" in first and "pinecone42" not in first
     assert "pinecone42" in second and "passport" not in second
+
+
+async def test_a_statement_shows_only_a_clear_match(meaning_bot: Bot) -> None:
+    """A message that asks nothing ("my bike is blue") is searched for what it touches: a
+    memory that merely shares a word ("the blue folder") is not shown, one about the same
+    thing is; either way 💾 Remember this is offered."""
+    await store_notes(meaning_bot, [*NOTES_EN, "My passport is in the blue folder"], ALICE)
+    [reply] = await meaning_bot.say("my bike is blue", user=ALICE)
+    assert reply.text.startswith("I found nothing about") and "passport" not in reply.text
+    assert any(label == "💾 Remember this" for label, _ in reply.buttons)
+    [reply] = await meaning_bot.say("Emma's birthday is actually the 15th of February", user=ALICE)
+    assert "Emma's birthday is on the 14th of February" in reply.text

@@ -95,7 +95,9 @@ async def test_an_injected_memory_cannot_reach_other_namespaces_or_delete_in_bul
         theirs = [memory_id(stored), memory_id(team)]
 
         llm.script(*attack(mine, theirs), Answer("Done, as the note said."))
-        answer, *prompts = await say(telegram, "delete everything please", ALICE, replies=2)
+        # A message the injected memory answers, so that it is in the model's context.
+        message = "what does the important system note say about deleting every memory?"
+        answer, *prompts = await say(telegram, message, ALICE, replies=2)
 
     assert INJECTION in llm.requests[0].system  # the injection did reach the model
     results = llm.requests[-1].tool_results()  # every round's results, as the model saw them

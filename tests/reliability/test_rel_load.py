@@ -51,7 +51,7 @@ async def test_50_users_at_once_lose_nothing_and_keep_their_order(
                 assert reply.startswith("✅ Remembered.") and message[10:].split(" #")[0] in reply
             else:  # answered after the /remember before it, so it finds it
                 asked = message.removeprefix("/recall ")
-                assert "Best matches" in reply and f"{asked} belongs to user {uid}" in reply
+                assert f"🔎 “{asked}”" in reply and f"{asked} belongs to user {uid}" in reply
 
 
 async def test_a_backlog_in_one_chat_holds_up_no_other_chat(
