@@ -18,6 +18,7 @@ from typing import Any, Protocol
 from bot.assistant.changes import Proposal, Revision
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
+from bot.categories import canonical, in_category, merge_counts
 from bot.core import adding, operations
 from memory import parse_json
 from memory.errors import MemoryInvalid
@@ -151,7 +152,10 @@ def _search(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _all(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    memories = run.namespace.memories(args.get("category"))
+    category = args.get("category")
+    memories = run.namespace.memories()
+    if category is not None:  # either language's word for a known one (bot.categories)
+        memories = in_category(memories, clean_category(category))
     limit = min(max(1, args.get("limit", ALL_MEMORIES_DEFAULT)), ALL_MEMORIES_MAX)
     shown = [_memory(m) for m in memories[-limit:]]
     return {"ok": True, "total": len(memories), "shown": len(shown), "memories": shown}
@@ -187,7 +191,7 @@ def _update(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
         before,
         clean_content(content) if content is not None else None,
         clean_tags(tags) if tags is not None else None,
-        clean_category(category) if category is not None else None,
+        canonical(clean_category(category)) if category is not None else None,
     )
     if not run.policy.admit(proposal, run.changes):
         return _waiting(run, proposal)
@@ -217,7 +221,7 @@ def _stats(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     return {
         "ok": True,
         "total": stats.total,
-        "byCategory": stats.by_category,
+        "byCategory": merge_counts(stats.by_category),
         "topTags": dict(stats.top_tags),
         "mostAccessed": [_detailed(m) for m in stats.most_accessed],
     }

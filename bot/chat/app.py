@@ -70,6 +70,7 @@ from bot.chat import (
     noting,
     reminding,
     timezones,
+    welcome,
 )
 from bot.chat.access import gatekeeper
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
@@ -118,8 +119,8 @@ POISON_PREVIEW = 100  # characters of a set-aside message the admins are shown
 _T = TypeVar("_T")
 
 HANDLERS = {
-    "start": commands.start,
-    "help": commands.help_command,
+    "start": welcome.start,
+    "help": welcome.help_command,
     "remember": commands.remember,
     "recall": commands.recall,
     "forget": commands.forget,
@@ -258,6 +259,7 @@ def register_handlers(application: BotApplication) -> None:
         (choices.CANCEL_PATTERN, choices.choose),
         (noting.REMEMBER_PATTERN, noting.press_remember),
         *timezones.BUTTONS,
+        *welcome.BUTTONS,
     ):
         application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))

@@ -30,6 +30,8 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
+from bot import categories
+from bot.categories import canonical, in_category
 from bot.chat.access import button_press, caller_of, run_changing
 from bot.chat.services import services
 from bot.core import operations
@@ -99,7 +101,11 @@ def forget_prompt(memory: Memory, language: str) -> tuple[str, InlineKeyboardMar
             ]
         ]
     )
-    text = t(language, "forget_confirm", memory=memory_block(memory, limit=PREVIEW_CHARS))
+    text = t(
+        language,
+        "forget_confirm",
+        memory=memory_block(memory, limit=PREVIEW_CHARS, language=language),
+    )
     return text, keyboard
 
 
@@ -112,14 +118,16 @@ def page_view(
     tag: str | None = None,
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """Page ``page`` (0-based, clamped) of /list (``memories``, newest first), with a 🗑 for each
-    memory shown and ◀ ▶; ``memories`` are those of ``category``, or of ``tag`` if given. The
-    whole list keeps reminders' memories apart: they are counted at its end, and listed with
-    ``/list reminder``."""
+    memory shown and ◀ ▶; ``memories`` are those of ``category`` (either language's word for a
+    known one: shown in the reader's, named in the buttons by its stored one), or of ``tag`` if
+    given. The whole list keeps reminders' memories apart: they are counted at its end, and
+    listed with ``/list reminder``."""
     apart = 0
     if category is None and tag is None:
         kept = [m for m in memories if m.category != operations.REMINDER_CATEGORY]
         apart, memories = len(memories) - len(kept), kept
-    label = f" ({escape(category.lower())})" if category else ""
+    category = canonical(category) if category else None
+    label = f" ({escape(categories.shown(category, language))})" if category else ""
     if tag is not None:
         label = f" (#{escape(tag)})"
     tail = f"\n\n{t(language, 'list_reminders_apart', count=apart)}" if apart else ""
@@ -137,8 +145,11 @@ def page_view(
         total=len(memories),
     )
     first = page * PAGE_SIZE
-    blocks = [memory_block(m, first + i, limit=PREVIEW_CHARS) for i, m in enumerate(shown, start=1)]
-    suffix = f":{category_key(category.lower())}" if category else ""
+    blocks = [
+        memory_block(m, first + i, limit=PREVIEW_CHARS, language=language)
+        for i, m in enumerate(shown, start=1)
+    ]
+    suffix = f":{category_key(category)}" if category else ""
     if tag is not None:
         suffix = f":#{category_key(tag)}"
     forget = [_button(f"🗑 {first + i}", f"f:{m.id}") for i, m in enumerate(shown, start=1)]
@@ -157,7 +168,7 @@ def results_view(
     title: str, memories: Sequence[Memory], language: str
 ) -> tuple[str, InlineKeyboardMarkup | None]:
     """A titled list of memories in full, with a 🗑 button for each."""
-    return memory_list(title, memories), forget_keyboard(memories, language)
+    return memory_list(title, memories, language=language), forget_keyboard(memories, language)
 
 
 def menu_row(memories: Sequence[Memory], *, start: int = 0) -> list[InlineKeyboardButton]:
@@ -178,7 +189,10 @@ def recall_view(
     """
     tail = f"\n\n{footer}" if footer else ""
     total = f"{found.total}+" if found.capped else str(found.total)
-    blocks = [memory_block(m, i) for i, m in enumerate(found.memories, start=found.start + 1)]
+    blocks = [
+        memory_block(m, i, language=language)
+        for i, m in enumerate(found.memories, start=found.start + 1)
+    ]
     if not found.query:
         last = found.start + len(found.memories)
         counted = (
@@ -192,7 +206,7 @@ def recall_view(
         if found.memories:
             head = t(language, "recall_answer_title", query=question)
             if len(found.memories) == 1:
-                blocks = [memory_block(found.memories[0])]
+                blocks = [memory_block(found.memories[0], language=language)]
         else:
             head = t(language, "recall_none", query=question) + "\n" + t(language, "recall_hint")
     else:
@@ -240,7 +254,7 @@ def memory_menu(memory: Memory, language: str) -> tuple[str, InlineKeyboardMarku
             ]
         ]
     )
-    return memory_block(memory, limit=PREVIEW_CHARS), keyboard
+    return memory_block(memory, limit=PREVIEW_CHARS, language=language), keyboard
 
 
 # -- presses -----------------------------------------------------------------------------------
@@ -339,9 +353,10 @@ async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         tag = next((x for x in sorted(tags) if category_key(x) == key[0][1:]), "")
         memories = [m for m in memories if tag in m.tags]
     elif key:
-        names = {m.category for m in memories}
+        # The stored names, and each as canonical: a button sent before names 健康 by itself.
+        names = {name for m in memories for name in (m.category, canonical(m.category))}
         category = next((c for c in sorted(names) if category_key(c) == key[0]), None)
-        memories = [m for m in memories if m.category == category]
+        memories = in_category(memories, category) if category is not None else []
     await query.answer()
     text, keyboard = page_view(memories, int(page), category, language, tag=tag)
     await edit_html(query, text, keyboard)

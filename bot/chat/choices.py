@@ -38,7 +38,10 @@ def choice_prompt(
     content: str, near: Sequence[Memory], token: str, language: str
 ) -> tuple[str, InlineKeyboardMarkup]:
     """The question asked before storing ``content`` beside its near-duplicates ``near``."""
-    blocks = [memory_block(m, i, limit=PREVIEW_CHARS) for i, m in enumerate(near, start=1)]
+    blocks = [
+        memory_block(m, i, limit=PREVIEW_CHARS, language=language)
+        for i, m in enumerate(near, start=1)
+    ]
     text = t(language, "near_duplicate", content=escape(preview(content, 200)))
     rows = [
         [InlineKeyboardButton(t(language, "button_keep_both_plain"), callback_data=f"nk:{token}")]
@@ -84,10 +87,19 @@ async def choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if settled.memory is None:
         await edit_html(query, t(language, "cancelled"))
     elif settled.replaced is not None:
-        await edit_html(query, t(language, "edited", memory=memory_block(settled.memory)))
+        await edit_html(
+            query, t(language, "edited", memory=memory_block(settled.memory, language=language))
+        )
     elif settled.duplicate:
         await edit_html(
-            query, t(language, "already_remembered", memory=memory_block(settled.memory))
+            query,
+            t(
+                language,
+                "already_remembered",
+                memory=memory_block(settled.memory, language=language),
+            ),
         )
     else:
-        await edit_html(query, t(language, "remembered", memory=memory_block(settled.memory)))
+        await edit_html(
+            query, t(language, "remembered", memory=memory_block(settled.memory, language=language))
+        )

@@ -24,7 +24,6 @@ from telegram.ext import ContextTypes
 
 from bot.assistant.history import read_usage
 from bot.chat.access import (
-    actor_of,
     addressed_to_bot,
     button_press,
     caller_of,
@@ -89,27 +88,6 @@ def _refusal(language: str, error: Exception, value: str = "", content: str = ""
     return invalid_reason(language, error, content)
 
 
-async def start(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Greet the user and show what the bot does."""
-    if (found := _request(update, context)) is None:
-        return
-    message, _, language, _ = found
-    user, actor = update.effective_user, actor_of(update)
-    if actor is not None and not actor.is_user:  # a channel, or the group itself
-        name = escape(actor.name)
-    else:
-        name = escape(user.first_name) if user is not None else ""
-    await reply_html(message, t(language, "start", name=name))
-
-
-async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """List the commands and the syntax of a memory."""
-    if (found := _request(update, context)) is None:
-        return
-    message, _, language, _ = found
-    await reply_html(message, t(language, "help"))
-
-
 async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Store the text after /remember (or of the message replied to), with tags and category."""
     if (found := _request(update, context)) is None:
@@ -168,9 +146,12 @@ async def remember_entry(
     memory = done.memory
     assert memory is not None
     if done.duplicate:
-        await reply_html(message, t(language, "already_remembered", memory=memory_block(memory)))
+        await reply_html(
+            message,
+            t(language, "already_remembered", memory=memory_block(memory, language=language)),
+        )
         return
-    text = t(language, "remembered", memory=memory_block(memory))
+    text = t(language, "remembered", memory=memory_block(memory, language=language))
     if entry.derived_tags and memory.tags:
         text += "\n" + t(language, "tags_derived")
     # A memory naming a time ("下周二下午三点看牙医") offers to become a reminder at it.
@@ -193,13 +174,15 @@ async def show_matches(
     query: str,
     *,
     footer: str = "",
+    footer_if_none: str = "",
     extra: Sequence[InlineKeyboardButton] = (),
     statement: bool = False,
-) -> None:
+) -> bool:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
-    ``footer`` (HTML) ends the reply, ``extra`` buttons are its keyboard's last row. Shared by
-    /recall and by free text."""
-    tail = f"\n\n{footer}" if footer else ""
+    ``footer`` (HTML) ends the reply, ``footer_if_none`` too when nothing was found, ``extra``
+    buttons are its keyboard's last row; whether anything was found. Shared by /recall and by
+    free text."""
+    tail = "".join(f"\n\n{part}" for part in (footer, footer_if_none) if part)
     found = await services(context).operations.run(
         caller.namespace,
         operations.recall_page,
@@ -209,11 +192,14 @@ async def show_matches(
     )
     if not found.memories and not query:
         await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
-        return
+        return False
+    if not found.memories and footer_if_none:
+        footer = f"{footer}\n\n{footer_if_none}" if footer else footer_if_none
     text, keyboard = recall_view(found, language, footer=footer)
     await reply_html(message, text, with_row(keyboard, extra))
     if query:  # the photos and files of the answers themselves, none of weaker matches
         await send_all_back(message, list(found.memories))
+    return bool(found.memories)
 
 
 MAX_FORGET_IDS = 10  # ids one /forget asks about (a confirmation each)
@@ -333,7 +319,7 @@ async def edit(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     except (MemoryInvalid, MemoryNotFound, NotAllowed) as e:
         await reply_html(message, _refusal(language, e, value, entry.content))
         return
-    await reply_html(message, t(language, "edited", memory=memory_block(memory)))
+    await reply_html(message, t(language, "edited", memory=memory_block(memory, language=language)))
 
 
 async def related(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

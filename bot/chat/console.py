@@ -65,7 +65,7 @@ _BARE = re.compile(r"\A\s*(\d{1,3})\s*\Z")  # a button of the latest keyboard, i
 _FORM = re.compile(r"\A\s*/(press|reply|retype|forward)(?:\s+|\Z)(.*)\Z", re.DOTALL)
 _NUMBERED = re.compile(r"\A#?(\d{1,9})(?:\s+|\Z)(.*)\Z", re.DOTALL)  # "#M rest" or "M rest"
 _COMMAND = re.compile(r"/[A-Za-z0-9_]+(?:@\w+)?")
-_HELP = re.compile(r"\A/(?:help|start)(?:@\w+)?(?:\s|\Z)")
+_HELP = re.compile(r"\A/help(?:@\w+)?(?:\s|\Z)")  # /start's buttons say how to press
 
 CONSOLE_FORMS = {
     "en": """In this console:
@@ -89,6 +89,9 @@ Reminders and the digest are printed here when they come, numbered like replies.
 }
 STRINGS = {
     "en": {
+        "you": "You",
+        "edited": "(edited)",
+        "document": "[{name}, {size} bytes]",
         "no_button": "(there is no such button)",
         "no_message": "(there is no message #{number})",
         "press_hint": "  (type /press N, or just N, to press a button)",
@@ -99,6 +102,9 @@ STRINGS = {
         "not_yours": "(#{number} is not yours: only a message you sent can be retyped)",
     },
     "zh": {
+        "you": "你",
+        "edited": "（已修改）",
+        "document": "[{name}，{size} 字节]",
         "no_button": "（没有这个按钮）",
         "no_message": "（没有第 #{number} 条消息）",
         "press_hint": "  （输入 /press N 或只输入 N 按下按钮）",
@@ -171,8 +177,9 @@ class Console:
     ) -> None:
         self.screen = Screen(out)
         self.language = "zh" if language == "zh" else "en"
-        self.user = {"id": user_id, "is_bot": False, "first_name": "You", "language_code": language}
-        self.chat = {"id": user_id, "type": "private", "first_name": "You"}
+        name = STRINGS.get(language, STRINGS["en"])["you"]  # as /start and /history call them
+        self.user = {"id": user_id, "is_bot": False, "first_name": name, "language_code": language}
+        self.chat = {"id": user_id, "type": "private", "first_name": name}
         self.message_ids = MessageIds(store.bot_documents())
         self.api = LocalBotAPI(self.show, self.chat, self.message_ids.take)
         telegram = dataclasses.replace(config.telegram, token=CONSOLE_TOKEN, flood_control=False)
@@ -225,11 +232,11 @@ class Console:
         if replied is not None and replied["message_id"] in self._number_of:
             head.append(f"↩ #{self._number_of[replied['message_id']]}")
         if sent.kind == "edit":
-            head.append("(edited)")
+            head.append(self._text("edited"))
         lines = [" ".join([*head, sent.text]).rstrip()]
         if sent.kind == "document":
             name = message.get("document", {}).get("file_name", "document")
-            lines.append(f"[{name}, {len(sent.document)} bytes]")
+            lines.append(self._text("document", name=name, size=len(sent.document)))
             lines.append(sent.document.decode("utf-8", "replace"))
         if sent.buttons:
             self._keyboard = number

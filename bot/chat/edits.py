@@ -83,4 +83,6 @@ async def edited_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     except MemoryInvalid as e:
         await reply_html(message, invalid_reason(language, e, entry.content))
         return
-    await reply_html(message, t(language, "edit_updated", memory=memory_block(changed)))
+    await reply_html(
+        message, t(language, "edit_updated", memory=memory_block(changed, language=language))
+    )

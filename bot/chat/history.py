@@ -40,7 +40,7 @@ from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, RestoreNotAllowed
 from bot.jobs import reminder_memory, reminder_view
-from bot.view.i18n import language_of, t
+from bot.view.i18n import STRINGS, language_of, t
 from bot.view.render import escape, memory_block, preview
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
@@ -63,10 +63,24 @@ def _when(record: ChangeRecord) -> str:
     return escape(record.at[:16].replace("T", " ")) + " UTC"
 
 
+def _word(language: str, key: str, fallback: str) -> str:
+    return STRINGS.get(language, STRINGS["en"]).get(key, fallback)
+
+
 def _who(record: ChangeRecord, language: str) -> str:
+    """Who made a change and through which door, in the reader's words: a command is its own
+    name (/edit); a button, a message, the assistant are words; a change made by the command
+    line or a program is that alone; someone whose name was not recorded is their number."""
     author = record.author
-    name = author.name or author.by
-    door = t(language, "door_model") if author.door == "model" else author.door
+    door = (
+        author.door
+        if author.door.startswith("/")
+        else _word(language, f"door_{author.door}", author.door)
+    )
+    if not author.name and author.by in ("cli", "library"):
+        return escape(_word(language, f"door_{author.by}", author.by))
+    number = author.by.partition(":")[2]
+    name = author.name or (t(language, "history_someone", id=number) if number else author.by)
     return t(language, "history_who", who=escape(name), door=escape(door))
 
 
@@ -163,8 +177,9 @@ def memory_view(
             lines.append(f"🗑 {t(language, 'history_deleted')} · {when}")
             continue
         label = t(language, f"op_{record.op}")
-        block = memory_block(record.after, limit=PREVIEW * 3)
-        lines.append(f"<b>v{number[record.ref]}</b> · {label} · {when}\n{block}")
+        block = memory_block(record.after, limit=PREVIEW * 3, language=language)
+        version = t(language, "history_version", n=number[record.ref])
+        lines.append(f"<b>{version}</b> · {label} · {when}\n{block}")
     if current is None:
         lines.append(t(language, "history_is_deleted"))
     rows: list[list[InlineKeyboardButton]] = []
@@ -332,4 +347,6 @@ async def restore_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return
     await query.answer()
-    await reply_html(message, t(language, "restored", memory=memory_block(memory)))
+    await reply_html(
+        message, t(language, "restored", memory=memory_block(memory, language=language))
+    )

@@ -62,13 +62,22 @@ def is_import(message: Message) -> bool:
     return name.endswith(".json") or (document.mime_type or "").lower() == "application/json"
 
 
+# What a refused entry's field says about it (``imports.plan``'s ``invalid:<field>``).
+_INVALID_FIELDS = {"content": "content", "tags": "tags", "tag": "tags", "category": "category"}
+
+
 def _reasons(plan: ImportPlan, language: str) -> str:
+    """Why entries were refused, in words (never the library's own message), with one entry
+    of each reason."""
     lines = []
     for reason, count in Counter(plan.refused).most_common(REASONS_SHOWN):
         if reason.startswith(INVALID):
-            text = t(language, "import_reason_invalid", message=plan.examples.get(reason, ""))
+            field = _INVALID_FIELDS.get(reason.partition(":")[2], "other")
+            key = f"import_reason_invalid_{field}"
         else:
-            text = t(language, f"import_reason_{reason}") + f" ({plan.examples.get(reason, '')})"
+            key = f"import_reason_{reason}"
+        entry = t(language, "import_entry_plain", entry=plan.examples.get(reason, "?"))
+        text = f"{t(language, key)} ({entry})"
         lines.append(t(language, "import_reason", count=count, reason=escape(cut(text, 160))))
     return "".join(lines)
 
@@ -115,14 +124,16 @@ def _refusal(error: ImportRefused | FileTooBig, name: str, language: str) -> str
             size=size_text(size if isinstance(size, int) else None),
             limit=size_text(imports.MAX_IMPORT_BYTES),
         )
+    # The parser's message ("Expecting ',' delimiter: line 1 column 5") is for the log only.
+    log.info("import of %s refused: %s (%s)", name, error, error.__cause__)
     if error.code == imports.NOT_JSON:
-        return t(language, "import_not_json", name=escape(name), reason=escape(error.reason))
-    shape = (
-        "import_shape_too_many_plain"
-        if error.reason == "too_many"
-        else "import_shape_not_list_plain"
-    )
-    reason = t(language, shape, **error.values)
+        why = t(language, f"import_why_{error.reason}_plain", **error.values)
+        return t(language, "import_not_json", name=escape(name), reason=escape(why))
+    if error.reason == "too_many":
+        reason = t(language, "import_shape_too_many_plain", **error.values)
+    else:
+        found = t(language, f"import_kind_{error.values.get('found', 'value')}_plain")
+        reason = t(language, "import_shape_not_list_plain", found=found)
     return t(language, "import_wrong_shape", name=escape(name), reason=escape(reason))
 
 
@@ -158,7 +169,8 @@ async def preview(
         await reply_html(message, _refusal(e, name, language))
         return
     except DownloadFailed as e:
-        await reply_html(message, t(language, "file_download_failed", reason=escape(e.reason)))
+        log.warning("could not download %s: %s", name, e.reason)
+        await reply_html(message, t(language, "file_download_failed"))
         return
     plan = await found.operations.run(caller.namespace, imports.plan, entries)
     if not plan.new:
@@ -240,7 +252,8 @@ async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         return
     except DownloadFailed as e:
         await query.answer()
-        await edit_html(query, t(language, "file_download_failed", reason=escape(e.reason)))
+        log.warning("could not download a file to import: %s", e.reason)
+        await edit_html(query, t(language, "file_download_failed"))
         return
     plan, added, renumbered = await services(context).operations.run(
         caller.namespace, imports.apply, entries

@@ -49,7 +49,8 @@ from bot.chat.incoming import (
 )
 from bot.chat.services import services
 from bot.core import operations
-from bot.core.entry import keywords, parse_entry
+from bot.core.entry import parse_entry
+from bot.core.keywords import keywords
 from bot.core.policy import Caller
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block
@@ -254,12 +255,12 @@ async def reply_burst(first: Message, items: list[Item]) -> None:
     keyboard = None
     if len(items) == 1:
         [item] = items
-        text = t(language, "media_remembered", memory=memory_block(item.memory))
+        text = t(language, "media_remembered", memory=memory_block(item.memory, language=language))
         text = "\n\n".join([text, *item.notes])
         keyboard = timezones.location_button(first, language)  # a place: also a time zone
     else:
         blocks = [
-            memory_block(item.memory, number, limit=BURST_PREVIEW)
+            memory_block(item.memory, number, limit=BURST_PREVIEW, language=language)
             for number, item in enumerate(items, start=1)
         ]
         text = t(language, "media_remembered_many", count=len(items), memories="\n\n".join(blocks))

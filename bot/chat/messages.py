@@ -11,8 +11,9 @@ one gets examples. A reply to the bot's ✏️ Change prompt is the reminder's n
 With a language model configured, the message goes to it (``bot.chat.conversation``): it answers,
 using the memory operations of the chat's namespace as tools. Without one
 (``bot.chat.noting``), a note ("remember that …", "记住…") is stored as /remember stores it,
-and anything else is searched like /recall: a statement with a 💾 Remember this button, a
-question or a few words with a hint that /remember stores things.
+and anything else is searched like /recall: a statement with a 💾 Remember this button; a
+search that found nothing, without the button, with a hint that /remember stores things (once
+a day per chat: ``bot.core.hints``).
 """
 
 from __future__ import annotations

@@ -10,7 +10,9 @@ acts on it when no model is configured (with one, the model decides, as before):
 - a statement ("my locker is 23") is searched as every plain message is, and the reply's
   keyboard gets one more row: 💾 Remember this (``bot.core.offers`` keeps the text; pressing
   stores it as /remember would, once however often pressed, then the button goes). Questions
-  and fragments ("wifi password", "thanks") get the search alone;
+  and fragments ("wifi password", "thanks") get the search alone, and a reply that found
+  nothing, without 💾, ends with a hint that /remember stores things, once a day per chat at
+  most (``bot.core.hints``);
 - a transcribed voice note is answered as typed if it asks something (a question, a reminder
   request: nothing to keep, and a stored question would come back in later answers); anything
   else is stored, never dropped: its words as the content (a note's without the trigger), the
@@ -35,7 +37,7 @@ from telegram.ext import ContextTypes
 from bot.chat.access import button_press, message_source, run_changing
 from bot.chat.commands import remember_entry, show_matches
 from bot.chat.services import services
-from bot.core import intents, offers, operations, when
+from bot.core import hints, intents, offers, operations, when
 from bot.core.entry import parse_entry
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
@@ -48,6 +50,7 @@ from memory.model import MAX_CONTENT_CHARS
 log = logging.getLogger(__name__)
 
 REMEMBER_PATTERN = r"^rt:\d{1,19}$"
+HINT = "free_text_hint"  # the i18n key of the /remember hint, and its name in bot.core.hints
 
 
 async def answer_plainly(
@@ -60,15 +63,44 @@ async def answer_plainly(
         await remember_entry(context, message, caller, language, parse_entry(intent.text))
         return
     extra: list[InlineKeyboardButton] = []
-    footer = t(language, "free_text_hint")
     if intent.kind == intents.STATEMENT and await _offer(context, message, caller, text):
         label = t(language, "button_remember_this_plain")
         extra.append(InlineKeyboardButton(label, callback_data=f"rt:{message.message_id}"))
-        footer = ""  # the button says it
-    statement = intent.kind == intents.STATEMENT  # asks nothing: a clear match, or nothing
-    await show_matches(
-        context, message, caller, language, text, footer=footer, extra=extra, statement=statement
+    # The /remember hint: not beside 💾 (the button says it), not under an answer, once a day.
+    hint = "" if extra else await _hint_due(context, message, caller)
+    found = await show_matches(
+        context,
+        message,
+        caller,
+        language,
+        text,
+        footer_if_none=hint and t(language, hint),
+        extra=extra,
+        statement=intent.kind == intents.STATEMENT,  # asks nothing: a clear match, or nothing
     )
+    if hint and not found:
+        await _hint_shown(context, message, caller, hint)
+
+
+async def _hint_due(context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller) -> str:
+    """``free_text_hint`` if this chat has not been shown it today (``bot.core.hints``)."""
+    try:
+        due = await services(context).operations.run(
+            caller.namespace, hints.due, message.chat_id, HINT
+        )
+    except MemoryStoreError as e:  # a courtesy: the answer goes without it
+        log.warning("could not read when the hint was shown in chat %s: %s", message.chat_id, e)
+        return ""
+    return HINT if due else ""
+
+
+async def _hint_shown(
+    context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller, hint: str
+) -> None:
+    try:
+        await services(context).operations.run(caller.namespace, hints.shown, message.chat_id, hint)
+    except MemoryStoreError as e:  # a courtesy: it may be shown once more today
+        log.warning("could not note the hint shown in chat %s: %s", message.chat_id, e)
 
 
 async def _offer(
@@ -142,7 +174,10 @@ async def press_remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         caller.namespace, operations.from_source, found.source
     )
     if stored is not None:  # pressed before: one memory per message
-        await reply_html(message, t(language, "already_remembered", memory=memory_block(stored)))
+        await reply_html(
+            message,
+            t(language, "already_remembered", memory=memory_block(stored, language=language)),
+        )
         return
     entry = parse_entry(found.text)
     await remember_entry(context, message, caller, language, entry, source=found.source)

@@ -33,7 +33,8 @@ from telegram.ext import ContextTypes
 from bot.chat.access import button_press, caller_of, with_admin
 from bot.chat.services import services
 from bot.core import chat_zones, operations, reminders, when
-from bot.core.entry import keywords, split_command
+from bot.core.entry import split_command
+from bot.core.keywords import keywords
 from bot.core.policy import Caller, source_of
 from bot.core.reminder_record import PENDING, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain

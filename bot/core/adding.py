@@ -27,6 +27,7 @@ from datetime import UTC, datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.categories import canonical
 from bot.core.dating import date_named
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
@@ -81,7 +82,7 @@ def remember(
     ``attachment`` is the file the memory was said in (a transcribed voice note)."""
     content, clean, group = clean_content(content), clean_tags(tags), None
     if category is not None:
-        group = clean_category(category)
+        group = canonical(clean_category(category))  # 健康 is health (bot.categories)
     date = date_named(content, now or datetime.now(UTC), zone or ZoneInfo("UTC"))
     if not keep_both:
         similar = namespace.similar(content)

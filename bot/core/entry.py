@@ -7,17 +7,23 @@ The syntax, as /help documents it::
 
 - ``#hashtags`` (or full-width ``＃``) anywhere become tags; a tag is letters, digits, ``_``,
   ``-`` or emoji (``#🍕``), never only digits, and ends at punctuation (``#买菜，#周末`` is
-  ``买菜`` and ``周末``). A run of hashtags at the end is removed from the content, with the
-  commas or spaces between them; a hashtag inside a sentence keeps its word there
-  (``my #car is blue`` -> ``my car is blue``).
+  ``买菜`` and ``周末``). They also stay in the content exactly as typed, ``#`` included: a
+  hashtag inside a sentence is part of it (``Buy #milk and eggs``), and so is a run of them at
+  the end (``standup at 10 #work #daily``): what the person wrote is what they read back, and
+  the store's duplicate check reads ``#milk`` as ``milk`` (``memory.text.content_key``). Only a
+  text that is nothing but hashtags (``/edit 17… #car``, ``/remember #wifi`` as a reply) has no
+  content: its hashtags are labels for the memory, not a note.
 - The content is the whole text as typed. A category is set only at the very start, by one of
-  the known category words (``CATEGORY_WORDS``: ``work``, ``personal``, ``工作``, ``个人`` ...)
-  followed by a colon (``work: ...``, ``工作：...``), or by any name written as a hashtag with a
-  colon (``#recipes: ...``, ``#菜谱：...``); that word and its colon are then the category, not
-  content. Any other text before a colon is the note itself: ``Password:
+  the known category words (``bot.categories.LEADING_WORDS``: ``work``, ``personal``, ``工作``,
+  ``个人`` ...) followed by a colon (``work: ...``, ``工作：...``), or by any name written as a
+  hashtag with a colon (``#recipes: ...``, ``#菜谱：...``); that word and its colon are then the
+  category, not content. A known category is given by its stored (English) name whichever
+  language it was typed in (``健康：…`` is ``health``: ``bot.categories``); any other name
+  as typed. Any other text before a colon is the note itself: ``Password:
   hunter2``, ``Re: the contract``, ``公司WiFi密码：Tr0ub4dor&3`` keep every character (a
   category read from "any first word" swallowed them before).
-- No hashtags: up to five keywords of the content become the tags (``keywords``).
+- No hashtags: up to five words of the content a person would pick as tags become the tags
+  (``bot.core.keywords``: names, things, places, identifying numbers).
 
 The bot only parses; the memory library cleans and stores (lower-cases tags and categories,
 enforces the limits).
@@ -28,10 +34,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from memory.model import MAX_TAG_CHARS
-from memory.text import STOP_WORDS, query_words
-
-MAX_KEYWORDS = 5
+from bot.categories import LEADING_WORDS, canonical, is_known
+from bot.core.keywords import keywords
 
 # Emoji (pictographs, symbols, dingbats), their variation selector, skin tones and joiner.
 _EMOJI = "\U0001f000-\U0001faff\u2600-\u27bf\u2b00-\u2bff\u2300-\u23ff\ufe0f\u200d"
@@ -41,33 +45,12 @@ _TAG_BODY = rf"(?!\d+(?![\w-]))(?:{_TAG_CHAR}[\w{_EMOJI}-]*)"
 _MARK = "[#＃]"  # full-width ＃ as typed on Chinese and Japanese phone keyboards
 _HASHTAG = re.compile(rf"(?<![\w#＃&/]){_MARK}({_TAG_BODY})")
 _TAG_SEPARATORS = r"[\s,，、;；]*"
-_TRAILING_HASHTAGS = re.compile(
-    rf"(?:{_TAG_SEPARATORS}(?<![\w#＃&/]){_MARK}{_TAG_BODY})+[\s,，、;；.。!！]*\Z"
+_ONLY_HASHTAGS = re.compile(
+    rf"(?:{_TAG_SEPARATORS}(?<![\w#＃&/]){_MARK}{_TAG_BODY})+[\s,，、;；.。!！]*"
 )
 _COMMAND = re.compile(r"\s*/(\w+)(?:@\w+)?(.*)\Z", re.DOTALL)
 _COLON = r"\s*(?::[ \t]+|:\s*\n|：\s*)(?=\S)"
 _CATEGORY = re.compile(rf"\A\s*(?P<mark>{_MARK})?(?P<name>[^\W_][\w-]{{0,63}}){_COLON}")
-
-# The categories a leading "word:" may name (the model's tool suggests the same English ones).
-# Only these: any other text before a colon is part of the note.
-CATEGORY_WORDS = frozenset(
-    """
-    general personal work project preference schedule contact home family health finance
-    shopping travel study idea ideas todo
-    通用 个人 工作 项目 偏好 日程 联系人 家庭 家 健康 财务 购物 旅行 学习 想法 待办
-    """.split()
-)
-
-# Words that say nothing about a memory in chat-style Chinese (single characters are dropped
-# anyway) and the pieces of a web address; English stop words come from the search's own list.
-_CHINESE_STOP_WORDS = frozenset(
-    """
-    我们 你们 他们 她们 它们 这个 那个 这些 那些 一个 一些 什么 怎么 怎样 为什么 哪里 哪儿
-    可以 没有 因为 所以 但是 如果 还是 已经 就是 自己 记得 记住 一下 现在 时候 还有 或者
-    http https www com
-    """.split()
-)
-_NOT_A_TAG = re.compile(r"[:\\/'’]")
 
 
 @dataclass(frozen=True)
@@ -93,22 +76,6 @@ def hashtags(text: str) -> list[str]:
     return _HASHTAG.findall(text)
 
 
-def keywords(text: str, limit: int = MAX_KEYWORDS) -> list[str]:
-    """Up to ``limit`` keywords of ``text``, in order: no stop words, no single characters,
-    nothing longer than a tag may be."""
-    found: list[str] = []
-    for word in query_words(text):
-        # A word too long for a tag (a key, an address) stays in the content, not in the tags.
-        if not 2 <= len(word) <= MAX_TAG_CHARS or word.isdigit() or _NOT_A_TAG.search(word):
-            continue
-        if word in STOP_WORDS or word in _CHINESE_STOP_WORDS:
-            continue
-        found.append(word)
-        if len(found) == limit:
-            break
-    return found
-
-
 def parse_entry(text: str, *, derive_tags: bool = True) -> Entry:
     """Read the category, the hashtags and the content of ``text`` (see the module docstring).
 
@@ -116,13 +83,11 @@ def parse_entry(text: str, *, derive_tags: bool = True) -> Entry:
     """
     category = None
     match = _CATEGORY.match(text)
-    if match and (match["mark"] or match["name"].lower() in CATEGORY_WORDS):
-        category = match["name"]
+    if match and (match["mark"] or match["name"].lower() in LEADING_WORDS):
+        category = canonical(match["name"]) if is_known(match["name"]) else match["name"]
         text = text[match.end() :]
     tags = tuple(dict.fromkeys(tag.lower() for tag in hashtags(text)))
-    content = _TRAILING_HASHTAGS.sub("", text)
-    content = _HASHTAG.sub(r"\1", content)
-    content = content.strip()
+    content = "" if _ONLY_HASHTAGS.fullmatch(text) else text.strip()
     if not tags and derive_tags and content:
         return Entry(content, tuple(keywords(content)), category, derived_tags=True)
     return Entry(content, tags, category)

@@ -27,6 +27,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from typing import Any
 
+from bot.categories import canonical
 from bot.core.operations import BOT_FIELDS
 from memory.errors import MemoryInvalid
 from memory.interface import MemoryNamespace
@@ -42,7 +43,10 @@ NOT_OBJECT, INVALID, ID_TAKEN = "not_object", "invalid", "id_taken"
 
 class ImportRefused(Exception):
     """The file cannot be imported at all: ``code`` (``not_json``, ``wrong_shape``,
-    ``too_big``) and a short English ``reason``; ``values`` fill the user's message."""
+    ``too_big``) and ``reason``, a word saying why (``syntax``, ``encoding``, ``nested``;
+    ``not_list``, ``too_many``); ``values`` fill the user's message (the ``line`` of a syntax
+    error, what the file holds instead of a list: ``found``). The parser's own message is the
+    ``__cause__``, for the log."""
 
     def __init__(self, code: str, reason: str = "", **values: object) -> None:
         super().__init__(f"{code}: {reason}" if reason else code)
@@ -59,7 +63,7 @@ class ImportPlan:
     new: list[dict[str, Any]] = field(default_factory=list)  # records, bot fields dropped
     present: int = 0
     refused: Counter[str] = field(default_factory=Counter)  # reason -> how many
-    examples: dict[str, str] = field(default_factory=dict)  # reason -> one message for it
+    examples: dict[str, int] = field(default_factory=dict)  # reason -> an entry (1-based) of it
     renumbered: list[int] = field(default_factory=list)  # ids of new ones, a fresh id each
 
     @property
@@ -68,9 +72,10 @@ class ImportPlan:
 
 
 def _kind(value: object) -> str:
-    return {dict: "an object", str: "text", int: "a number", float: "a number"}.get(
-        type(value), "true, false or null" if value in (True, False, None) else "a value"
-    )
+    """What a JSON value is, in a word (``object``, ``text``, ``number``, ``constant``)."""
+    if value is None or isinstance(value, bool):
+        return "constant"
+    return {dict: "object", str: "text", int: "number", float: "number"}.get(type(value), "value")
 
 
 def read_records(data: bytes) -> list[Any]:
@@ -79,10 +84,12 @@ def read_records(data: bytes) -> list[Any]:
         raise ImportRefused(TOO_BIG, size=len(data))
     try:
         value = json.loads(data)
-    except RecursionError:  # [[[[... deeper than the parser goes: not a memory file either
-        raise ImportRefused(NOT_JSON, "nested too deeply") from None
-    except ValueError as e:  # bad UTF-8 (UnicodeDecodeError is one) or bad syntax
-        raise ImportRefused(NOT_JSON, str(e).split(":")[0][:80]) from e
+    except RecursionError as e:  # [[[[... deeper than the parser goes: not a memory file either
+        raise ImportRefused(NOT_JSON, "nested") from e
+    except json.JSONDecodeError as e:
+        raise ImportRefused(NOT_JSON, "syntax", line=e.lineno) from e
+    except ValueError as e:  # bad UTF-8 (UnicodeDecodeError is one), or UTF-16 without a BOM
+        raise ImportRefused(NOT_JSON, "encoding") from e
     if not isinstance(value, list):
         raise ImportRefused(WRONG_SHAPE, "not_list", found=_kind(value))
     if len(value) > MAX_IMPORT_RECORDS:
@@ -101,16 +108,15 @@ def plan(namespace: MemoryNamespace, entries: list[Any]) -> ImportPlan:
     for number, entry in enumerate(entries, start=1):
         if not isinstance(entry, dict):
             result.refused[NOT_OBJECT] += 1
-            result.examples.setdefault(NOT_OBJECT, f"entry {number}")
+            result.examples.setdefault(NOT_OBJECT, number)
             continue
         record = {key: value for key, value in entry.items() if key not in BOT_FIELDS}
         try:
             memory = Memory.from_dict(record)
         except (MemoryInvalid, RecursionError, TypeError, ValueError) as e:
-            message = e.message if isinstance(e, MemoryInvalid) else type(e).__name__
             reason = f"{INVALID}:{(e.field if isinstance(e, MemoryInvalid) else None) or 'record'}"
             result.refused[reason] += 1
-            result.examples.setdefault(reason, f"entry {number}: {message}")
+            result.examples.setdefault(reason, number)
             continue
         folded = fold(memory.content)
         if folded in contents:  # here already, or earlier in this file
@@ -118,11 +124,12 @@ def plan(namespace: MemoryNamespace, entries: list[Any]) -> ImportPlan:
             continue
         if memory.id in held or memory.id in new_ids:
             result.refused[ID_TAKEN] += 1
-            result.examples.setdefault(ID_TAKEN, f"entry {number}: id {memory.id}")
+            result.examples.setdefault(ID_TAKEN, number)
             continue
         contents.add(folded)
         new_ids.add(memory.id)
-        result.new.append(memory.to_dict())
+        # A known category in either language is stored by its English name (bot.categories).
+        result.new.append({**memory.to_dict(), "category": canonical(memory.category)})
         if not within_reach(memory.id, now):
             result.renumbered.append(memory.id)
     return dataclasses.replace(result, present=present)

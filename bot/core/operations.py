@@ -54,6 +54,7 @@ from datetime import UTC, datetime
 from typing import Any, Concatenate, ParamSpec, TypeVar
 from zoneinfo import ZoneInfo
 
+from bot.categories import canonical, in_category, merge_counts
 from bot.core.dating import day_asked, on_day
 from bot.core.policy import Caller
 from bot.errors import NotAllowed, RestoreNotAllowed
@@ -61,7 +62,7 @@ from memory import history
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import ChangeRecord, History, Undone
 from memory.interface import Documents, MemoryNamespace, SearchStatus, Store, update_document
-from memory.model import Hit, Memory, Stats, clean_tags, parse_id, parse_limit
+from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
 from memory.text import created_terms, date_terms
 
@@ -348,6 +349,8 @@ def edit(
 ) -> Memory:
     """Change the memory whose id is ``value``, if the caller may; the changed memory."""
     memory = find_changeable(namespace, caller, value)
+    if category is not None:
+        category = canonical(category)  # 健康 is health (bot.categories)
     return namespace.update(memory.id, content=content, tags=tags, category=category)
 
 
@@ -370,11 +373,16 @@ def related(
 def listing(
     namespace: MemoryNamespace, category: str | None = None, *, tag: str | None = None
 ) -> list[Memory]:
-    """Every memory (or one category's, or those with ``tag``), newest first."""
+    """Every memory (or one category's, either language's word: ``bot.categories``, or those
+    with ``tag``), newest first."""
+    newest = namespace.memories()[::-1]
+    if category is not None:
+        clean_category(category)  # MemoryInvalid: no category could be called that
+        newest = in_category(newest, category)
     if tag is None:
-        return namespace.memories(category)[::-1]
+        return newest
     [label] = clean_tags([tag]) or ("",)
-    return [m for m in namespace.memories(category)[::-1] if label in m.tags]
+    return [m for m in newest if label in m.tags]
 
 
 def stats(namespace: MemoryNamespace) -> Stats:
@@ -382,7 +390,8 @@ def stats(namespace: MemoryNamespace) -> Stats:
     (the article's top 5 by ``accessCount`` may list memories nobody used)."""
     found = namespace.stats()
     used = [memory for memory in found.most_accessed if memory.access_count > 0]
-    return dataclasses.replace(found, most_accessed=used)
+    by_category = merge_counts(found.by_category)  # 健康 and health are one (bot.categories)
+    return dataclasses.replace(found, by_category=by_category, most_accessed=used)
 
 
 def search_status(namespace: MemoryNamespace) -> SearchStatus:

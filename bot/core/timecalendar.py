@@ -115,15 +115,15 @@ WEEK_EN = re.compile(
 )
 SHIFT_CN = {"下下": 2, "下": 1, "这": 0, "本": 0, "上": -1}
 DAY_CN = re.compile(
-    r"(?:在|于)?(大后天|后天|明天|明日|明儿|今天|今日|今儿|昨天|昨日|前天)"
+    r"(?:在|于)?(大后天|后天|明天|明日|明儿|今天|今日|今儿|昨天|昨日|前天)(?:晚些时候|晚点儿?|稍后)?"
     r"|(今|明|昨)(晚|早|晨|夜)(?!点)"
 )
 DAY_CN_DELTA = {"大后天": 3, "后天": 2, "明天": 1, "明日": 1, "明儿": 1, "今天": 0, "今日": 0}
 DAY_CN_DELTA |= {"今儿": 0, "昨天": -1, "昨日": -1, "前天": -2, "今": 0, "明": 1, "昨": -1}
 DAY_EN = re.compile(
     rf"{B}(?:on\s+)?(?:the\s+)?day\s+after\s+tomorrow{E}|{B}overmorrow{E}"
-    rf"|{B}(today|tomorrow|tmrw?|tmr|tomorow|tonight|tonite|yesterday){E}"
-    rf"|{B}this\s+(morning|afternoon|evening){E}"
+    rf"|{B}(?:later\s+(?:on\s+)?)?(today|tomorrow|tmrw?|tmr|tomorow|tonight|tonite|yesterday){E}"
+    rf"|{B}(?:later\s+(?:on\s+)?)?this\s+(morning|afternoon|evening){E}"
     rf"|{B}(?:the\s+)?day\s+before\s+yesterday{E}"
 )
 

@@ -28,10 +28,12 @@ from bot.core.timecalendar import read_clock, read_dates, read_days, read_weeks
 from bot.core.timewords import (
     CN_DAY,
     CN_WEEK,
+    DAY_END,
     EN_DAY,
     EN_NUM,
     NUM,
     PERIOD_DEFAULT,
+    PERIOD_END,
     WEEKDAYS_CN,
     WEEKDAYS_EN,
     B,
@@ -46,7 +48,7 @@ from bot.core.timewords import (
 )
 
 # What other modules read from here; the lexical layer lives in ``bot.core.timewords``.
-__all__ = ["PERIOD_DEFAULT", "Reading", "normalise", "read"]
+__all__ = ["DAY_END", "PERIOD_DEFAULT", "PERIOD_END", "Reading", "normalise", "read"]
 
 
 # --- repeats -------------------------------------------------------------------------------

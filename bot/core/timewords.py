@@ -57,6 +57,12 @@ E = r"(?![a-z0-9])"
 # Parts of the day: the hour they stand for alone, and how a clock hour within them reads.
 PERIOD_DEFAULT = {"dawn": 6, "morning": 9, "noon": 12, "afternoon": 15, "dusk": 18}
 PERIOD_DEFAULT |= {"evening": 20, "night": 21, "midnight": 0}
+# When a part of the day is over, in minutes from that day's midnight ("tonight" lasts until
+# 01:00; "today" named alone until the day ends): ``bot.core.when`` reads a part of today said
+# after its default hour as later in it, while it lasts.
+PERIOD_END = {"morning": 12 * 60, "noon": 14 * 60, "afternoon": 18 * 60, "dusk": 20 * 60}
+PERIOD_END |= {"evening": 25 * 60, "night": 25 * 60}
+DAY_END = 24 * 60
 
 
 @dataclass

@@ -37,7 +37,12 @@ local time; a day without a time is at ``default_hour`` (``date_only``); an hour
 ("tomorrow at 3" is 15:00), but a zero-padded hour is the 24-hour clock's, as 13-23 and 00
 are ("02:30", "tomorrow 07:05" and "每天02:30" are 02:30 and 07:05, said at any time);
 晚上12点 and "midnight" are 00:00 of the next day; 每隔一天 is every other day, 每隔三天
-every three days.
+every three days. A part of today named without a clock time ("tonight", "this evening",
+今晚, 今天晚上, "this afternoon", "later today", 今天晚些时候, or a bare 晚上 said in the
+evening) is its default hour (20:00, 15:00, ``default_hour``) while that is ahead; said later,
+while the part lasts, it is the next half hour at least 30 minutes ahead ("tonight" at 21:29
+is 22:00, at 23:40 it is 00:30), never the next day's; only once the part is over ("this
+afternoon" at 17:45) is it the next day's, and the reply says the time had passed.
 """
 
 from __future__ import annotations
@@ -424,6 +429,8 @@ def _due(
         return wall_time(d + timedelta(days=shift), wall, zone)
 
     at = at_on(day)
+    if at <= now and (still := _later_today(r, local_now, zone, has_day_part)) is not None:
+        return still
     if ambiguous and at <= now and hour < 12:
         # "at 8" said at noon: 20:00 today, the next time the clock says 8.
         wall = time(hour + 12, minute)
@@ -447,6 +454,33 @@ def _due(
     if ambiguous:
         wall = time(hour, minute)  # "at 8" said at 21:00: tomorrow 08:00, the next 8 o'clock
     return Due(at_on(day), zone, wall, None, date_only, True)
+
+
+SOON_MINUTES = 30  # "tonight" at 21:29: the next half hour at least this far ahead, 22:00
+
+
+def _later_today(
+    r: timephrase.Reading, local_now: datetime, zone: ZoneInfo, has_day_part: bool
+) -> Due | None:
+    """A part of today named without a clock time, said after its default hour but while it
+    lasts ("tonight" at 21:29, "this afternoon" at 16:10, 晚上 at 22:00, "later today" at
+    15:00): the next half hour at least ``SOON_MINUTES`` ahead (22:00, 17:00, 23:00, 16:00),
+    if that is before the part is over (``PERIOD_END``: noon for the morning, 18:00 for the
+    afternoon, 01:00 for the night, the day's end for "today"); None otherwise (the part is
+    over: the next day's, as before)."""
+    if r.hour is not None or r.frequency is not None or (has_day_part and r.day_delta != 0):
+        return None
+    if r.period is not None:
+        end = timephrase.PERIOD_END.get(r.period)
+    else:
+        end = timephrase.DAY_END if r.day_delta == 0 else None
+    minutes = local_now.hour * 60 + local_now.minute + SOON_MINUTES
+    soon = -(-minutes // 30) * 30
+    if end is None or soon > end:
+        return None
+    day = local_now.date() + timedelta(days=soon // 1440)
+    wall = time(soon % 1440 // 60, soon % 60)
+    return Due(wall_time(day, wall, zone), zone, wall)
 
 
 def _date(r: timephrase.Reading, today: date) -> tuple[date, bool, bool] | None:

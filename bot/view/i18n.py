@@ -9,16 +9,20 @@ never parsed as HTML, so they are not escaped.
 
 from __future__ import annotations
 
-import html
+import logging
+import re
 
 from telegram import User
 
-from bot.view import reminder_strings, zone_strings
+from bot.view import problem_strings, reminder_strings, zone_strings
 from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
 
 LANGUAGES = ("en", "zh")
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+log = logging.getLogger(__name__)
 
 # The commands, in menu order: (command, key of its description).
 COMMANDS = (
@@ -118,8 +122,20 @@ _HELP_ZH = """<b>命令</b>
 
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
-        "start": "👋 Hi {name}! I remember things for you and find them again when you ask.\n\n"
-        + _HELP_EN,
+        "start": "👋 Hi {name}! Tell me what is worth keeping; ask for it later in your own "
+        "words, and I find it.\n\n"
+        "<code>remember my locker is 117</code>\n"
+        "<code>which locker is mine?</code>\n\n"
+        "💡 shows more to try; /help lists every command.",
+        "start_examples": "💡 <b>Things to send</b> (tap one to copy it):\n"
+        "<code>remember my passport is in the desk drawer</code>\n"
+        "<code>where is my passport?</code>\n"
+        "<code>/remember work: standup at 10 #meeting</code>\n"
+        "<code>remind me tomorrow at 9 to call mom</code>\n"
+        "<code>/remind every monday 9:00 weekly report</code>\n"
+        "<code>/list</code> · <code>/stats</code> · <code>/reminders</code> · <code>/undo</code>",
+        "button_examples_plain": "💡 Examples",
+        "button_help_plain": "📖 Help",
         "help": _HELP_EN,
         "usage_remember": "What should I remember? Send <code>/remember standup is at 10:00</code>"
         " or reply to a message with /remember.",
@@ -146,8 +162,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "button_menu_related_plain": "🔗 Related",
         "button_menu_history_plain": "🕘 History",
         "no_memories": "No memories yet. Send <code>/remember something</code> to store one.",
-        "free_text_hint": "💡 To store something, say “remember that …”, or send /remember "
-        "before it.",
+        "free_text_hint": "💡 Or say it in words: “remember that …” stores what follows.",
         "button_remember_this_plain": "💾 Remember this",
         "not_yours_offer_plain": "Only who said it, or a group administrator, can store it.",
         "offer_gone_plain": "This offer is too old; send /remember with the text instead.",
@@ -208,6 +223,12 @@ STRINGS: dict[str, dict[str, str]] = {
         "anyone's changes).",
         "undo_gone_plain": "Nothing to do: this change was undone already, or is too old.",
         "door_model": "the assistant",
+        "door_button": "a button",
+        "door_text": "a message",
+        "door_cli": "the command line",
+        "door_library": "a program",
+        "history_version": "v{n}",
+        "history_someone": "user {id}",
         "history_who": "{who} via {door}",
         "history_recent_title": "🕘 <b>The last {count} changes</b> (newest first)",
         "history_hint": "/history <i>id</i> shows every version of one memory.",
@@ -266,12 +287,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "export_caption": "Exported: {count}, in the article's memory.json format.",
         "export_empty": "Nothing to export yet.",
         "invalid": "I couldn't do that: {reason}",
-        "invalid_content": "a memory is 1 to {max_chars} characters of text ({chars} given), "
-        "without NUL characters.",
-        "invalid_tags": "at most {max_tags} tags, each up to {max_label} characters, without "
-        "control characters.",
-        "invalid_category": "a category is up to {max_label} characters, without control "
-        "characters.",
         "unknown_command": "I don't know that command. /help lists what I can do.",
         "refused": "Sorry, this bot is private. Your Telegram user id is <code>{user_id}</code>:"
         " send it to the bot's owner, who can add it to <code>allowed_user_ids</code>.",
@@ -358,7 +373,19 @@ STRINGS: dict[str, dict[str, str]] = {
         "weekdays_plain": "Mon Tue Wed Thu Fri Sat Sun",
     },
     "zh": {
-        "start": "👋 你好，{name}！我帮你记住事情，你问的时候再帮你找出来。\n\n" + _HELP_ZH,
+        "start": "👋 你好，{name}！把值得记住的事告诉我，以后用你自己的话问，我帮你找出来。\n\n"
+        "<code>记住我的柜子是117号</code>\n"
+        "<code>我的柜子是几号？</code>\n\n"
+        "💡 里有更多例子；/help 列出所有命令。",
+        "start_examples": "💡 <b>可以这样发</b>（点一下就能复制）：\n"
+        "<code>记住护照在书桌抽屉里</code>\n"
+        "<code>我的护照在哪？</code>\n"
+        "<code>/remember 工作：每天十点站会 #会议</code>\n"
+        "<code>提醒我明天早上9点给妈妈打电话</code>\n"
+        "<code>/remind 每周一早上9点 写周报</code>\n"
+        "<code>/list</code> · <code>/stats</code> · <code>/reminders</code> · <code>/undo</code>",
+        "button_examples_plain": "💡 例子",
+        "button_help_plain": "📖 帮助",
         "help": _HELP_ZH,
         "usage_remember": "要记住什么？发送 <code>/remember 每天十点站会</code>，"
         "或回复一条消息并发送 /remember。",
@@ -377,14 +404,14 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_weaker_title": "🔎 与“{query}”不太相关的记忆 "
         "<i>（第 {first}–{last} 条，共 {total} 条）</i>",
         "button_closest_plain": "最接近的 ▶",
-        "list_reminders_apart": "<i>⏰ 另有 {count} 条提醒的记忆：/list reminder 查看，/reminders "
+        "list_reminders_apart": "<i>⏰ 另有 {count} 条提醒的记忆：/list 提醒 查看，/reminders "
         "查看即将到来的提醒。</i>",
         "button_more_count_plain": "更多（{count}）▶",
         "button_menu_forget_plain": "🗑 删除",
         "button_menu_related_plain": "🔗 相关",
         "button_menu_history_plain": "🕘 历史",
         "no_memories": "还没有记忆。发送 <code>/remember 内容</code> 来记住一件事。",
-        "free_text_hint": "💡 想让我记住什么，就说“记住……”，或在前面加上 /remember。",
+        "free_text_hint": "💡 也可以直接说“记住……”，我就把后面的话记下来。",
         "button_remember_this_plain": "💾 记住这条",
         "not_yours_offer_plain": "只有说这句话的人或群组管理员可以保存它。",
         "offer_gone_plain": "这个按钮已经过期了；请用 /remember 加上内容来保存。",
@@ -440,6 +467,12 @@ STRINGS: dict[str, dict[str, str]] = {
         "undo_nothing_group": "本聊天里没有你可以撤销的改动（管理员可以撤销任何人的改动）。",
         "undo_gone_plain": "无需操作：这次改动已经撤销过，或者已经太旧。",
         "door_model": "助手",
+        "door_button": "按钮",
+        "door_text": "消息",
+        "door_cli": "命令行",
+        "door_library": "程序",
+        "history_version": "第 {n} 版",
+        "history_someone": "用户 {id}",
         "history_who": "{who} 通过 {door}",
         "history_recent_title": "🕘 <b>最近 {count} 次改动</b>（最新的在前）",
         "history_hint": "/history <i>编号</i> 可以查看一条记忆的每个版本。",
@@ -454,8 +487,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "op_import": "导入",
         "op_update": "修改",
         "op_restore": "恢复",
-        "button_version_plain": "↩ 改回 v{n}",
-        "button_reinstate_version_plain": "♻ 恢复 v{n}",
+        "button_version_plain": "↩ 改回第 {n} 版",
+        "button_reinstate_version_plain": "♻ 恢复第 {n} 版",
         "button_reinstate_plain": "♻ 恢复 {id}",
         "restored": "♻ 已恢复：\n{memory}",
         "cmd_undo_plain": "撤销本聊天里最近的一次改动",
@@ -478,8 +511,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_bad_response": "⚠️ 语言模型返回了我无法读取的内容。什么都没有改动，请再试一次。",
         "llm_tool_limit": "🔁 我停下了：模型连续 {rounds} 轮调用记忆工具却没有给出回答，这些调"
         "用做的改动我已撤销。请换个说法，或者问得更具体一些。",
-        "stats_llm": "<b>语言模型：</b>{turns} 条消息，提示 {prompt} + 生成 {completion} 个 tok"
-        "en（自 {since} 起）",
+        "stats_llm": "<b>语言模型：</b>{turns} 条消息，提示 {prompt} + 生成 {completion} 个词元"
+        "（自 {since} 起）",
         "stats_search_keywords": "<b>搜索：</b>仅关键词",
         "stats_search_failing": "<b>搜索：</b>暂时仅关键词（向量服务出错，恢复后自动按语义搜索）",
         "stats_search_hybrid": "<b>搜索：</b>关键词 + 语义（{model}；已嵌入 {embedded}/{total} "
@@ -489,10 +522,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "export_caption": "{count} 条记忆，文章中的 memory.json 格式。",
         "export_empty": "还没有可以导出的记忆。",
         "invalid": "无法完成：{reason}",
-        "invalid_content": "一条记忆是 1 到 {max_chars} 个字符的文本（这里有 {chars} 个），"
-        "且不能含 NUL 字符。",
-        "invalid_tags": "标签最多 {max_tags} 个，每个最多 {max_label} 个字符，且不能含控制字符。",
-        "invalid_category": "分类最多 {max_label} 个字符，且不能含控制字符。",
         "unknown_command": "我不认识这个命令。/help 里有我能做的事。",
         "refused": "抱歉，这是私人机器人。你的 Telegram 用户编号是 <code>{user_id}</code>："
         "把它发给机器人的主人，主人可以把它加入 <code>allowed_user_ids</code>。",
@@ -515,7 +544,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "admin_error": "⚠️ 处理一条消息时出错：<code>{error}</code>。详细信息见日志。",
         "admin_poison": (
             "⚠️ 机器人在处理更新 {update_id}（聊天 {chat}）时已崩溃 {tries} 次；它已移到 "
-            "data/.bot/poison.jsonl，不会再处理。它的开头是：<code>{text}</code>"
+            "<code>data/.bot/poison.jsonl</code>，不会再处理。它的开头是：<code>{text}</code>"
         ),
         "refused_plain": "抱歉，这是私人机器人。你的 Telegram 用户编号是 {user_id}。",
         "stale_plain": "这条记忆已经不在这里了。",
@@ -541,7 +570,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
         "cmd_related_plain": "相关记忆：/related 编号",
         "cmd_export_plain": "下载 memory.json",
-        "cmd_digest_plain": "定期摘要：/digest on、off 或 now",
+        "cmd_digest_plain": "定期摘要：/digest on、/digest off 或 /digest now",
         "digest_title": "📬 <b>你的记忆摘要</b> · 共 {total} 条",
         "digest_title_group": "📬 <b>“{group}”的记忆摘要</b> · 共 {total} 条",
         "digest_title_this_group": "📬 <b>本群的记忆摘要</b> · 共 {total} 条",
@@ -580,6 +609,8 @@ STRINGS["en"].update(reminder_strings.EN)
 STRINGS["zh"].update(reminder_strings.ZH)
 STRINGS["en"].update(zone_strings.EN)
 STRINGS["zh"].update(zone_strings.ZH)
+STRINGS["en"].update(problem_strings.EN)
+STRINGS["zh"].update(problem_strings.ZH)
 
 
 def language_of(user: User | None) -> str:
@@ -595,19 +626,33 @@ def t(language: str, key: str, **values: object) -> str:
 
 
 def invalid_reason(language: str, error: MemoryInvalid, content: str = "") -> str:
-    """Why the memory library refused an entry, in the user's language (escaped HTML).
+    """Why the memory library refused an entry, in words for a person (escaped HTML).
 
-    The library's own message is English; for the fields a user types (content, tags,
-    category) the reason is told here, with the limits. ``content`` is what the user gave.
+    Never the library's own message (English, for programmers: it goes to the log): the
+    error's ``field`` and ``content`` (what the person sent) choose a sentence of
+    ``bot.view.problem_strings``, with the limits.
     """
+    log.info("refused an entry: %s (field %s)", error.message, error.field)
     limits = {
         "max_chars": MAX_CONTENT_CHARS,
         "max_tags": MAX_TAGS,
         "max_label": MAX_TAG_CHARS,
         "chars": len(content.strip()),
     }
-    key = {"content": "invalid_content", "tags": "invalid_tags", "tag": "invalid_tags"}.get(
-        error.field or "", "invalid_category" if error.field == "category" else ""
-    )
-    reason = t(language, key, **limits) if key else html.escape(error.message)
-    return t(language, "invalid", reason=reason)
+    field = error.field or ""
+    if field == "content":
+        if "\x00" in content:
+            key = "problem_invisible"
+        elif _SURROGATE.search(content):
+            key = "problem_broken"
+        elif not content.strip():
+            key = "problem_empty"
+        elif len(content.strip()) > MAX_CONTENT_CHARS:
+            key = "problem_too_long"
+        else:
+            key = "problem_other"
+    else:
+        key = {"tags": "invalid_tags", "tag": "invalid_tags", "category": "invalid_category"}.get(
+            field, "problem_other"
+        )
+    return t(language, "invalid", reason=t(language, key, **limits))

@@ -42,15 +42,15 @@ MEDIA_STRINGS: dict[str, dict[str, str]] = {
         "kind_paid_media": "paid media",
         "kind_checklist": "checklists",
         "file_too_big": "This file is {size}; bots can download at most 20 MB from Telegram.",
-        "file_download_failed": "I couldn't download the file from Telegram ({reason}); "
-        "nothing changed. Try sending it again.",
+        "file_download_failed": "I couldn't download the file from Telegram; nothing changed. "
+        "Try sending it again.",
         "voice_transcribed": "🎤 <i>{text}</i>",
         "voice_not_transcribed": "🎤 I couldn't transcribe this voice note ({reason}), so I "
         "kept it as a voice note.",
         "voice_reason_too_big_plain": "it is over the 20 MB bots can download",
         "voice_reason_empty_plain": "no words were heard",
         "voice_reason_timeout_plain": "the transcription service did not answer in {seconds} s",
-        "voice_reason_failed_plain": "the transcription service failed: {detail}",
+        "voice_reason_failed_plain": "the transcription service did not work",
         "voice_reason_download_plain": "Telegram did not give me the file",
         "import_preview": "📥 <b>{name}</b>: {total} memories in the file.\n"
         "• {new} new\n• {present} already here\n• {refused} refused{reasons}{renumbered}"
@@ -61,8 +61,7 @@ MEDIA_STRINGS: dict[str, dict[str, str]] = {
         "import_question": "Import the {new} new ones?",
         "import_nothing": "Nothing to import: every memory in it is already here or refused.",
         "import_reason": "\n   – {count} × {reason}",
-        "import_reason_invalid": "{message}",
-        "import_reason_not_object": "not a JSON object",
+        "import_reason_not_object": "it is not a memory (an object with an id and a text)",
         "import_reason_id_taken": "its id belongs to a different memory here",
         "button_import_plain": "📥 Import",
         "button_cancel_import_plain": "Cancel",
@@ -73,12 +72,12 @@ MEDIA_STRINGS: dict[str, dict[str, str]] = {
         "import_not_yours_plain": "Only the person who sent the file can import it.",
         "import_too_big": "📥 {name} is {size}; I import files of at most {limit}. Nothing "
         "changed.",
-        "import_not_json": "📥 {name} is not a JSON file I can read ({reason}). Nothing "
+        "import_not_json": "📥 {name} is not a memory file I can read: {reason}. Nothing "
         "changed. Send the <code>memory.json</code> that /export gives.",
         "import_wrong_shape": "📥 {name} is JSON, but not a list of memories ({reason}). "
         "Nothing changed. A memory file is a JSON array of objects with "
         "<code>id</code> and <code>content</code>, as /export gives.",
-        "import_shape_not_list_plain": "the file holds {found}, not an array",
+        "import_shape_not_list_plain": "the file holds {found}, not a list",
         "import_shape_too_many_plain": "{count} entries; at most {limit}",
         "edit_updated": "✏️ Updated to match your edited message:\n{memory}",
         "edit_empty": "The edited message has no text; the memory stays as it was.",
@@ -118,14 +117,13 @@ MEDIA_STRINGS: dict[str, dict[str, str]] = {
         "kind_paid_media": "付费内容",
         "kind_checklist": "清单",
         "file_too_big": "这个文件有 {size}；机器人最多只能从 Telegram 下载 20 MB。",
-        "file_download_failed": "没能从 Telegram 下载这个文件（{reason}），没有做任何修改。"
-        "请再发一次。",
+        "file_download_failed": "没能从 Telegram 下载这个文件，没有做任何修改。请再发一次。",
         "voice_transcribed": "🎤 <i>{text}</i>",
         "voice_not_transcribed": "🎤 没能转写这条语音（{reason}），我把它当作语音记住了。",
         "voice_reason_too_big_plain": "超过了机器人能下载的 20 MB",
         "voice_reason_empty_plain": "没有听到任何话",
         "voice_reason_timeout_plain": "转写服务 {seconds} 秒内没有回应",
-        "voice_reason_failed_plain": "转写服务出错：{detail}",
+        "voice_reason_failed_plain": "转写服务出了问题",
         "voice_reason_download_plain": "Telegram 没有给我这个文件",
         "import_renumber": "\n🔢 {count} 个编号将重新编排（旧 → 新，导入时给出）：{ids}；"
         "它们晚于明天，会让以后记的内容没有编号可用。",
@@ -136,8 +134,7 @@ MEDIA_STRINGS: dict[str, dict[str, str]] = {
         "import_question": "导入这 {new} 条新的记忆吗？",
         "import_nothing": "没有可导入的：文件里的记忆都已经有了，或者被拒绝。",
         "import_reason": "\n   – {count} × {reason}",
-        "import_reason_invalid": "{message}",
-        "import_reason_not_object": "不是 JSON 对象",
+        "import_reason_not_object": "不是一条记忆（带编号和文字的对象）",
         "import_reason_id_taken": "编号已被这里另一条记忆占用",
         "button_import_plain": "📥 导入",
         "button_cancel_import_plain": "取消",
@@ -146,7 +143,7 @@ MEDIA_STRINGS: dict[str, dict[str, str]] = {
         "import_gone_plain": "这个导入已不在等待中：请重新发送文件。",
         "import_not_yours_plain": "只有发送文件的人可以导入它。",
         "import_too_big": "📥 {name} 有 {size}；我最多导入 {limit} 的文件。没有做任何修改。",
-        "import_not_json": "📥 {name} 不是我能读的 JSON 文件（{reason}）。没有做任何修改。"
+        "import_not_json": "📥 {name} 不是我能读的记忆文件：{reason}。没有做任何修改。"
         "请发送 /export 给出的 <code>memory.json</code>。",
         "import_wrong_shape": "📥 {name} 是 JSON，但不是记忆列表（{reason}）。没有做任何修改。"
         "记忆文件是一个 JSON 数组，每一项是带 <code>id</code> 和 <code>content</code> "

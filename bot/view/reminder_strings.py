@@ -131,7 +131,7 @@ ZH = {
     "reminder_moved": "↪ 这个时间已经过去，我改成了下一次。",
     "reminder_date_only": "没写具体时间，定在 {hour}。",
     "reminder_zone_default": "🌐 这里的时间按机器人默认的时区 <b>{zone}</b> 计算。"
-    "要用你的时区，请发送你的城市：<code>/timezone 上海</code>、<code>/timezone Berlin</code>"
+    "要用你的时区，请发送你的城市：<code>/timezone 上海</code>、<code>/timezone 柏林</code>"
     "（也可以是国家、时差或 IANA 名称）。",
     "reminder_set_title": "✅ 我会提醒你：",
     "reminders_title": "⏰ <b>即将到来的提醒</b>（{count} 个），最近的在前：",

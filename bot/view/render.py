@@ -20,6 +20,7 @@ import html
 import re
 from collections.abc import Iterable, Sequence
 
+from bot.categories import shown
 from bot.view.i18n import t
 from memory.model import Hit, Memory, Stats
 
@@ -55,23 +56,27 @@ def preview(text: str, limit: int) -> str:
 # -- memories ----------------------------------------------------------------------------------
 
 
-def meta_line(memory: Memory) -> str:
-    """Tags, category, creation date and id of a memory, in one line of HTML."""
+def meta_line(memory: Memory, language: str) -> str:
+    """Tags, category (a known one in the reader's ``language``: ``bot.categories``), creation
+    date and id of a memory, in one line of HTML."""
     tags = " ".join(f"#{escape(tag)}" for tag in memory.tags) or "—"
     date = escape(memory.created_at[:10])
     # The day the content speaks of ("next Tuesday 3pm"), resolved when it was stored.
     named = f" · 📅 {escape(memory.date)}" if memory.date else ""
     return (
-        f"<i>🏷 {tags} · 📁 {escape(memory.category)} · {date}{named}</i>"
+        f"<i>🏷 {tags} · 📁 {escape(shown(memory.category, language))} · {date}{named}</i>"
         f" · 🆔 <code>{memory.id}</code>"
     )
 
 
-def memory_block(memory: Memory, index: int | None = None, *, limit: int | None = None) -> str:
-    """One memory: its content (cut to ``limit`` characters if given), then its meta line."""
+def memory_block(
+    memory: Memory, index: int | None = None, *, language: str, limit: int | None = None
+) -> str:
+    """One memory: its content (cut to ``limit`` characters if given), then its meta line, for a
+    reader of ``language``."""
     content = preview(memory.content, limit) if limit else memory.content
     number = f"<b>{index}.</b> " if index is not None else ""
-    return f"{number}{escape(content)}\n{origin_line(memory)}{meta_line(memory)}"
+    return f"{number}{escape(content)}\n{origin_line(memory)}{meta_line(memory, language)}"
 
 
 def origin_line(memory: Memory) -> str:
@@ -88,9 +93,13 @@ def origin_line(memory: Memory) -> str:
     return f"<i>↪️ {escape(name)}{hidden} · {escape(date)}</i>\n"
 
 
-def memory_list(title: str, memories: Iterable[Memory], *, limit: int | None = None) -> str:
+def memory_list(
+    title: str, memories: Iterable[Memory], *, language: str, limit: int | None = None
+) -> str:
     """A titled, numbered list of memories, blank lines between them."""
-    blocks = [memory_block(m, i, limit=limit) for i, m in enumerate(memories, start=1)]
+    blocks = [
+        memory_block(m, i, language=language, limit=limit) for i, m in enumerate(memories, start=1)
+    ]
     return "\n\n".join([title, *blocks])
 
 
@@ -103,7 +112,9 @@ def stats_text(stats: Stats, language: str) -> str:
     """The article's getMemoryStats, readable."""
     lines = [t(language, "stats_title", total=stats.total)]
     if stats.by_category:
-        items = " · ".join(f"{escape(c)} {n}" for c, n in stats.by_category.items())
+        items = " · ".join(
+            f"{escape(shown(c, language))} {n}" for c, n in stats.by_category.items()
+        )
         lines.append(t(language, "stats_by_category", items=items))
     if stats.top_tags:
         items = " · ".join(f"#{escape(tag)} ({n})" for tag, n in stats.top_tags)

@@ -87,7 +87,8 @@ ZH = {
     "zone_from_location_plain": "根据你的位置",
     "zone_no_zone_there": "那个地方没有时区（在海上？），没有修改。请发送城市："
     "<code>/timezone 北京</code>。",
-    "zone_no_locations": "这个机器人无法根据位置判断时区（没有安装可选的 tzfpy 包），没有修改。"
+    "zone_no_locations": "这个机器人无法根据位置判断时区"
+    "（没有安装可选的 <code>tzfpy</code> 包），没有修改。"
     "请发送城市：<code>/timezone 北京</code>。",
     "zone_moves": "你有 {count} 个提醒设在别的时区。它们要怎么办？\n"
     "• <b>移动</b>：保持钟点不变，改用 {zone}：“{text}”原来在 {before}，将在 {moved} 提醒。\n"

@@ -29,7 +29,7 @@ async def test_a_results_menu_forgets_it_after_asking(bot: Bot, telegram: FakeBo
     [prompt] = await telegram.wait("sendMessage", since=since, chat_id=42)
     assert "Forget this memory?" in prompt.text and "standup at 10" in prompt.text
     await bot.press(prompt, prompt.buttons[0][1], user=ALICE)
-    assert [r["content"] for r in bot.memories("users/42")] == ["retro on friday"]
+    assert [r["content"] for r in bot.memories("users/42")] == ["retro on friday #work"]
 
     since = telegram.mark()  # a second tap on the same Delete: already gone
     await bot.press(prompt, prompt.buttons[0][1], user=ALICE)

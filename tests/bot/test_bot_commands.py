@@ -4,9 +4,12 @@ from __future__ import annotations
 
 import json
 import re
+import unicodedata
 from pathlib import Path
+from typing import Any
 
-from bot_harness import ALICE, LI, Bot, StartBot, memory_file
+import pytest
+from bot_harness import ALICE, LI, Bot, StartBot, is_help, memory_file
 
 from bench.fakes.telegram_server import FakeBotAPI
 from bot.view.i18n import COMMANDS
@@ -23,10 +26,37 @@ async def remember(bot: Bot, text: str, user: dict = ALICE) -> int:
     return memory_id(reply.text)
 
 
-async def test_start_and_help_speak_the_users_language(bot: Bot) -> None:
-    [start] = await bot.say("/start", user=ALICE)
-    assert "Hi Alice" in start.text and "/remember" in start.text
-    assert start.params["parse_mode"] == "HTML"
+def screen_lines(text: str, columns: int = 40) -> int:
+    """How many lines ``text`` takes on a phone about ``columns`` Latin letters wide (a CJK
+    character or an emoji takes two)."""
+    lines = 0
+    for line in text.split("\n"):
+        width = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in line)
+        lines += max(1, -(-width // columns))
+    return lines
+
+
+@pytest.mark.parametrize("user", [ALICE, LI])
+async def test_start_fits_on_a_phone_screen_with_examples_and_help_buttons(
+    bot: Bot, user: dict[str, Any]
+) -> None:
+    [start] = await bot.say("/start", user=user)
+    assert user["first_name"] in start.text and start.params["parse_mode"] == "HTML"
+    assert screen_lines(start.text) <= 12, start.text  # a phone shows 12-15 short lines
+    [(examples, examples_data), (help_label, help_data)] = start.buttons
+    assert examples.startswith("💡") and help_label.startswith("📖")
+    since = bot.telegram.mark()
+    await bot.press(start, examples_data, user=user)
+    [shown] = await bot.telegram.wait("sendMessage", since=since, chat_id=user["id"])
+    assert shown.text.startswith("💡") and shown.text.count("\n") >= 5
+    assert "<code>" in shown.params["text"]  # each example is tap-to-copy
+    since = bot.telegram.mark()
+    await bot.press(start, help_data, user=user)
+    [manual] = await bot.telegram.wait("sendMessage", since=since, chat_id=user["id"])
+    assert is_help(manual) and screen_lines(manual.text) > 12  # the manual, not the greeting
+
+
+async def test_help_speaks_the_users_language(bot: Bot) -> None:
     [help_zh] = await bot.say("/help", user=LI)
     assert "命令" in help_zh.text and "/recall" in help_zh.text
 
@@ -49,10 +79,21 @@ async def test_remember_reads_hashtags_and_category(start_bot: StartBot, tmp_pat
         shown = memory_id(reply.text)
     [record] = memory_file(tmp_path / "data", "users/42")
     assert record["id"] == shown
-    assert record["content"] == "standup at 10:00"
+    assert record["content"] == "standup at 10:00 #meeting #Daily"  # as typed
     assert record["tags"] == ["meeting", "daily"]
     assert record["category"] == "work"
     assert set(record) >= {"createdAt", "accessedAt", "accessCount"}
+
+
+async def test_a_hashtag_stays_in_the_text_as_typed(bot: Bot) -> None:
+    [reply] = await bot.say("/remember Buy #milk and eggs", user=ALICE)
+    assert "Buy #milk and eggs\n" in reply.text
+    [record] = bot.memories("users/42")
+    assert record["content"] == "Buy #milk and eggs" and record["tags"] == ["milk"]
+    [again] = await bot.say("/remember buy milk and eggs", user=ALICE)  # the same note
+    assert "Already remembered" in again.text
+    [retag] = await bot.say(f"/edit {record['id']} #groceries", user=ALICE)  # tags alone
+    assert "Buy #milk and eggs" in retag.text and "#groceries" in retag.text
 
 
 async def test_remember_without_hashtags_picks_keywords(bot: Bot) -> None:
@@ -95,7 +136,7 @@ async def test_a_refusal_is_explained_in_the_users_language(bot: Bot) -> None:
     assert "无法完成" in reply.text and "4000" in reply.text and "4001" in reply.text
     assert "content is" not in reply.text  # not the library's English message
     [reply] = await bot.say("/remember 标签太多 " + " ".join(f"#t{i}" for i in range(25)), user=LI)
-    assert "标签最多 20 个" in reply.text
+    assert "最多 20 个标签" in reply.text
     assert bot.namespaces() == []
 
 
@@ -197,6 +238,39 @@ async def test_stats_counts_categories_tags_and_use(start_bot: StartBot, tmp_pat
     assert most_used[1].startswith("2. standup at 10 (2×)")
 
 
+async def test_a_known_category_is_one_in_both_languages_and_shown_in_the_readers(
+    bot: Bot,
+) -> None:
+    alice_zh = {**ALICE, "language_code": "zh-hans"}  # the same person, phone set to Chinese
+    with MemoryStore(bot.config.data_dir) as store:  # stored with the Chinese word, earlier
+        store.namespace("users/42").add("每天吃维生素", category="健康")
+    [zh] = await bot.say("/remember 健康：周五看牙医", user=alice_zh)
+    assert "📁 健康" in zh.text
+    [en] = await bot.say("/remember health: flu shot in october", user=ALICE)
+    assert "📁 health" in en.text
+    await bot.say("/remember #recipes: pancakes need 2 eggs", user=ALICE)
+    assert [m["category"] for m in bot.memories("users/42")] == [
+        "健康",  # not rewritten
+        "health",
+        "health",
+        "recipes",
+    ]
+    for asked, user, title in (
+        ("health", ALICE, "Memories (health): page 1 of 1 (total: 3)"),
+        ("健康", ALICE, "Memories (health): page 1 of 1 (total: 3)"),
+        ("health", alice_zh, "记忆 (健康)：第 1/1 页，共 3 条"),
+    ):
+        [listed] = await bot.say(f"/list {asked}", user=user)
+        assert title in listed.text, listed.text
+        assert "每天吃维生素" in listed.text and "pancakes" not in listed.text
+    [stats_en] = await bot.say("/stats", user=ALICE)
+    assert "Categories: health 3 · recipes 1" in stats_en.text
+    [stats_zh] = await bot.say("/stats", user=alice_zh)
+    assert "分类：健康 3 · recipes 1" in stats_zh.text
+    [recent] = await bot.say("/recall", user=alice_zh)
+    assert "📁 健康" in recent.text and "📁 health" not in recent.text
+
+
 async def test_list_pages_with_buttons(bot: Bot) -> None:
     for n in range(23):
         await remember(bot, f"{'work: ' if n % 2 else ''}item {n:02d}")
@@ -229,7 +303,7 @@ async def test_edit_changes_text_tags_and_category(bot: Bot) -> None:
     [reply] = await bot.say(f"/edit {edited} #office: standup at 9:30 #work #daily", user=ALICE)
     assert "Updated" in reply.text and "standup at 9:30" in reply.text
     [record] = bot.memories("users/42")
-    assert record["content"] == "standup at 9:30"
+    assert record["content"] == "standup at 9:30 #work #daily"
     assert record["tags"] == ["work", "daily"] and record["category"] == "office"
     assert "updatedAt" in record
     [retag] = await bot.say(f"/edit {edited} #meetings", user=ALICE)
@@ -245,7 +319,7 @@ async def test_related_finds_shared_tags_and_category(bot: Bot) -> None:
     await remember(bot, "work: retro on friday #meeting")
     await remember(bot, "buy milk #shopping")
     [reply] = await bot.say(f"/related {base}", user=ALICE)
-    assert "Related to “standup at 10”" in reply.text
+    assert "Related to “standup at 10 #meeting”" in reply.text
     assert "retro on friday" in reply.text and "buy milk" not in reply.text
     assert reply.buttons[0][1].startswith("f:")
     lonely = await remember(bot, "#misc: nothing in common #zzz")
@@ -261,19 +335,33 @@ async def test_export_sends_an_article_format_memory_json(bot: Bot) -> None:
     name, content = document.files["document"]
     assert name == "memory.json"
     [record] = json.loads(content)
-    assert record["content"] == "代码在 D:\\projects" and record["tags"] == ["代码", "路径"]
+    assert record["content"] == "代码在 D:\\projects #代码 #路径" and record["tags"] == [
+        "代码",
+        "路径",
+    ]
     assert set(record) == {
         "id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount",
     }  # fmt: skip
     assert "Exported: 1" in document.text
 
 
-async def test_free_text_searches_and_hints_at_remember(bot: Bot) -> None:
+HINT = "say it in words"
+
+
+async def test_free_text_hints_at_remember_only_where_it_helps(bot: Bot) -> None:
     await remember(bot, "my code is in D:\\projects #code")
-    [reply] = await bot.say("where is my code?", user=ALICE)
-    assert "D:\\projects" in reply.text
-    assert "send /remember before it" in reply.text
-    assert reply.buttons  # a forget button per result
+    [found] = await bot.say("where is my code?", user=ALICE)  # a question that found its answer
+    assert "D:\\projects" in found.text and HINT not in found.text
+    assert found.buttons  # a forget button per result
+    [statement] = await bot.say("the spare key is under the flower pot", user=ALICE)
+    assert any(data.startswith("rt:") for _, data in statement.buttons)  # 💾 says it
+    assert HINT not in statement.text
+    [nothing] = await bot.say("where is my passport?", user=ALICE)  # found nothing: it helps
+    assert "I found nothing" in nothing.text and HINT in nothing.text
+    [again] = await bot.say("what is my blood type?", user=ALICE)  # not twice in a day
+    assert "I found nothing" in again.text and HINT not in again.text
+    [other] = await bot.say("where is my passport?", user=LI)  # another chat has its own day
+    assert "没有找到" in other.text and "直接说“记住" in other.text
 
 
 async def test_unknown_command_points_to_help(bot: Bot) -> None:

@@ -20,6 +20,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 import pytest
+from test_bot_chinese import english_left, latin_words
 
 from bot.chat.console import Console
 from bot.config import parse_config
@@ -66,7 +67,7 @@ def test_a_note_of_several_lines_goes_between_triple_quotes(tmp_path: Path) -> N
     run = run_bot("console", cwd=tmp_path, stdin=session + "\n")
     assert run.returncode == 0, run.stderr
     assert stored(tmp_path / "data") == [
-        "shopping list:\nmilk\n\neggs",
+        "shopping list:\nmilk\n\neggs #groceries",
         'one line with """ and """ inside',
         "never closed\nthe end of input sends it anyway",
     ]
@@ -383,6 +384,30 @@ async def test_the_scheduled_digest_is_printed_and_only_this_chat_s(
         assert store.documents("users/2").get("digest") is None  # nobody claimed theirs
         ours = store.documents("users/1").get("digest")
         assert ours is not None and ours.value["last_period"] == "2026-12-07T09:00:00.000Z"
+
+
+async def test_the_console_in_chinese_shows_no_english_with_its_jobs(
+    open_console: Any, data_dir: Path
+) -> None:
+    """A reminder falling due, its buttons, the scheduled digest and the console's own lines,
+    in Chinese: the scanner of test_bot_chinese finds no English word of the bot's."""
+    clock = Clock(datetime(2026, 12, 7, 9, 0, 30, tzinfo=UTC))  # the digest fell due at 09:00
+    with MemoryStore(data_dir) as store:
+        store.namespace("users/1").add("备用钥匙在花盆下面", category="家")
+    digest = {"default": "on", "schedule": "0 9 * * mon", "timezone": "UTC"}
+    typed = ["/start", "1", "/remind 1分钟后 喝水", "/history", "/press 9", "/reply 99 x"]
+    async with open_console(clock, language="zh", digest=digest) as session:
+        await session.shown("📬")
+        for line in typed[:3]:
+            await session.say(line)
+        clock.advance(minutes=1)
+        await session.shown("喝水", count=2)  # confirmed, then due
+        await session.say("2")  # ⏰ 10 分钟
+        for line in ("/digest now", *typed[3:]):
+            await session.say(line)
+    screen = session.screen.split("\n", 2)[2]  # after the banner (English for the terminal)
+    left = english_left(screen, {w.lower() for line in typed for w in latin_words(line)})
+    assert left == [], screen
 
 
 async def test_every_reply_based_action_has_a_console_form(

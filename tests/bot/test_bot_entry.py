@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from bot.core.entry import Entry, keywords, parse_entry, split_command
+from bot.core.entry import Entry, parse_entry, split_command
+from bot.core.keywords import keywords
 
 
 @pytest.mark.parametrize(
@@ -12,15 +13,23 @@ from bot.core.entry import Entry, keywords, parse_entry, split_command
     [
         (
             "work: standup at 10:00 #meeting #Daily",
-            Entry("standup at 10:00", ("meeting", "daily"), "work"),
+            Entry("standup at 10:00 #meeting #Daily", ("meeting", "daily"), "work"),
         ),
-        ("工作：明天十点开会 #会议", Entry("明天十点开会", ("会议",), "工作")),
-        ("my #car is blue", Entry("my car is blue", ("car",), None)),
-        ("C# and F# are languages #lang", Entry("C# and F# are languages", ("lang",), None)),
-        ("see https://x.org/#top #web", Entry("see https://x.org/#top", ("web",), None)),
-        ("room #123 is free #rooms", Entry("room #123 is free", ("rooms",), None)),
-        ("home:\nline one\nline two #x", Entry("line one\nline two", ("x",), "home")),
+        ("工作：明天十点开会 #会议", Entry("明天十点开会 #会议", ("会议",), "work")),
+        ("健康: 每天吃维生素", Entry("每天吃维生素", (), "health")),
+        ("#健康：每天吃维生素", Entry("每天吃维生素", (), "health")),
+        ("Ideas: a bot that remembers", Entry("a bot that remembers", (), "idea")),
+        ("#菜谱：松饼要两个鸡蛋", Entry("松饼要两个鸡蛋", (), "菜谱")),
+        ("Buy #milk and eggs", Entry("Buy #milk and eggs", ("milk",), None)),
+        ("my #car is blue", Entry("my #car is blue", ("car",), None)),
+        ("C# and F# are languages #lang", Entry("C# and F# are languages #lang", ("lang",), None)),
+        ("see https://x.org/#top #web", Entry("see https://x.org/#top #web", ("web",), None)),
+        ("room #123 is free #rooms", Entry("room #123 is free #rooms", ("rooms",), None)),
+        ("home:\nline one\nline two #x", Entry("line one\nline two #x", ("x",), "home")),
+        ("买菜 ＃周末，＃超市。", Entry("买菜 ＃周末，＃超市。", ("周末", "超市"), None)),
         ("#only #tags", Entry("", ("only", "tags"), None)),
+        (" #only, #tags. ", Entry("", ("only", "tags"), None)),
+        ("#recipes: pancakes need 2 eggs", Entry("pancakes need 2 eggs", (), "recipes")),
     ],
 )
 def test_hashtags_and_category(text: str, entry: Entry) -> None:
@@ -36,12 +45,45 @@ def test_a_colon_without_a_space_is_not_a_category(text: str) -> None:
 
 
 def test_without_hashtags_keywords_become_tags() -> None:
-    entry = parse_entry("The quick brown fox jumps over the lazy dog and the cat")
-    assert entry.derived_tags and entry.tags == ("quick", "brown", "fox", "jumps", "lazy")
+    entry = parse_entry("Buy milk, eggs and bread for Sam")
+    assert entry.derived_tags and entry.tags == ("milk", "eggs", "bread", "sam")
     chinese = parse_entry("我的代码在哪里？项目文件夹在D盘")
     assert "代码" in chinese.tags and "项目" in chinese.tags
     assert all(len(tag) > 1 for tag in chinese.tags) and "哪里" not in chinese.tags
     assert keywords("a an the of") == []
+
+
+@pytest.mark.parametrize(
+    ("text", "picked", "never"),
+    [
+        # Things, names and places are picked; verbs, times, pronouns and ordinals are not.
+        ("我的护照放在书房第二个抽屉里", {"护照", "书房", "抽屉"}, {"放在", "第二个", "我的"}),
+        ("明天下午三点看牙医", {"牙医"}, {"明天", "下午", "三点", "看"}),
+        ("下周去上海出差见张经理", {"上海"}, {"下周", "去", "见"}),
+        ("the car is parked near the elevator now", {"car", "elevator"}, {"parked", "near", "now"}),
+        ("dentist next Tuesday at 3pm with Dr. Patel", {"dentist", "patel"}, {"tuesday", "3pm"}),
+        ("the second drawer of the old desk", {"drawer", "desk"}, {"second", "old"}),
+        # Numbers that identify stay; amounts, days, pieces of a phone number do not.
+        ("locker 117 at the gym", {"locker", "117", "gym"}, set()),
+        ("flight BA123 to Lisbon, seat 12A", {"ba123", "lisbon", "12a"}, set()),
+        ("驾照2027年到期", {"驾照", "2027"}, {"到期"}),
+        ("I owe Chris 20 euros since May 2nd", {"chris"}, {"20", "euros", "2nd"}),
+        ("我欠小陈200块", {"小陈"}, {"200", "块"}),
+        ("call Sam on 555 0199", {"sam"}, {"555", "0199", "call"}),
+        # A secret is never a tag (tags are shown in /stats and the digest).
+        ("the wifi password is hunter2", {"wifi"}, {"hunter2"}),
+        ("my bank pin is 4455", {"bank"}, {"4455"}),
+        ("公司WiFi密码是Tr0ub4dor", {"wifi"}, {"tr0ub4dor"}),
+        ("健身房的柜子是117号，密码是4455", {"健身房", "柜子", "117"}, {"4455"}),
+        # Paths and addresses stay in the content only.
+        ("the code is in D:\\projects, see https://x.org/a", set(), {"projects", "https", "x"}),
+    ],
+)
+def test_automatic_tags_are_words_a_person_would_pick(
+    text: str, picked: set[str], never: set[str]
+) -> None:
+    tags = set(keywords(text))
+    assert picked <= tags and not tags & never, tags
 
 
 def test_split_command_keeps_inner_lines() -> None:

@@ -20,7 +20,9 @@ async def test_group_commands_with_and_without_the_bot_name(bot: Bot, telegram: 
     assert "team lunch on friday" in found.text  # the group's memories are shared
     [found] = await bot.say(f"/recall@{BOT_USERNAME.lower()} lunch", user=BOB, chat=group)
     assert "team lunch on friday" in found.text
-    assert [r["content"] for r in bot.memories(f"chats/{group['id']}")] == ["team lunch on friday"]
+    assert [r["content"] for r in bot.memories(f"chats/{group['id']}")] == [
+        "team lunch on friday #lunch"
+    ]
     assert bot.memories("users/42") == []
 
     assert await bot.exchange("/recall@SomeOtherBot lunch", user=ALICE, chat=group) == []

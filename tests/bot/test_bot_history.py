@@ -54,7 +54,7 @@ async def test_undo_goes_back_one_change_at_a_time(bot: Bot) -> None:
 
     [undone] = await bot.say("/undo", user=ALICE)  # the edit
     assert "back to: standup at 11" not in undone.text and "back to: standup at 10" in undone.text
-    assert [m["content"] for m in bot.memories("users/42")] == ["standup at 10"]
+    assert [m["content"] for m in bot.memories("users/42")] == ["standup at 10 #work"]
     assert bot.memories("users/42")[0]["tags"] == ["work"]
 
     [undone] = await bot.say("/undo", user=ALICE)  # the add
@@ -122,7 +122,7 @@ async def test_history_lists_versions_and_restores_one_and_a_deleted_memory(bot:
     await _forget(bot, memory_id, ALICE)
     [recent] = await bot.say("/history", user=ALICE)
     assert recent.text.index("🗑") < recent.text.index("♻️")  # newest first
-    assert "Alice via button" in recent.text
+    assert "Alice via a button" in recent.text
     [(label, data)] = recent.buttons
     assert label == f"♻ Restore {memory_id}"
     await bot.press(recent, data, user=BOB)  # another chat: finds nothing

@@ -64,11 +64,11 @@ def test_the_console_talks_like_telegram_on_the_same_data_dir(tmp_path: Path) ->
     run = run_bot("console", cwd=tmp_path, stdin=session, LANG="en_US.UTF-8")
     assert run.returncode == 0, run.stderr
     out = run.stdout
-    assert "✅ Remembered.\nstandup at 10:00\n🏷 #meeting · 📁 work" in out
+    assert "✅ Remembered.\nstandup at 10:00 #meeting\n🏷 #meeting · 📁 work" in out
     assert "a <b> & c" in out and "&amp;" not in out  # plain text, entities decoded
     assert "  [1] ⋯" in out and "  [1] 🗑 Forget\n  [2] 🔗 Related\n  [3] 🕘 History" in out
     assert "Forget this memory?" in out and "  [1] 🗑 Delete\n  [2] Keep" in out
-    assert "(edited) 🗑 Forgotten: standup at 10:00" in out
+    assert "(edited) 🗑 Forgotten: standup at 10:00 #meeting" in out
     assert "page 1 of 1 (total: 1)" in out
     assert "(there is no such button)" in out
     assert "you are user 1" in run.stderr

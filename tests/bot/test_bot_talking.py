@@ -45,7 +45,7 @@ async def test_a_note_in_words_is_stored_and_answered_as_remember(bot: Bot) -> N
     assert without_ids(said.text) == without_ids(typed.text)
     assert said.text.startswith("✅ Remembered.") and "remember that" not in said.text
     [memory] = bot.memories("users/42")
-    assert memory["content"] == "my locker is 23" and memory["tags"] == ["gym"]
+    assert memory["content"] == "my locker is 23 #gym" and memory["tags"] == ["gym"]
     assert memory["source"].startswith("telegram:42:")
     # The same note again, said another way: stored once, as /remember says.
     [again] = await bot.say("Please remember: my locker is 23 #gym", user=ALICE)
@@ -135,7 +135,7 @@ async def test_a_statement_is_searched_with_a_remember_this_button(bot: Bot) -> 
     await bot.press(reply, data, user=ALICE)
     [again] = await bot.telegram.wait("sendMessage", since=since, chat_id=42)
     assert "Already remembered" in again.text
-    assert contents(bot, "users/42") == ["the gym is open until 22:00", "my gym locker is 23"]
+    assert contents(bot, "users/42") == ["the gym is open until 22:00 #gym", "my gym locker is 23"]
     # The statement edited later: its memory follows, as a /remember message's does.
     since = bot.telegram.mark()
     bot.telegram.edit(message, text="my gym locker is 24")

@@ -44,18 +44,18 @@ async def test_questions_sharing_only_stop_characters_never_count(bot: Bot) -> N
         assert BIRTHDAY not in reply.text, question  # not shown: it shares only 的 or 是
         [free] = await bot.say(question, user=LI)  # free text without a model: the same
         assert BIRTHDAY not in free.text, question
-    assert uses(bot, "users/44") == {BIRTHDAY: 0, "我的车停在B2层": 0}
+    assert uses(bot, "users/44") == {f"{BIRTHDAY} #生日": 0, "我的车停在B2层 #车": 0}
 
     [reply] = await bot.say("/recall 小王生日", user=LI)
     assert BIRTHDAY in reply.text
-    assert uses(bot, "users/44")[BIRTHDAY] == 1
+    assert uses(bot, "users/44")[f"{BIRTHDAY} #生日"] == 1
 
 
 async def test_only_the_first_result_of_recall_counts(bot: Bot) -> None:
     for n in range(3):
         await remember(bot, f"standup note {n} #standup")
     [reply] = await bot.say("/recall standup", user=ALICE)
-    first = re.search(r"1\.\s*(standup note \d)", reply.text)
+    first = re.search(r"1\.\s*(standup note \d #standup)", reply.text)
     assert first is not None
     counts = uses(bot, "users/42")
     assert counts[first.group(1)] == 1
@@ -234,9 +234,9 @@ async def test_the_model_uses_the_answers_it_receives_not_stop_word_matches(
 
         llm.script(ToolCalls(("searchMemory", {"query": "小王 生日"})), answer)
         await bot.say("小王生日是哪天？", user=LI)
-        assert received[-1][0] == BIRTHDAY
+        assert received[-1][0] == f"{BIRTHDAY} #生日"
         counts = uses(bot, "users/44")
-        assert counts[BIRTHDAY] == 1
+        assert counts[f"{BIRTHDAY} #生日"] == 1
 
 
 async def test_a_memory_in_the_prompt_counts_only_when_the_answer_quotes_it(
@@ -259,5 +259,5 @@ async def test_a_memory_in_the_prompt_counts_only_when_the_answer_quotes_it(
         await bot.say("where does my code live?", user=ALICE)
         assert f"id {code}" in llm.requests[-1].system
         counts = uses(bot, "users/42")
-        assert counts["my code lives in D:\\projects\\cogito"] == 1
-        assert counts["the staging database password rotates every monday"] == 0
+        assert counts["my code lives in D:\\projects\\cogito #code"] == 1
+        assert counts["the staging database password rotates every monday #database"] == 0

@@ -131,6 +131,22 @@ def test_get_update_related_and_stats(ns: Namespace) -> None:
     assert stats["total"] == 2 and stats["byCategory"] == {"work": 2}
 
 
+def test_a_known_category_is_one_category_in_both_languages(ns: Namespace) -> None:
+    legacy = ns.add("每天吃维生素", category="健康")  # stored with the Chinese word, before
+    executor = ToolExecutor(ns)
+    added = run(executor, "addMemory", {"content": "牙医在周五", "category": "健康"})
+    assert added["memory"]["category"] == "health"  # stored by its English name
+    run(executor, "addMemory", {"content": "dentist on friday", "category": "Health"})
+    run(executor, "addMemory", {"content": "pancakes need 2 eggs", "category": "recipes"})
+    for asked in ("health", "健康"):
+        found = run(executor, "getAllMemories", {"category": asked})
+        assert found["total"] == 3 and legacy.id in [m["id"] for m in found["memories"]]
+    assert run(executor, "getMemoryStats")["byCategory"] == {"health": 3, "recipes": 1}
+    run(executor, "updateMemory", {"id": added["memory"]["id"], "category": "工作"})
+    assert ns.get(added["memory"]["id"]).category == "work"
+    assert ns.get(legacy.id).category == "健康"  # what was stored is not rewritten
+
+
 @pytest.mark.parametrize(
     ("name", "args", "code"),
     [

@@ -106,6 +106,52 @@ def test_a_passed_time_today_moves_to_its_next_occurrence_and_says_so() -> None:
     assert local(ahead.due.at, SHANGHAI) == "2026-12-01 11:00"
 
 
+@pytest.mark.parametrize(
+    ("said_at", "text", "due", "moved"),
+    [
+        # Before the part's default hour: that hour, as always.
+        ("09:00", "tonight call mom", "2026-12-01 20:00", False),
+        ("14:30", "今晚 给妈妈打电话", "2026-12-01 20:00", False),
+        ("09:40", "this afternoon buy milk", "2026-12-01 15:00", False),
+        # Said after it, while the part lasts: the next half hour at least 30 minutes ahead.
+        ("21:29", "tonight call mom", "2026-12-01 22:00", False),
+        ("21:31", "this evening call mom", "2026-12-01 22:30", False),
+        ("20:00", "今晚 给妈妈打电话", "2026-12-01 20:30", False),
+        ("22:05", "今天晚上给妈妈打电话", "2026-12-01 23:00", False),
+        ("23:40", "tonight take the bins out", "2026-12-02 00:30", False),  # still tonight
+        ("21:29", "晚上 打电话给妈妈", "2026-12-01 22:00", False),  # it is the evening now
+        ("16:10", "this afternoon pick up the parcel", "2026-12-01 17:00", False),
+        ("16:10", "今天下午 取快递", "2026-12-01 17:00", False),
+        ("15:00", "later today call the bank", "2026-12-01 15:30", False),
+        ("08:00", "later today call the bank", "2026-12-01 09:00", False),  # the default hour
+        ("14:10", "今天晚些时候 回电话", "2026-12-01 15:00", False),
+        ("13:00", "today water the plants", "2026-12-01 13:30", False),
+        ("10:30", "this morning send the form", "2026-12-01 11:00", False),
+        # The part is over: the next day's, and the reply says the time had passed.
+        ("17:45", "this afternoon pick up the parcel", "2026-12-02 15:00", True),
+        ("21:29", "this afternoon call mom", "2026-12-02 15:00", True),
+        ("12:30", "this morning send the form", "2026-12-02 09:00", True),
+        ("23:40", "later today call the bank", "2026-12-02 09:00", True),
+        # A clock time that has passed is still its next occurrence.
+        ("21:29", "tonight at 9 call mom", "2026-12-02 21:00", True),
+    ],
+)
+def test_a_part_of_today_said_while_it_lasts_means_later_in_it(
+    said_at: str, text: str, due: str, moved: bool
+) -> None:
+    hour, minute = map(int, said_at.split(":"))
+    parsed = parse_reminder(text, NOW.replace(hour=hour, minute=minute), SHANGHAI)
+    assert parsed is not None
+    assert (local(parsed.due.at, SHANGHAI), parsed.due.moved) == (due, moved)
+    assert not any(word in parsed.text for word in ("later", "tonight", "晚些", "今晚"))
+
+
+def test_tonight_late_in_berlin_crosses_midnight_on_the_local_clock() -> None:
+    said = datetime(2026, 3, 28, 23, 50, tzinfo=BERLIN)  # the night the clocks go forward
+    parsed = parse_reminder("tonight lock the door", said, BERLIN)
+    assert parsed is not None and local(parsed.due.at, BERLIN) == "2026-03-29 00:30"
+
+
 def test_a_zero_padded_hour_is_the_24_hour_clock_and_a_bare_one_the_next_time_it_shows() -> None:
     noon = datetime(2026, 12, 1, 12, 0, tzinfo=SHANGHAI)  # a Tuesday
     cases = {
