@@ -148,10 +148,13 @@ class Terminal:
     def close(self) -> int:
         self.type("\x04")  # Ctrl-D
         try:
-            code = self.process.wait(timeout=60)
+            # Generous: at a load of 8 on two cores, closing (the store's last compaction, the
+            # embedder's worker) took over a minute once; a hang still fails, with the screen.
+            code = self.process.wait(timeout=180)
         except subprocess.TimeoutExpired:  # a failed test left it waiting: end it
             self.process.kill()
             code = self.process.wait()
+            print(self.screen[-2000:])  # shown with the failure: where it stopped
         os.close(self.fd)
         return code
 
