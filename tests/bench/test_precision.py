@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from bench.precision import main
+from memory.relevance import Calibration
 
 USERS = [
     {
@@ -49,3 +51,18 @@ def test_the_report_counts_answers_shown_and_abstentions(
         assert {f"{notes}:visible", f"{notes}:hidden", f"{notes}_tiny"} <= report.keys()
         assert report[notes]["shown/hit@5"] >= 0.8  # the figure the README quotes, roughly
     assert "notes_zh_tiny" in capsys.readouterr().out
+
+
+def test_the_fit_prints_calibrations_as_python(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``--fit`` prints ``CALIBRATIONS`` as Python that builds them again."""
+    for name, rows in (("tiny.users.jsonl", USERS), ("tiny.questions.jsonl", QUESTIONS)):
+        (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
+    assert main(["--data", str(tmp_path), "--modes", "keywords", "--fit"]) == 0
+    printed = capsys.readouterr().out
+    namespace: dict[str, Any] = {"Calibration": Calibration}
+    exec(printed[printed.index("CALIBRATIONS") :], namespace)  # what one pastes into the module
+    calibrations = namespace["CALIBRATIONS"]
+    assert {("en", "question", "keywords"), ("zh", "question", "keywords")} <= calibrations.keys()
+    assert all(c.spread > 0 and len(c.weights) == len(c.evidence) for c in calibrations.values())

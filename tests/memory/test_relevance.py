@@ -31,3 +31,63 @@ def test_hits_nothing_answers_are_all_weaker() -> None:
     ]
     answer = decide("what is my blood type?", weak)
     assert answer.shown == () and [h.memory.id for h in answer.weaker] == [1, 2]
+
+
+def searched(
+    *rows: tuple[str, float, float, int | None], typical: float, best: float | None = None
+) -> list[Hit]:
+    """Hits as a search by meaning returns them, best first: (content, cosine, coverage,
+    keyword rank) each, the namespace's typical and best cosine for the question."""
+    best = max(cosine for _, cosine, _, _ in rows) if best is None else best
+    return [
+        hit(place + 1, content, Evidence(coverage, rank, cosine, typical, best), 1.0 - place / 10)
+        for place, (content, cosine, coverage, rank) in enumerate(rows)
+    ]
+
+
+CLEAR_EN = searched(
+    ("Emma's birthday is on the 14th of February", 0.879, 0.5, 0),
+    ("The landlord's number is 555-0188", 0.756, 0.0, None),
+    ("Dentist is Dr. Rivera, appointments on Tuesdays", 0.744, 0.0, None),
+    typical=0.747,
+)
+CLEAR_ZH = searched(
+    ("小屋的WiFi密码是 pinecone42", 0.933, 0.636, 0),
+    ("护照在客厅柜子最上面的抽屉里", 0.851, 0.0, None),
+    ("健身房工作日早上六点开门", 0.839, 0.0, None),
+    typical=0.85,
+)
+
+
+def test_a_clear_match_is_shown_alone_in_both_languages() -> None:
+    assert [h.memory.id for h in decide("when is Emma's birthday?", CLEAR_EN).shown] == [1]
+    assert [h.memory.id for h in decide("小屋wifi密码多少", CLEAR_ZH).shown] == [1]
+
+
+def test_two_equally_close_matches_are_shown_together() -> None:
+    """The number shown follows the question: two notes about the passport, both as close."""
+    hits = searched(
+        ("My passport is in the top drawer of the hall cabinet", 0.85, 0.5, 0),
+        ("My passport is in the blue folder", 0.851, 0.5, 1),
+        ("I parked on level 4, spot 112 at the mall", 0.802, 0.0, None),
+        typical=0.783,
+    )
+    assert [h.memory.id for h in decide("where did I put my passport?", hits).shown] == [1, 2]
+
+
+def test_a_chinese_question_nothing_answers_gets_nothing() -> None:
+    hits = searched(
+        ("健身房工作日早上六点开门", 0.826, 0.0, None),
+        ("妈妈的生日是2月14日", 0.82, 0.0, None),
+        typical=0.834,
+        best=0.84,
+    )
+    answer = decide("我的血型是什么", hits)
+    assert answer.shown == () and [h.memory.id for h in answer.weaker] == [1]  # 2 shares 的 only
+
+
+def test_a_margin_raises_the_bar_of_the_best_match() -> None:
+    """A statement is searched with a margin (the bot's): only a clearer match than a
+    question needs is shown, and a margin far above any evidence shows nothing."""
+    assert decide("Emma's birthday is actually the 15th", CLEAR_EN, margin=3.0).shown
+    assert decide("Emma's birthday is actually the 15th", CLEAR_EN, margin=50.0).shown == ()
