@@ -1,7 +1,10 @@
 """Fitting ``memory.relevance.CALIBRATIONS`` on what ``bench.precision`` asked.
 
-``python -m bench.precision --fit`` prints them. A calibration is fitted per language, form
-and mode, on the first ``LOOKED_AT`` matches of each search, on all but the notes' hidden half:
+``python -m bench.precision --fit`` prints them; ``--held-out`` measures them fitted on one
+half of the questions (split by a hash of their text), on the other half, and the other way
+round, the counts pooled (2-fold cross-validation): what a calibration reaches on questions it
+was not fitted on. A calibration is fitted per language, form and mode, on the first
+``LOOKED_AT`` matches of each search, on all but the notes' hidden half:
 
 - closeness: a conditional logit (which of a question's matches is its evidence), on the
   answerable questions, each set weighing the same;
@@ -29,6 +32,7 @@ meets them there (0.83, 0.88; docs/benchmarks.md).
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -44,10 +48,13 @@ from bench.precision import (
     TARGET_ABSTAIN,
     TARGET_SHOWN,
     Asked,
+    Tally,
     evidence_at,
+    measure,
 )
 from memory.hybrid import is_dialogue
 from memory.relevance import (
+    CALIBRATIONS,
     CLOSENESS_FEATURES,
     EVIDENCE_FEATURES,
     LOOKED_AT,
@@ -367,3 +374,17 @@ def fit(all_asked: Sequence[Asked], mode: str) -> dict[tuple[str, str, str], Cal
         ):
             fitted[key] = _fit_kind(searched, search_mode)
     return fitted
+
+
+def held_out(all_asked: Sequence[Asked], mode: str) -> dict[str, Tally]:
+    """Two-fold cross-validation: the questions split in halves (by a hash of their text),
+    each half measured with the calibrations fitted on the other, the counts pooled."""
+
+    def half(a: Asked) -> int:
+        return hashlib.blake2b(a.question.text.encode("utf-8"), digest_size=2).digest()[0] % 2
+
+    tallies: dict[str, Tally] = {}
+    for fold in (0, 1):
+        fitted = {**CALIBRATIONS, **fit([a for a in all_asked if half(a) != fold], mode)}
+        measure([a for a in all_asked if half(a) == fold], fitted, tallies)
+    return tallies

@@ -17,6 +17,10 @@ Reported per set and search mode (``hybrid``: keywords and meaning, what the bot
 ``keywords``: without an embedder): evidence shown / hit@5, abstained, the mean number shown
 when something is, and hit@5 and rec@5 of the ranking (unchanged by the decision).
 
+``--held-out`` also measures them fitted on one half of the questions (split by a hash of
+their text), on the other half, and the other way round, the counts pooled (2-fold
+cross-validation): the figures a calibration reaches on questions it was not fitted on.
+
 ``--fit`` fits ``memory.relevance.CALIBRATIONS`` instead (``bench.calibrate``), on the sets
 given and the visible half of the notes, and prints them as Python to paste into
 ``memory/relevance.py``.
@@ -24,7 +28,7 @@ given and the visible half of the notes, and prints them as Python to paste into
 Usage::
 
     python -m bench.precision --data ../shared/bench/data [--sets ...] [--modes hybrid,keywords]
-                              [--fit] [--asked FILE] [--json FILE]
+                              [--fit | --held-out] [--asked FILE] [--json FILE]
 """
 
 from __future__ import annotations
@@ -223,15 +227,21 @@ def evidence_at(asked: Asked, hits: Sequence[Hit]) -> list[bool]:
     return [asked.own_names[hit.memory.id - 1] in asked.question.evidence for hit in hits]
 
 
-def measure(all_asked: Sequence[Asked]) -> dict[str, Tally]:
-    """The tallies by set (the notes by half too) of ``decide`` on what was asked."""
-    tallies: dict[str, Tally] = {}
+def measure(
+    all_asked: Sequence[Asked],
+    calibrations: dict[tuple[str, str, str], Calibration] | None = None,
+    tallies: dict[str, Tally] | None = None,
+) -> dict[str, Tally]:
+    """The tallies by set (the notes by half too) of ``decide`` on what was asked, with
+    ``calibrations`` (default ``CALIBRATIONS``), added to ``tallies`` if given."""
+    tallies = {} if tallies is None else tallies
+    judge = CALIBRATIONS if calibrations is None else calibrations
     for asked in all_asked:
         keys = [asked.set_name]
         if asked.question.half:
             keys.append(f"{asked.set_name}:{asked.question.half}")
         question = asked.question
-        answer = decide(question.text, asked.own)
+        answer = decide(question.text, asked.own, calibrations=judge)
         outcomes: list[tuple[str, Any]] = []
         if question.evidence:
             ranked = evidence_at(asked, asked.own[:5])
@@ -242,7 +252,7 @@ def measure(all_asked: Sequence[Asked]) -> dict[str, Tally]:
         else:
             outcomes.append(("negative", not answer.shown))
         if asked.other is not None:
-            elsewhere = decide(question.text, asked.other)
+            elsewhere = decide(question.text, asked.other, calibrations=judge)
             outcomes.append(("negative", not elsewhere.shown))
         for key in keys:
             tally = tallies.setdefault(key, Tally())
@@ -297,6 +307,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sets", help="comma-separated (default: all, and the notes)")
     parser.add_argument("--modes", default="hybrid,keywords")
     parser.add_argument("--fit", action="store_true", help="fit and print CALIBRATIONS")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="also measure fitted on one half of the questions, on the other (2-fold)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--asked",
@@ -304,7 +319,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="keep what was asked in this file (pickle) and reuse it: refits in seconds",
     )
     args = parser.parse_args(argv)
-    from bench.calibrate import fit  # it builds on this module's Asked and measure
+    from bench.calibrate import fit, held_out  # it builds on this module's Asked and measure
 
     shared = sorted(
         p.name.removesuffix(".users.jsonl").removesuffix(".users.jsonl.gz")
@@ -328,6 +343,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             tallies = measure(asked)
             results[mode] = {key: tally.summary() for key, tally in tallies.items()}
             print(format_report(mode, tallies), flush=True)
+            if args.held_out:
+                tallies = held_out(asked, mode)
+                results[f"{mode} held out"] = {k: t.summary() for k, t in tallies.items()}
+                print(format_report(f"{mode}, held out (2-fold)", tallies), flush=True)
     finally:
         if embedder is not None:
             embedder.save()

@@ -40,9 +40,10 @@ Calibration. The weights, thresholds and spreads are fitted per language of the 
 question, or a pasted dialogue whose last turn is what is embedded, ``memory.hybrid
 .dense_query``) and per search mode (with meaning: cosines; keywords only), on the benchmark
 sets of ``../shared/bench`` and the project's own notes (``bench/data``, the visible half):
-``python -m bench.precision --fit`` prints ``CALIBRATIONS`` (how: ``bench.calibrate``), and
+``python -m bench.precision --fit`` prints ``CALIBRATIONS`` (how: ``bench.calibrate``),
 without ``--fit`` measures them (evidence shown / hit@5, abstained, mean shown;
-docs/benchmarks.md).
+docs/benchmarks.md), and with ``--held-out`` measures them fitted on half of the questions, on
+the other half.
 What separates an answer from "nothing here" is mostly the meaning: the cosine's gap to the
 namespace's typical cosine (English questions), its level and how far the best stands above
 the next (Chinese questions); the keyword coverage helps. The fused score alone tells
@@ -59,7 +60,7 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memory.bm25 import memory_terms, query_terms
@@ -244,21 +245,29 @@ def features(hits: Sequence[Hit]) -> list[dict[str, float]]:
     return rows
 
 
-def decide(query: str, hits: Sequence[Hit], *, margin: float = 0.0) -> Answer:
+def decide(
+    query: str,
+    hits: Sequence[Hit],
+    *,
+    margin: float = 0.0,
+    calibrations: Mapping[tuple[str, str, str], Calibration] | None = None,
+) -> Answer:
     """What a reply to ``query`` shows of ``hits`` (a search's, best first; module docstring).
 
     ``margin`` raises the bar of the best hit's evidence (in log-odds): a message that asks
     nothing (a statement searched for what it touches) shows only a clear match. Hits without
     evidence (the seed ranker's) are shown as the ``matches`` they are, at most ``SHOWN``:
-    there is nothing to judge them by."""
+    there is nothing to judge them by. ``calibrations`` replace ``CALIBRATIONS`` (the
+    benchmark's held-out measure)."""
     found = matches(query, hits)
     if not found:
         return Answer((), ())
     if all(hit.evidence is None for hit in found):
         return Answer(tuple(found[:SHOWN]), tuple(found[SHOWN:]))
     language_, form, mode = kind(query, found)
-    calibration = CALIBRATIONS[language_, form, mode]
-    words = CALIBRATIONS[language_, form, "keywords"]
+    judged = CALIBRATIONS if calibrations is None else calibrations
+    calibration = judged[language_, form, mode]
+    words = judged[language_, form, "keywords"]
     head = found[:LOOKED_AT]
     # A hit without a vector yet (a memory stored a moment ago, still being embedded) is
     # judged by its keywords alone, not as if its cosine were the namespace's typical one.

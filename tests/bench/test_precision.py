@@ -53,10 +53,11 @@ def test_the_report_counts_answers_shown_and_abstentions(
     assert "notes_zh_tiny" in capsys.readouterr().out
 
 
-def test_the_fit_prints_calibrations_as_python(
+def test_the_fit_prints_calibrations_and_the_held_out_measure_reports_beside_them(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    """``--fit`` prints ``CALIBRATIONS`` as Python that builds them again."""
+    """``--fit`` prints ``CALIBRATIONS`` as Python that builds them again; ``--held-out``
+    measures calibrations fitted on half of the questions, on the other half."""
     for name, rows in (("tiny.users.jsonl", USERS), ("tiny.questions.jsonl", QUESTIONS)):
         (tmp_path / name).write_text("".join(json.dumps(r) + "\n" for r in rows), "utf-8")
     assert main(["--data", str(tmp_path), "--modes", "keywords", "--fit"]) == 0
@@ -66,3 +67,13 @@ def test_the_fit_prints_calibrations_as_python(
     calibrations = namespace["CALIBRATIONS"]
     assert {("en", "question", "keywords"), ("zh", "question", "keywords")} <= calibrations.keys()
     assert all(c.spread > 0 and len(c.weights) == len(c.evidence) for c in calibrations.values())
+
+    out = tmp_path / "report.json"
+    assert (
+        main(["--data", str(tmp_path), "--modes", "keywords", "--held-out", "--json", str(out)])
+        == 0
+    )
+    report = json.loads(out.read_text("utf-8"))
+    for notes in ("notes_en", "notes_zh"):  # each question measured once, by the other half
+        assert report["keywords held out"][notes]["questions"] == 40
+        assert report["keywords held out"][notes]["shown/hit@5"] >= 0.6

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from memory.model import Evidence, Hit, Memory
-from memory.relevance import decide
+from memory.relevance import CALIBRATIONS, decide
 
 
 def hit(memory_id: int, content: str, evidence: Evidence, score: float = 1.0) -> Hit:
@@ -91,3 +93,10 @@ def test_a_margin_raises_the_bar_of_the_best_match() -> None:
     question needs is shown, and a margin far above any evidence shows nothing."""
     assert decide("Emma's birthday is actually the 15th", CLEAR_EN, margin=3.0).shown
     assert decide("Emma's birthday is actually the 15th", CLEAR_EN, margin=50.0).shown == ()
+
+
+def test_calibrations_can_be_given_in_place_of_the_fitted_ones() -> None:
+    """What the benchmark's held-out measure does: the decision with other calibrations."""
+    strict = {key: replace(value, threshold=99.0) for key, value in CALIBRATIONS.items()}
+    assert decide("when is Emma's birthday?", CLEAR_EN).shown
+    assert decide("when is Emma's birthday?", CLEAR_EN, calibrations=strict).shown == ()
