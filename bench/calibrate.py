@@ -51,6 +51,7 @@ from bench.precision import (
     Tally,
     evidence_at,
     measure,
+    notes_of,
 )
 from memory.hybrid import is_dialogue
 from memory.relevance import (
@@ -295,7 +296,7 @@ def _objective(
     mean: each figure being the lesser of shown/hit@5 and abstained (both targets 0.8)."""
     feasible = all(mean <= FIT_MEAN_SHOWN for _, _, _, mean in figures)
     for name, ratio, abstained, _ in figures:
-        if name.removesuffix("_tiny") in NOTES:
+        if notes_of(name) in NOTES:
             if notes_rule == "abstain":
                 feasible &= abstained >= NOTES_ABSTAIN
             else:

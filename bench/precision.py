@@ -54,6 +54,7 @@ from memory.relevance import CALIBRATIONS, Calibration, decide
 OWN_DATA = Path(__file__).resolve().parent / "data"
 NOTES = ("notes_en", "notes_zh")
 TINY = 3  # memories of a new user's namespace (``_tiny``)
+DOZEN = 12  # and of a user with a dozen notes, as issue 24 tried it (``_dozen``)
 COMPANIONS = {"en": "memorybank_en", "zh": "memorybank_zh"}
 MODES = {"hybrid": "hybrid", "keywords": "default"}
 DEPTH = 10
@@ -156,43 +157,46 @@ def ask(data: Path, names: Sequence[str], mode: str, embedder: Embedder | None) 
                     )
                     yield Asked(name, question, hits, own_names, elsewhere)
                 if name in NOTES:
-                    yield from _tiny(store, name, users, questions, mode)
+                    yield from _few(store, name, users, questions, mode, TINY)
+                    yield from _few(store, name, users, questions, mode, DOZEN)
         finally:
             store.close()
 
 
-def _tiny(
+def _few(
     store: Any,
     name: str,
     users: dict[str, list[dict[str, Any]]],
     questions: list[Question],
     mode: str,
+    size: int,
 ) -> Iterator[Asked]:
     """A new user's case: each answerable notes question asked in a namespace of its evidence
-    and ``TINY - 1`` other notes, and one question nothing answers asked there too (the set
-    ``<name>_tiny``)."""
+    and ``size - 1`` other notes, and one question nothing answers asked there too (the set
+    ``<name>_tiny`` of ``TINY`` notes, ``<name>_dozen`` of ``DOZEN``)."""
     [records] = users.values()
     unanswerable = [q for q in questions if not q.evidence]
     answerable = [q for q in questions if q.evidence]
+    label = "tiny" if size == TINY else "dozen"
     for number, question in enumerate(answerable):
         index = next(i for i, r in enumerate(records) if str(r["id"]) in question.evidence)
         others = [r for i, r in enumerate(records) if i != index]
-        chosen = [
-            records[index],
-            *(others[(number * 7 + k * 13) % len(others)] for k in range(TINY - 1)),
-        ]
-        namespace = store.namespace(f"{name}-tiny/{number}")
-        names = _fill(namespace, chosen, mode == "hybrid")
+        if size == TINY:  # two of the others, spread over the notes
+            picked = [others[(number * 7 + k * 13) % len(others)] for k in range(size - 1)]
+        else:  # the notes after it, in the order they were written
+            picked = [others[(index + k) % len(others)] for k in range(size - 1)]
+        namespace = store.namespace(f"{name}-{label}/{number}")
+        names = _fill(namespace, [records[index], *picked], mode == "hybrid")
         store.wait_for_embeddings()
         ranker = MODES[mode]
         hits = namespace.search(question.text, DEPTH, ranker=ranker, touch=False)
-        yield Asked(f"{name}_tiny", question, hits, names, None)
+        yield Asked(f"{name}_{label}", question, hits, names, None)
         nothing = unanswerable[number % len(unanswerable)]
         nothing = Question(
             nothing.user, nothing.text, nothing.evidence, nothing.lang, question.half
         )
         hits = namespace.search(nothing.text, DEPTH, ranker=ranker, touch=False)
-        yield Asked(f"{name}_tiny", nothing, hits, names, None)
+        yield Asked(f"{name}_{label}", nothing, hits, names, None)
 
 
 # -- measuring -------------------------------------------------------------------------------
@@ -220,6 +224,11 @@ class Tally:
             "negatives": self.negatives,
             "abstained": round(self.abstained / max(self.negatives, 1), 3),
         }
+
+
+def notes_of(set_name: str) -> str:
+    """The set a new user's case (``notes_en_tiny``, ``notes_en_dozen``) was drawn from."""
+    return set_name.removesuffix("_tiny").removesuffix("_dozen")
 
 
 def evidence_at(asked: Asked, hits: Sequence[Hit]) -> list[bool]:
@@ -293,7 +302,7 @@ def _asked(
     if kept is not None and kept.exists():
         with kept.open("rb") as handle:
             cached: list[Asked] = pickle.load(handle)  # a file this command wrote
-        return [a for a in cached if a.set_name.removesuffix("_tiny") in names]
+        return [a for a in cached if notes_of(a.set_name) in names]
     asked = list(ask(args.data, names, mode, embedder))
     if kept is not None:
         with kept.open("wb") as handle:

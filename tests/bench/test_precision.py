@@ -46,9 +46,10 @@ def test_the_report_counts_answers_shown_and_abstentions(
     tiny = report["tiny"]
     assert tiny["questions"] == 2 and tiny["negatives"] == 2  # each asked in the other's too
     assert tiny["hit@5"] == 1.0 and tiny["shown/hit@5"] == 1.0 and tiny["abstained"] == 1.0
-    for notes in ("notes_en", "notes_zh"):  # the project's own, with their halves and tiny case
+    for notes in ("notes_en", "notes_zh"):  # the project's own, halves, and a new user's cases
         assert report[notes]["questions"] == 40 and report[notes]["negatives"] == 30  # no companion
-        assert {f"{notes}:visible", f"{notes}:hidden", f"{notes}_tiny"} <= report.keys()
+        assert {f"{notes}:{h}" for h in ("visible", "hidden")} <= report.keys()
+        assert {f"{notes}_tiny", f"{notes}_dozen"} <= report.keys()
         assert report[notes]["shown/hit@5"] >= 0.8  # the figure the README quotes, roughly
     assert "notes_zh_tiny" in capsys.readouterr().out
 
