@@ -19,15 +19,20 @@ was not fitted on. A calibration is fitted per language, form and mode, on the f
   ``MAX_MEAN_SHOWN``; each notes set, a person's own and the case that matters most,
   abstains at least ``NOTES_ABSTAIN`` with meaning, or with keywords only, which tell an
   answer from a near miss far less well, shows its answer at least ``NOTES_SHOWN``: better a
-  weak match shown than an answer hidden), then the number of sets meeting both targets by
-  ``FIT_MARGIN``, then the worst of the others, then the mean; each set's figure the lesser
-  of evidence shown / hit@5 and abstained.
+  weak match shown than an answer hidden), then the number of sets meeting both targets,
+  then the worst set, then the mean; each set's figure the lesser of evidence shown / hit@5
+  and abstained (both targets 0.8).
 
 Why: the previous fit, one logistic score of "this match is the evidence" deciding both
 whether anything answers and which, with thresholds chosen for the mean over the sets, left
 LoCoMo turns at 0.77 of hit@5 shown and MADial English at 0.79 abstained. Asking the two
 questions apart, and choosing the direction and the thresholds on the targets themselves,
-meets them there (0.83, 0.88; docs/benchmarks.md).
+meets them there (0.83, 0.88; docs/benchmarks.md). Counting first the sets that met the
+targets with a cushion (0.82) then left MemoryBank English, a small set, just short (0.79,
+0.78): a threshold that lifted it to 0.80 took the cushion off another set, and lost.
+Counting the sets that meet them, then lifting the worst, meets them all with meaning (0.81,
+0.80) at the cost of the large sets' cushions, and does as well or better held out; with
+keywords only it meets them on LoCoMo turns too (0.80, 0.84; was 0.79).
 """
 
 from __future__ import annotations
@@ -66,7 +71,6 @@ from memory.relevance import (
     matches,
 )
 
-FIT_MARGIN = 0.02  # a set counts as meeting a target in the fit only this much above it
 FIT_MEAN_SHOWN = MAX_MEAN_SHOWN - 0.1
 GRID = (0.0, 1.0, 2.0)  # weights tried for each (standardised) evidence feature
 SPREADS = (1.0, 1.25, 1.5, 1.75, 2.0, 2.25, 2.5)
@@ -292,8 +296,8 @@ def _objective(
 ) -> tuple[float, ...]:
     """Feasible first (each set's mean shown at most ``FIT_MEAN_SHOWN``; each notes set
     abstains ``NOTES_ABSTAIN``, or with keywords only shows ``NOTES_SHOWN``), then the number
-    of sets meeting both targets by ``FIT_MARGIN``, then the worst of the others, then the
-    mean: each figure being the lesser of shown/hit@5 and abstained (both targets 0.8)."""
+    of sets meeting both targets, then the worst set, then the mean: each set's figure the
+    lesser of shown/hit@5 and abstained."""
     feasible = all(mean <= FIT_MEAN_SHOWN for _, _, _, mean in figures)
     for name, ratio, abstained, _ in figures:
         if notes_of(name) in NOTES:
@@ -303,9 +307,8 @@ def _objective(
                 feasible &= ratio >= NOTES_SHOWN
     assert TARGET_SHOWN == TARGET_ABSTAIN, "the lesser of the two is compared with one target"
     lesser = [min(ratio, abstained) for _, ratio, abstained, _ in figures]
-    met = sum(v >= TARGET_SHOWN + FIT_MARGIN for v in lesser)
-    short = [v for v in lesser if v < TARGET_SHOWN + FIT_MARGIN]
-    return (float(feasible), float(met), min(short, default=1.0), float(np.mean(lesser)))
+    met = sum(v >= TARGET_SHOWN for v in lesser)
+    return (float(feasible), float(met), min(lesser), float(np.mean(lesser)))
 
 
 def _fit_kind(searched: list[Searched], mode: str) -> Calibration:
