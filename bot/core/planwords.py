@@ -164,15 +164,20 @@ EN_BIRTHDAY = re.compile(
 # A deadline: "before March 1" (the day before), "before 8am" (an hour before).
 EN_BEFORE = re.compile(r"\bbefore\s+", _I)
 # The subject and cue a reminder's text goes without: "I need to call him" -> "call him".
+# "going to the gym" goes somewhere: there "to" is no modal, and stays in the text.
+_GOING_SOMEWHERE = r"(?!(?:am\s+|are\s+)?going\s+to\s+(?:the|a|an|my|our|your|bed|work|school)\b)"
 EN_LEAD = re.compile(
-    rf"^(?:(?:i|we|you|u)\s+(?:{EN_ADVERBS}\s+)?(?:{EN_MODAL})\s+(?:{EN_ADVERBS}\s+)?"
-    r"|(?:need|needs|have|got|must|should|going|want|plan|supposed|better|remember)\s+"
-    r"(?:to\s+)?|let\s+us\s+|don't\s+forget\s+(?:to\s+)?|make\s+sure\s+(?:to\s+)?"
+    rf"^(?:(?:i|we|you|u)\s+(?:{EN_ADVERBS}\s+)?{_GOING_SOMEWHERE}(?:{EN_MODAL})\s+"
+    rf"(?:{EN_ADVERBS}\s+)?"
+    rf"|{_GOING_SOMEWHERE}(?:need|needs|have|got|must|should|going|want|plan|supposed|better"
+    r"|remember)\s+(?:to\s+)?|let\s+us\s+|don't\s+forget\s+(?:to\s+)?|make\s+sure\s+(?:to\s+)?"
     r"|(?:i|we)\s+(?:have\s+got|have|got)\s+(?=(?:a|an|my|our|the|another)\b)"
     r"|(?:i|we)\s+am\s+|(?:i|we)\s+are\s+|i\s+|we\s+)",
     _I,
 )
-EN_TAIL = re.compile(r"(?:[\s,;:.!-]+|\b(?:before|by|on|at|in|for|until|from|and)\b)+$", _I)
+EN_TAIL = re.compile(
+    r"(?:[\s,;:.!-]+|\b(?:before|by|on|at|in|for|until|from|and|is|are|starts|begins)\b)+$", _I
+)
 
 # -- Chinese ------------------------------------------------------------------------------------
 
