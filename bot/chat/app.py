@@ -68,6 +68,7 @@ from bot.chat import (
     media,
     messages,
     noting,
+    offer_answers,
     reminding,
     timezones,
     welcome,
@@ -258,6 +259,7 @@ def register_handlers(application: BotApplication) -> None:
         (choices.REPLACE_PATTERN, choices.choose),
         (choices.CANCEL_PATTERN, choices.choose),
         (noting.REMEMBER_PATTERN, noting.press_remember),
+        (offer_answers.PATTERN, offer_answers.press_offer),
         *timezones.BUTTONS,
         *welcome.BUTTONS,
     ):

@@ -35,7 +35,7 @@ from bot.chat.access import (
 from bot.chat.attachments import send_all_back
 from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view, with_row
 from bot.chat.choices import choice_prompt
-from bot.chat.reminding import offer_for
+from bot.chat.offering import offer_for_memory
 from bot.chat.services import services
 from bot.core import adding, chat_zones, operations
 from bot.core.entry import Entry, parse_entry, split_command
@@ -154,8 +154,13 @@ async def remember_entry(
     text = t(language, "remembered", memory=memory_block(memory, language=language))
     if entry.derived_tags and memory.tags:
         text += "\n" + t(language, "tags_derived")
-    # A memory naming a time ("下周二下午三点看牙医") offers to become a reminder at it.
-    await reply_html(message, text, await offer_for(context, message, memory, language))
+    # A memory that says what the person will do at a time ("下周二下午三点看牙医") offers a
+    # reminder then; a statement with a date in it ("车停在B2层 23号") does not.
+    offer = await offer_for_memory(context, message, caller, memory, language)
+    if offer is None:
+        await reply_html(message, text)
+        return
+    await reply_html(message, f"{text}\n\n{offer[0]}", offer[1])
 
 
 async def recall(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -7,6 +7,9 @@ acts on it when no model is configured (with one, the model decides, as before):
   stores its text, trigger words removed (``commands.remember_entry``: hashtags, category,
   duplicates, 📅 dates, the ⏰ offer, the same reply); a note with nothing in it gets
   /remember's usage;
+- a statement or a fragment that says what the person will do at a time ("I need to call the
+  plumber tomorrow morning", "明天下午三点要去接孩子") is offered a reminder
+  (``bot.chat.offering``), not searched;
 - a statement ("my locker is 23") is searched as every plain message is, and the reply's
   keyboard gets one more row: 💾 Remember this (``bot.core.offers`` keeps the text; pressing
   stores it as /remember would, once however often pressed, then the button goes). Questions
@@ -36,6 +39,7 @@ from telegram.ext import ContextTypes
 
 from bot.chat.access import button_press, message_source, run_changing
 from bot.chat.commands import remember_entry, show_matches
+from bot.chat.offering import offer_plain
 from bot.chat.services import services
 from bot.core import hints, intents, offers, operations, when
 from bot.core.entry import parse_entry
@@ -62,6 +66,10 @@ async def answer_plainly(
     if intent.kind == intents.NOTE:
         await remember_entry(context, message, caller, language, parse_entry(intent.text))
         return
+    if intent.kind != intents.QUESTION and await offer_plain(
+        context, message, caller, text, language
+    ):
+        return  # what the person will do, and when: the reminder offered, not a search
     extra: list[InlineKeyboardButton] = []
     if intent.kind == intents.STATEMENT and await _offer(context, message, caller, text):
         label = t(language, "button_remember_this_plain")

@@ -14,7 +14,7 @@ import re
 
 from telegram import User
 
-from bot.view import problem_strings, reminder_strings, zone_strings
+from bot.view import offer_strings, problem_strings, reminder_strings, zone_strings
 from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
@@ -611,6 +611,8 @@ STRINGS["en"].update(zone_strings.EN)
 STRINGS["zh"].update(zone_strings.ZH)
 STRINGS["en"].update(problem_strings.EN)
 STRINGS["zh"].update(problem_strings.ZH)
+STRINGS["en"].update(offer_strings.EN)
+STRINGS["zh"].update(offer_strings.ZH)
 
 
 def language_of(user: User | None) -> str:
