@@ -18,7 +18,7 @@ from typing import Any
 import pytest
 from bot_harness import ALICE, BOB, LI, Bot
 
-from bench.fakes.openai_server import API_KEY, FakeOpenAI
+from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Request, ToolCalls
 from bench.fakes.telegram_server import BOT_USERNAME, TOKEN, Call, FakeBotAPI
 from bot.chat.app import build_application, serving
 from bot.chat.console import Console
@@ -300,6 +300,40 @@ async def test_in_a_group_only_who_said_it_or_an_admin_answers_the_offer(
         assert "book the meeting room" in confirmed.text
     [record] = reminder_records(data_dir)
     assert record["author"] == "user:42"  # set for who said it
+
+
+# -- the model's offerReminder ------------------------------------------------------------------
+
+
+async def test_the_model_offers_through_its_tool_and_nothing_is_set_before_yes(
+    start: Any, telegram: FakeBotAPI, data_dir: Path
+) -> None:
+    def answer(request: Request) -> Answer:
+        [result] = request.tool_results()[-1:]
+        assert result["offered"] is True and result["set"] is False
+        assert result["due"] == "2026-12-02 09:00 (Wed) Asia/Shanghai"
+        return Answer("I can remind you tomorrow morning, see below.")
+
+    async with FakeOpenAI() as llm:
+        llm.script(
+            ToolCalls(("offerReminder", {"text": "call the plumber", "local": "2026-12-02 09:00"})),
+            answer,
+        )
+        async with start(llm) as bot:
+            said = "I need to call the plumber tomorrow morning"
+            [reply, offer] = await bot.say(said, user=ALICE, replies=2)
+            assert "remind you tomorrow" in reply.text
+            assert offer.text == (
+                "⏰ Remind you 2026-12-02 (Wed) 09:00 Asia/Shanghai? — call the plumber"
+            )
+            assert "offerReminder" in llm.requests[0].tool_names
+            assert reminder_records(data_dir) == []
+            since = telegram.mark()
+            await bot.press(offer, offer_data(offer, "y"), user=ALICE)
+            [confirmed] = await telegram.wait("editMessageText", since=since)
+            assert "⏰ 2026-12-02 (Wed) 09:00 Asia/Shanghai — call the plumber" in confirmed.text
+            assert len(llm.requests) == 2  # the press needs no model
+    assert [r["text"] for r in reminder_records(data_dir)] == ["call the plumber"]
 
 
 # -- the console ----------------------------------------------------------------------------------
