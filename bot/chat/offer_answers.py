@@ -29,7 +29,7 @@ from bot.chat.access import button_press, run_changing
 from bot.chat.offering import TEXT_PREVIEW, offer_button
 from bot.chat.reminding import remember_reminder
 from bot.chat.services import services
-from bot.core import chat_zones, reminder_offers, reminders, when
+from bot.core import chat_zones, reminder_offers, reminders, timephrase, when
 from bot.core.policy import Caller
 from bot.core.reminder_offers import DECLINED, OPEN, TAKEN, ReminderOffer
 from bot.errors import NotAllowed
@@ -272,6 +272,10 @@ async def take_time(
         replied is None and message.chat.type != ChatType.PRIVATE
     ):
         return False
+    if not to_bot:  # the next message: only a time alone can be one (read before any store)
+        reading = timephrase.read(text)
+        if reading is None or reading.text.strip():
+            return False
     run = services(context).operations
     key = caller.actor.key
     under = _offer_under(replied) if replied is not None else None

@@ -19,8 +19,7 @@ declined. The buttons carry the offer's id only.
   with 💾 Remember this; the reminder is set for who said it.
 - "Another time" leaves a pointer, ``reminder-offers/<chat>/asking/<actor>``: the person's next
   time (a reply to the bot, or in a private chat their next message that is a time and nothing
-  else) sets the reminder then. It lapses after ``ASK_SECONDS``, or at a message that is no
-  time.
+  else) sets the reminder then. It lapses after ``ASK_SECONDS``.
 
 An offer nobody answered is dropped after a week (``KEEP_SECONDS``); one answered stays until
 then, so that a late press is told what happened rather than that the button is stale.
