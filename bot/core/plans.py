@@ -68,8 +68,18 @@ def plan_in(text: str, now: datetime, zone: ZoneInfo, *, default_hour: int = 9) 
 
 
 def sentences(text: str) -> list[str]:
-    """``text`` cut after ``.``, ``!``, ``?``, ``。`` ... and at line breaks."""
-    return [s.strip() for s in planwords.SENTENCE_END.split(text) if s and s.strip()]
+    """``text`` cut after ``.``, ``!``, ``?``, ``。`` ... and at line breaks (not after an
+    abbreviation: "Mrs. Chen", "9 a.m. tomorrow")."""
+    found: list[str] = []
+    for piece in planwords.SENTENCE_END.split(text):
+        piece = piece.strip()
+        if not piece:
+            continue
+        if found and planwords.ABBREVIATED.search(found[-1]):
+            found[-1] = f"{found[-1]} {piece}"
+        else:
+            found.append(piece)
+    return found
 
 
 def _plan(sentence: str, now: datetime, zone: ZoneInfo, default_hour: int) -> Plan | None:
@@ -98,7 +108,7 @@ def _plan(sentence: str, now: datetime, zone: ZoneInfo, default_hour: int) -> Pl
     ahead = _deadline(body, _evening(body, due, reading), now, zone, default_hour)
     if ahead is None:
         return None
-    return Plan(_what(parsed.text) or body, ahead)
+    return Plan(_what(parsed.text, reading.rest) or body, ahead)
 
 
 def _spelled_out(text: str) -> str:
@@ -135,7 +145,12 @@ def _evening(body: str, due: Due, reading: timephrase.Reading) -> Due:
 def _denied(body: str, english: str, rest: str) -> bool:
     """A negation, the past, someone else's plan or a guess: no plan, whatever else is said."""
     if CJK.search(body):
-        if planwords.ZH_NEGATION.search(body) or planwords.ZH_PAST.search(body):
+        # "下周一之前要把合同签了": 了 after a modal is done by then, not done already.
+        past = any(
+            m.group() != "了" or not planwords.ZH_MODAL.search(body[: m.start()])
+            for m in planwords.ZH_PAST.finditer(body)
+        )
+        if planwords.ZH_NEGATION.search(body) or past:
             return True
         if planwords.ZH_NOT_MINE.search(rest):
             return True
@@ -240,11 +255,15 @@ def _tail(text: str) -> str:
     return planwords.ZH_TAIL.sub("", text).strip()
 
 
-def _what(text: str) -> str:
-    """The reminder's text: the plan without who intends it and how ("I need to", 我要)."""
+def _what(text: str, rest: str = "") -> str:
+    """The reminder's text: the plan without who intends it and how ("I need to", 我要).
+    Chinese is cut from ``rest`` (the sentence without its time), not from the parser's
+    ``text``, whose cleaning drops 请 ("please") from 请客户吃饭."""
     what = _tail(text)
     if CJK.search(what[:1]):
-        what = planwords.ZH_LEAD.sub("", what)
+        raw = re.sub(r"\s+", " ", rest).strip()
+        what = planwords.ZH_LEAD.sub("", _tail(raw) if CJK.search(raw[:1]) else what)
+        what = re.sub(r"(?<=[\u3400-\u9fff]) (?=[\u3400-\u9fff])", "", what)
     else:
         what = _expanded(what)
         lead = planwords.EN_LEAD.match(what)

@@ -64,8 +64,12 @@ EN_EVENT_AT_START = re.compile(
     r"(?:\s*$|\s*[-–:,(@]|\s+(?:with|at|for|in|on|to|about|and|from|near|by)\b)",
     _I,
 )
+# Who has the event: the person, or someone they name ("my son", "the kids", "Anna"); not he,
+# she, it ("it has a meeting room").
 EN_HAVE_EVENT = re.compile(
-    rf"(?:\b{EN_SUBJECT}|\b(?:my|our)\s+[\w'-]+)\s+(?:{EN_ADVERBS}\s+)?"
+    rf"(?:\b{EN_SUBJECT}|\b(?:my|our|the)\s+[\w'-]+|^(?!(?:he|she|it|they|there|this|that)\b)"
+    r"[\w'-]+)\s+"
+    rf"(?:{EN_ADVERBS}\s+)?"
     r"(?:have|has|have\s+got|has\s+got|got|will\s+have)\s+"
     rf"(?:a|an|my|our|the|another|one|two)?\s*(?:[\w'&-]+\s+){{0,3}}?(?:{EN_EVENTS})s?\b",
     _I,
@@ -212,7 +216,11 @@ ZH_EVENTS = (
 ZH_HAVE_EVENT = re.compile(
     rf"(?:^|[\s我们])有(?:个|一个|场|一场|节|一节|趟|班)?.{{0,6}}?(?:{ZH_EVENTS})"
 )
-ZH_EVENT_ALONE = re.compile(rf"^的?.{{0,4}}?(?:{ZH_EVENTS})[\s,，。!！]*$")
+# "的高铁", "的火车去苏州", "的会议在3楼": the event, alone or followed by where it goes; not
+# "的会议记录在共享盘" (a thing named after it).
+ZH_EVENT_ALONE = re.compile(
+    rf"^的?.{{0,4}}?(?:{ZH_EVENTS})(?:[\s,，。!！]*$|[\s,，]*(?:去|到|飞|回|出发|开|在|见|要|得))"
+)
 # Not the person's plan: someone else's (他明天要去北京), a guess or the weather (明天可能要下雪).
 ZH_NOT_MINE = re.compile(
     r"^(?:[\s,，]*)(?:他们|她们|他|她|它|人家|别人)|可能|也许|或许|大概|估计|好像|似乎|下雨|下雪|降温|升温"
@@ -255,4 +263,7 @@ EVENING = re.compile(
 # -- either -------------------------------------------------------------------------------------
 
 CJK = re.compile(r"[\u3400-\u9fff]")
-SENTENCE_END = re.compile(r"(?<=[.!?。！？；;])\s*|\n+")
+# After 。！？； always; after . ! ? ; only before a space (not "3.30"); never after "Mrs." or
+# "a.m." (``ABBREVIATED`` joins those back).
+SENTENCE_END = re.compile(r"(?<=[。！？；])\s*|(?<=[.!?;])\s+|\n+")
+ABBREVIATED = re.compile(r"(?:\b(?:mr|mrs|ms|dr|st|jr|sr|vs|etc|no|e\.g|i\.e|a\.m|p\.m)\.)$", _I)

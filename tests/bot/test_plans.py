@@ -58,6 +58,17 @@ def offered(text: str, now: datetime = NOW) -> str | None:
         # an evening's event: "at 7" with a day named is 19:00
         ("I'm hosting a dinner on Saturday at 7", "2026-12-05 19:00 | hosting a dinner"),
         ("明天七点吃晚饭", "2026-12-02 19:00 | 吃晚饭"),
+        (
+            "I'll water Mrs. Chen's plants on Thursday",
+            "2026-12-03 09:00 | water Mrs. Chen's plants",
+        ),
+        (
+            "The kids have a dentist check-up on the 14th at 4pm",
+            "2026-12-14 16:00 | The kids have a dentist check-up",
+        ),
+        ("明天七点半的火车去苏州", "2026-12-02 07:30 | 火车去苏州"),
+        ("周五中午要请客户吃饭", "2026-12-04 12:00 | 请客户吃饭"),
+        ("下周一之前要把合同签了", "2026-12-06 09:00 | 把合同签"),  # done by then
         # repeats
         ("I need to water the plants every Sunday", "2026-12-06 09:00 weekly | water the plants"),
         ("每天晚上十点要吃药", "2026-12-01 22:00 daily | 吃药"),
@@ -163,6 +174,11 @@ def test_a_message_of_several_sentences_offers_its_first_plan() -> None:
     ]
     assert offered(text) == "2026-12-02 09:00 | The plumber is coming , I need to be home"
     assert offered("Sure. " + "blah " * 60 + "I need to call him tomorrow") is None
+    assert sentences("Call Dr. Li at 9 a.m. tomorrow. Then rest.") == [
+        "Call Dr. Li at 9 a.m. tomorrow.",
+        "Then rest.",
+    ]
+    assert offered("Call Dr. Li at 9 a.m. tomorrow. Then rest.") == "2026-12-02 09:00 | Call Dr. Li"
 
 
 def test_the_zone_and_the_default_hour_are_the_chats() -> None:
