@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from telegram import InlineKeyboardButton, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.history import read_usage
@@ -182,11 +182,14 @@ async def show_matches(
     footer_if_none: str = "",
     extra: Sequence[InlineKeyboardButton] = (),
     statement: bool = False,
+    last_row: Sequence[InlineKeyboardButton] = (),
+    instead_of_nothing: tuple[str, InlineKeyboardMarkup] | None = None,
 ) -> bool:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply, ``footer_if_none`` too when nothing was found, ``extra``
-    buttons are its keyboard's last row; whether anything was found. Shared by /recall and by
-    free text."""
+    buttons are its keyboard's last row (``last_row`` one more after it); a query nothing
+    answers is answered ``instead_of_nothing`` when given; whether anything was found. Shared
+    by /recall and by free text."""
     tail = "".join(f"\n\n{part}" for part in (footer, footer_if_none) if part)
     found = await services(context).operations.run(
         caller.namespace,
@@ -198,10 +201,13 @@ async def show_matches(
     if not found.memories and not query:
         await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
         return False
+    if not found.memories and instead_of_nothing is not None:
+        await reply_html(message, *instead_of_nothing)
+        return False
     if not found.memories and footer_if_none:
         footer = f"{footer}\n\n{footer_if_none}" if footer else footer_if_none
     text, keyboard = recall_view(found, language, footer=footer)
-    await reply_html(message, text, with_row(keyboard, extra))
+    await reply_html(message, text, with_row(with_row(keyboard, extra), last_row))
     if query:  # the photos and files of the answers themselves, none of weaker matches
         await send_all_back(message, list(found.memories))
     return bool(found.memories)

@@ -79,18 +79,17 @@ async def press_offer(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
         await query.answer(t(language, taken), show_alert=True)
         return
     await query.answer()
-    if _under_memory(message, found):  # "✅ Remembered …": it stays, the confirmation follows
+    if _beside(message):  # "✅ Remembered …", answers: they stay, the confirmation follows
         await _drop_buttons(message)
         await reply_html(message, *taken)
     else:  # the offer alone, or the question of another time: it becomes the confirmation
         await edit_html(query, *taken)
 
 
-def _under_memory(message: Message, found: ReminderOffer) -> bool:
-    """Whether ``message`` is the reply to a memory stored, the offer under it."""
-    markup = message.reply_markup
-    datas = [b.callback_data for row in markup.inline_keyboard for b in row] if markup else []
-    return found.memory_id is not None and f"ro:{found.id}:y" in datas
+def _beside(message: Message) -> bool:
+    """Whether the offer is under something else (a memory stored, the answers to a search),
+    not a message of its own (which starts with ⏰, or 🕒 when asking for another time)."""
+    return not (message.text or "").startswith(("⏰", "🕒"))
 
 
 async def _decline(
@@ -111,7 +110,7 @@ async def _decline(
     await query.answer()
     text = escape(preview(found.text, TEXT_PREVIEW))
     message = query.message
-    if isinstance(message, Message) and _under_memory(message, found):
+    if isinstance(message, Message) and _beside(message):
         await _drop_buttons(message)
         return
     await edit_html(query, t(language, "offer_declined", text=text))

@@ -6,11 +6,11 @@ A message that states a plan ("I need to call the plumber tomorrow morning", "�
     ⏰ Remind you 2026-12-02 (Wed) 09:00 Europe/Berlin? — call the plumber
     [✅ Yes] [🕒 Another time] [✖️ No]
 
-Where it comes from: a plain message without a model (``bot.chat.noting``, instead of a search
-that would find nothing), a memory just stored (``/remember``, a note in words, a voice note, a
-forward: the offer is added under the "Remembered" reply, ``offer_for_memory``), and the
-model's ``offerReminder`` tool (``bot.assistant.reminder_desk``, sent by
-``bot.chat.conversation``). Nothing is scheduled until Yes (``bot.core.reminder_offers``).
+Where it comes from: a plain message without a model (``bot.chat.noting``: alone, or under the
+memories a search found that answer it), a memory just stored (``/remember``, a note in words,
+a voice note, a forward: the offer is added under the "Remembered" reply,
+``offer_for_memory``), and the model's ``offerReminder`` tool (``bot.assistant.reminder_desk``,
+sent by ``bot.chat.conversation``). Nothing is scheduled until Yes (``bot.core.reminder_offers``).
 
 What the buttons do, and a time typed after 🕒 Another time, is ``bot.chat.offer_answers``.
 Callback data::
@@ -31,7 +31,7 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message
 from telegram.ext import ContextTypes
 
 from bot.chat.services import services
-from bot.core import chat_zones, reminder_offers
+from bot.core import chat_zones, plans, reminder_offers, timephrase
 from bot.core.plans import Plan, plan_in
 from bot.core.policy import Caller
 from bot.core.reminder_offers import ReminderOffer
@@ -92,8 +92,8 @@ async def _plan(
     """The plan ``text`` states, read in the chat's zone as of ``said_at`` (default: now);
     None if none, or if its time has passed by now."""
     job = services(context).reminders
-    if job is None:
-        return None
+    if job is None or not any(timephrase.read(s) for s in plans.sentences(text)):
+        return None  # no time in it: no store read for the chat's zone
     now = job.clock()
     zone = await services(context).operations.call(
         lambda: chat_zones.chat_zone(job.store, chat_id, job.zone)
@@ -104,13 +104,13 @@ async def _plan(
     return plan
 
 
-async def offer_plain(
+async def plain_offer(
     context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller, text: str, language: str
-) -> bool:
-    """Answer a plain message that states a plan with the offer; whether it did."""
+) -> tuple[str, InlineKeyboardMarkup] | None:
+    """The offer for a plain message that states a plan (kept for its buttons), or None."""
     plan = await _plan(context, message.chat_id, text)
     if plan is None:
-        return False
+        return None
     offer = ReminderOffer(
         str(message.message_id),
         message.chat_id,
@@ -120,10 +120,7 @@ async def offer_plain(
         language,
         thread_id=_thread(message),
     )
-    if not await _keep(context, caller, offer):
-        return False
-    await reply_html(message, *offer_view(offer, language))
-    return True
+    return offer_view(offer, language) if await _keep(context, caller, offer) else None
 
 
 async def offer_for_memory(
