@@ -124,9 +124,10 @@ def topic_of(update: Update) -> int | None:
     thread id of its message (for a button press, of the message the button is under); None
     in the general topic and outside topics. A reply thread of a group without topics has a
     thread id too, but is no topic (``is_topic_message`` tells them apart)."""
-    message = update.effective_message
-    if message is None or not message.is_topic_message:
-        return None
+    query = update.callback_query
+    message = query.message if query is not None else update.effective_message
+    if not isinstance(message, Message) or not message.is_topic_message:
+        return None  # an inaccessible message (too old) is in no topic the bot can tell
     return message.message_thread_id
 
 
