@@ -37,7 +37,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from bot.errors import ConfigError
-from bot.jobs.schedule import Schedule, parse_timezone
+from bot.schedule import Schedule, parse_timezone
 
 DEFAULT_PATH = Path("config.toml")
 TELEGRAM_API = "https://api.telegram.org/bot"

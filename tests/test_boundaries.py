@@ -69,8 +69,12 @@ def test_bot_imports_no_file_backend_module_and_opens_the_store_in_one_place() -
 # -- the parts of bot/ and what each may import (README, "How the code is laid out") --------
 
 ROOT = Path(__file__).resolve().parents[1]
+# The bot's basics, below every part: they import nothing of bot/ but each other.
+BASICS = ("bot.config", "bot.errors", "bot.logs", "bot.categories", "bot.schedule", "bot.deploy")
+PARTS = ("bot.core", "bot.view", "bot.assistant", "bot.jobs", "bot.chat")
 # For each part: the parts of bot/ (and the outside packages) it must never import.
 FORBIDDEN = {
+    **{basic: {*PARTS, "openai"} for basic in BASICS},
     "bot.core": {"bot.chat", "bot.assistant", "bot.jobs", "bot.view", "telegram", "openai"},
     "bot.view": {"bot.chat", "bot.assistant", "bot.jobs", "bot.core", "openai"},
     "bot.assistant": {"bot.chat", "bot.jobs", "telegram"},

@@ -43,7 +43,7 @@ from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from bot.jobs.digest import chat_of
 from bot.jobs.report import when_text
-from bot.jobs.schedule import parse_timezone
+from bot.schedule import parse_timezone
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html

@@ -1,7 +1,7 @@
 """The digest: a scheduled report of each namespace's most used memories.
 
 A job on the application's JobQueue (APScheduler underneath) fires on ``[digest] schedule``, a
-crontab expression read in each chat's own zone (``bot.jobs.schedule``): ``0 9 * * mon`` is
+crontab expression read in each chat's own zone (``bot.schedule``): ``0 9 * * mon`` is
 Monday 09:00 in Berlin for a chat that chose Europe/Berlin with ``/timezone``, and in
 ``[digest] timezone`` for a chat that chose none. It sends every namespace that wants it the
 report of ``bot.jobs.report``, through the application's bot, so that the rate limiter
@@ -92,7 +92,7 @@ from bot.config import DigestConfig
 from bot.core.chat_zones import chosen_zones, zone_of_chat, zones_in_use
 from bot.core.lease import LEASE, Claim, Leases
 from bot.jobs.report import build_report, render_report
-from bot.jobs.schedule import Schedule, Schedules, parse_timezone
+from bot.schedule import Schedule, Schedules, parse_timezone
 from bot.view.replies import send_html
 from memory import Documents, Store, update_document
 from memory.errors import DocumentConflict, MemoryInvalid, MemoryStoreError

@@ -65,7 +65,7 @@ from bot.jobs import reminder_memory, reminder_send, reminder_view
 from bot.jobs.chat_senders import ChatSenders
 from bot.jobs.reminder_index import DueIndex
 from bot.jobs.reminder_send import Outgoing
-from bot.jobs.schedule import parse_timezone
+from bot.schedule import parse_timezone
 from memory import Store
 
 log = logging.getLogger(__name__)
