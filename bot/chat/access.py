@@ -184,7 +184,8 @@ async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 def author_of(update: Update, actor: Actor, chat_id: int) -> Author:
     """Who makes the changes of this update, through which door (``/edit``, ``button``, ``text``;
     the model's tools say ``model``), in which chat: one change (``memory.history``) per update.
-    The gatekeeper sets it for the update's task; ``Operations`` carries it into its threads."""
+    The gatekeeper sets it for the update's task; ``bot.core.workers`` carries it into its
+    threads."""
     message = update.effective_message
     text = (message.text or message.caption or "") if message is not None else ""
     if update.callback_query is not None:
@@ -218,7 +219,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
     caller = caller_of(update, context)
     if caller is None:
         return
-    store = services(context).operations.store
+    store = services(context).workers.store
 
     def load() -> tuple[int, PurePath | None]:
         namespace = store.namespace(caller.namespace)
@@ -226,7 +227,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
         return held, namespace.pop_quarantine()
 
     try:
-        held, moved = await services(context).operations.call(load)
+        held, moved = await services(context).workers.call(load)
     except MemoryStoreError:
         return
     if moved is None:
@@ -314,14 +315,14 @@ async def run_changing(
     them without those rights (their own memories need no call); ``NotAllowed`` if it still
     refuses.
     """
-    operations = services(context).operations
+    workers = services(context).workers
     try:
-        return await operations.run(caller.namespace, operation, caller, *args, **kwargs)
+        return await workers.run(caller.namespace, operation, caller, *args, **kwargs)
     except NotAllowed:
         admin = await with_admin(context, update, caller)
         if admin is caller:
             raise
-        return await operations.run(caller.namespace, operation, admin, *args, **kwargs)
+        return await workers.run(caller.namespace, operation, admin, *args, **kwargs)
 
 
 async def may_change_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:

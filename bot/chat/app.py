@@ -80,8 +80,8 @@ from bot.chat.services import KEY, Services, services
 from bot.chat.updates import ChatOrderedUpdateProcessor
 from bot.chat.webhook import WebhookServer
 from bot.config import Config
-from bot.core.operations import Operations
 from bot.core.pacing import Pacer
+from bot.core.workers import Workers
 from bot.jobs.digest import Digest
 from bot.jobs.reminders import ReminderJob
 from bot.view.i18n import COMMANDS, language_of, t
@@ -220,7 +220,7 @@ def build_application(
 
         transcriber = Transcriber(config.transcription)
     application.bot_data[KEY] = Services(
-        config, store, Operations(store), llm, digest, conversation, reminders, transcriber
+        config, store, Workers(store), llm, digest, conversation, reminders, transcriber
     )
     register_handlers(application)
     if jobs:
@@ -307,7 +307,7 @@ async def post_shutdown(application: BotApplication) -> None:
         await application.update_queue.stop()  # its lanes given back to the other replicas
     if found.reminders is not None:
         await found.reminders.stop()  # a delivery in progress is recorded first
-    await asyncio.to_thread(found.operations.close)  # the calls in progress end first
+    await asyncio.to_thread(found.workers.close)  # the calls in progress end first
     if isinstance(application.update_queue, InboxQueue):  # before the store it writes to
         application.update_queue.inbox.close()
     await asyncio.to_thread(found.store.close)

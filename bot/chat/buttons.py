@@ -324,7 +324,7 @@ async def keep(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     caller, value, _ = pressed
     try:
-        memory: Memory | None = await services(context).operations.run(
+        memory: Memory | None = await services(context).workers.run(
             caller.namespace, operations.find, value
         )
     except (MemoryNotFound, MemoryInvalid):
@@ -346,7 +346,7 @@ async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return
     _, page, *key = data.split(":")
-    memories = await services(context).operations.run(caller.namespace, operations.listing)
+    memories = await services(context).workers.run(caller.namespace, operations.listing)
     category = tag = None
     if key and key[0].startswith("#"):
         tags = {label for m in memories for label in m.tags}
@@ -376,14 +376,14 @@ async def turn_recall_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -
     question = ""
     if token:
         documents = found_services.store.documents(caller.namespace)
-        kept = await found_services.operations.call(
+        kept = await found_services.workers.call(
             lambda: operations.recall_query(documents, token[0])
         )
         if kept is None:  # forgotten since (only the last few are kept), or another namespace's
             await query.answer(t(language, "stale_plain"), show_alert=True)
             return
         question = kept
-    found = await found_services.operations.run(
+    found = await found_services.workers.run(
         caller.namespace, operations.recall_page, question, int(page), use=False
     )
     await query.answer()
@@ -403,7 +403,7 @@ async def open_menu(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     caller, value, message = pressed
     try:
-        memory = await services(context).operations.run(caller.namespace, operations.find, value)
+        memory = await services(context).workers.run(caller.namespace, operations.find, value)
     except (MemoryNotFound, MemoryInvalid):
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return

@@ -125,7 +125,7 @@ async def remember_entry(
         await reply_html(message, t(language, "usage_remember"))
         return
     try:
-        done = await services(context).operations.run(
+        done = await services(context).workers.run(
             caller.namespace,
             adding.remember,
             entry.content,
@@ -183,7 +183,7 @@ async def show_matches(
     buttons are its keyboard's last row; whether anything was found. Shared by /recall and by
     free text."""
     tail = "".join(f"\n\n{part}" for part in (footer, footer_if_none) if part)
-    found = await services(context).operations.run(
+    found = await services(context).workers.run(
         caller.namespace,
         operations.recall_page,
         query,
@@ -231,10 +231,10 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     message, caller, language, _ = found
     found_services = services(context)
-    summary = await found_services.operations.run(caller.namespace, operations.stats)
+    summary = await found_services.workers.run(caller.namespace, operations.stats)
     parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
     # The language model's token totals, kept by bot.assistant.turn.
-    usage = await found_services.operations.call(
+    usage = await found_services.workers.call(
         lambda: read_usage(found_services.store.documents(caller.namespace))
     )
     if usage.turns:
@@ -248,7 +248,7 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
                 since=escape(usage.since[:10]),
             )
         )
-    status = await found_services.operations.run(caller.namespace, operations.search_status)
+    status = await found_services.workers.run(caller.namespace, operations.search_status)
     if status.mode != "hybrid":
         parts.append(t(language, "stats_search_keywords"))
     elif status.failing:
@@ -275,7 +275,7 @@ async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     category = None if hashtag else argument or None
     try:
         tag = next(iter(clean_tags([_tag_of(argument)])), None) if hashtag else None
-        memories = await services(context).operations.run(
+        memories = await services(context).workers.run(
             caller.namespace, operations.listing, category, tag=tag
         )
     except MemoryInvalid as e:  # not a possible category or tag (too long, control characters)
@@ -339,7 +339,7 @@ async def show_related(
 ) -> None:
     """Answer ``message`` with the memories related to the one whose id is ``value``."""
     try:
-        memory, memories = await services(context).operations.run(
+        memory, memories = await services(context).workers.run(
             caller.namespace, operations.related, value
         )
     except (MemoryInvalid, MemoryNotFound) as e:
@@ -370,7 +370,7 @@ async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, caller, language, _ = found
-    records = await services(context).operations.run(caller.namespace, operations.export)
+    records = await services(context).workers.run(caller.namespace, operations.export)
     if not records:
         await reply_html(message, t(language, "export_empty"))
         return
@@ -385,7 +385,7 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, caller, language, argument = found
-    name, run = caller.namespace, services(context).operations.call
+    name, run = caller.namespace, services(context).workers.call
     reporter = services(context).digest
     action = argument.split(maxsplit=1)[0].lower() if argument else ""
     if reporter is None:

@@ -159,19 +159,19 @@ async def _as_far_as_allowed(
 ) -> Outcome | None:
     """Run ``work`` off the event loop for ``caller``; again with the caller's administrator
     rights (asked of Telegram only then) if it refused something without them."""
-    operations = services(context).operations
-    store = operations.store
+    workers = services(context).workers
+    store = workers.store
 
     def run(who: Caller) -> Callable[[], Outcome | None]:
         return lambda: work(store.namespace(who.namespace), _book(store, who.namespace), who)
 
     try:
-        return await operations.call(run(caller))
+        return await workers.call(run(caller))
     except (NotAllowed, ReminderNotAllowed):
         admin = await with_admin(context, update, caller)
         if admin is caller:
             raise
-        return await operations.call(run(admin))
+        return await workers.call(run(admin))
 
 
 def _apply_pending(
@@ -296,7 +296,7 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     query, language = update.callback_query, language_of(update.effective_user)
     assert query is not None
     found = services(context)
-    store, job = found.operations.store, found.reminders
+    store, job = found.workers.store, found.reminders
     now = job.clock() if job is not None else datetime.now(UTC)
 
     def apply(ns: MemoryNamespace, book: ChangeFile, who: Caller, token: str) -> Outcome | None:

@@ -220,19 +220,19 @@ async def _undo_as(
     caller = await with_admin(context, update, caller)
     chat_id = chat.id if chat is not None else None
     found = services(context)
-    done, history = await found.operations.run(
+    done, history = await found.workers.run(
         caller.namespace, operations.undo, caller, chat=chat_id, change=change
     )
     undone = done.change if done is not None else change
     job = found.reminders
     if undone is None or job is None:
         return _Undid(done, history)
-    cancelled, refused = await found.operations.call(
+    cancelled, refused = await found.workers.call(
         lambda: cancel_change(job.store, caller, undone, job.clock())
     )
     for reminder in cancelled:
         job.track(reminder)
-    await found.operations.call(lambda: reminder_memory.follow_all(job.store, cancelled))
+    await found.workers.call(lambda: reminder_memory.follow_all(job.store, cancelled))
     return _Undid(done, history, tuple(cancelled), refused)
 
 
@@ -271,7 +271,7 @@ async def show_history(
     value: str | None,
 ) -> None:
     """Answer ``message`` with the recent changes, or every version of memory ``value``."""
-    run = services(context).operations.run
+    run = services(context).workers.run
     try:
         history, current = await run(caller.namespace, operations.memory_history, value)
     except MemoryInvalid:

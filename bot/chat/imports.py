@@ -172,7 +172,7 @@ async def preview(
         log.warning("could not download %s: %s", name, e.reason)
         await reply_html(message, t(language, "file_download_failed"))
         return
-    plan = await found.operations.run(caller.namespace, imports.plan, entries)
+    plan = await found.workers.run(caller.namespace, imports.plan, entries)
     if not plan.new:
         await reply_html(message, _summary(plan, name, language))
         return
@@ -185,7 +185,7 @@ async def preview(
         "at": time.time(),
     }
     documents = found.store.documents(caller.namespace)
-    await found.operations.call(lambda: _keep_pending(documents, token, pending))
+    await found.workers.call(lambda: _keep_pending(documents, token, pending))
     keyboard = InlineKeyboardMarkup(
         [
             [
@@ -218,14 +218,14 @@ async def _claim(
     found = services(context)
     documents = found.store.documents(caller.namespace)
     key = f"{PENDING}/{token}"
-    pending = await found.operations.call(lambda: documents.get(key))
+    pending = await found.workers.call(lambda: documents.get(key))
     if pending is None:
         await query.answer(t(language, "import_gone_plain"), show_alert=True)
         return None
     if pending.value.get("by") != caller.actor.key:
         await query.answer(t(language, "import_not_yours_plain"), show_alert=True)
         return None
-    if not await found.operations.call(lambda: documents.delete(key, version=pending.version)):
+    if not await found.workers.call(lambda: documents.delete(key, version=pending.version)):
         await query.answer(t(language, "import_gone_plain"), show_alert=True)
         return None
     return caller, dict(pending.value), message
@@ -255,7 +255,7 @@ async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         log.warning("could not download a file to import: %s", e.reason)
         await edit_html(query, t(language, "file_download_failed"))
         return
-    plan, added, renumbered = await services(context).operations.run(
+    plan, added, renumbered = await services(context).workers.run(
         caller.namespace, imports.apply, entries
     )
     log.info("imported %d memories into %s", added, caller.namespace)

@@ -170,7 +170,7 @@ async def _remember(
         if not content:  # only hashtags in the caption: describe what it is
             content = incoming.description
     try:
-        memory = await services(context).operations.run(
+        memory = await services(context).workers.run(
             caller.namespace,
             operations.remember,
             content,

@@ -85,7 +85,7 @@ async def answer_plainly(
 async def _hint_due(context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller) -> str:
     """``free_text_hint`` if this chat has not been shown it today (``bot.core.hints``)."""
     try:
-        due = await services(context).operations.run(
+        due = await services(context).workers.run(
             caller.namespace, hints.due, message.chat_id, HINT
         )
     except MemoryStoreError as e:  # a courtesy: the answer goes without it
@@ -98,7 +98,7 @@ async def _hint_shown(
     context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller, hint: str
 ) -> None:
     try:
-        await services(context).operations.run(caller.namespace, hints.shown, message.chat_id, hint)
+        await services(context).workers.run(caller.namespace, hints.shown, message.chat_id, hint)
     except MemoryStoreError as e:  # a courtesy: it may be shown once more today
         log.warning("could not note the hint shown in chat %s: %s", message.chat_id, e)
 
@@ -108,7 +108,7 @@ async def _offer(
 ) -> bool:
     """Keep ``text`` for its 💾 button; whether it was kept (if not, the search goes without)."""
     try:
-        await services(context).operations.run(
+        await services(context).workers.run(
             caller.namespace,
             offers.offer,
             message.chat_id,
@@ -170,7 +170,7 @@ async def press_remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         return
     await query.answer()
     await _drop_button(message)
-    stored = await services(context).operations.run(
+    stored = await services(context).workers.run(
         caller.namespace, operations.from_source, found.source
     )
     if stored is not None:  # pressed before: one memory per message

@@ -93,7 +93,7 @@ async def set_reminder(
     With ``unclear_to_model``, a phrase without a time is not answered (False: the language
     model reads it instead); otherwise it is always answered (True)."""
     job, message, language = _job(context), request.message, request.language
-    run = services(context).operations.call
+    run = services(context).workers.call
     chat_id = message.chat.id
     zone = await run(lambda: _zone(context, chat_id))
     now = job.clock()
@@ -174,11 +174,11 @@ async def _resume(context: ContextTypes.DEFAULT_TYPE, caller: Caller, message: M
     """Put back the chat's paused reminders (it writes to the bot again), and say so."""
     job = _job(context)
     chat_id, namespace, now = message.chat.id, caller.namespace, job.clock()
-    count = await services(context).operations.call(
+    count = await services(context).workers.call(
         lambda: reminders.resume_chat(job.store, namespace, chat_id, now)
     )
     if count:
-        for reminder in await services(context).operations.call(
+        for reminder in await services(context).workers.call(
             lambda: reminders.upcoming(job.store, namespace)
         ):
             job.track(reminder)
@@ -213,7 +213,7 @@ async def list_reminders(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
         return
     await _resume(context, caller, message)
     job = _job(context)
-    found = await services(context).operations.call(
+    found = await services(context).workers.call(
         lambda: reminders.upcoming(job.store, caller.namespace)
     )
     for reminder in found:  # set by another process since the job's last rescan: due here too
@@ -258,7 +258,7 @@ async def _change_to(
     phrase: str,
 ) -> None:
     job = _job(context)
-    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
+    zone = await services(context).workers.call(lambda: _zone(context, message.chat.id))
     now = job.clock()
     parsed = when.parse_reminder(phrase, now, zone.zone, default_hour=job.config.default_hour)
     shown = escape(preview(phrase, PHRASE_PREVIEW))
@@ -277,7 +277,7 @@ async def _change_to(
             caller,
             lambda who: reminders.reschedule(job.store, who, reminder_id, due, now),
         )
-        await services(context).operations.call(lambda: reminder_memory.follow(job.store, changed))
+        await services(context).workers.call(lambda: reminder_memory.follow(job.store, changed))
     except ReminderNotFound:
         await reply_html(message, t(language, "reminder_gone_plain"))
         return
@@ -302,7 +302,7 @@ async def _as_allowed(
 ) -> T:
     """``work(caller)`` off the event loop; again with administrator rights (asked of Telegram
     only then) if the group rule refused the caller without them."""
-    run = services(context).operations.call
+    run = services(context).workers.call
     try:
         return await run(lambda: work(caller))
     except ReminderNotAllowed:
@@ -342,7 +342,7 @@ async def _press(
         return None
     _job(context).track(reminder)
     store = _job(context).store
-    await services(context).operations.call(lambda: reminder_memory.follow(store, reminder))
+    await services(context).workers.call(lambda: reminder_memory.follow(store, reminder))
     return reminder, language
 
 
@@ -451,7 +451,7 @@ async def offer_for(
     job = services(context).reminders
     if job is None:
         return None
-    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
+    zone = await services(context).workers.call(lambda: _zone(context, message.chat.id))
     parsed = _memory_time(memory, zone.zone, job.config.default_hour)
     if parsed is None or parsed.due.at <= job.clock():
         return None
@@ -479,13 +479,13 @@ async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     if pressed is None:
         return
     caller, value, message = pressed
-    job, run = _job(context), services(context).operations.run
+    job, run = _job(context), services(context).workers.run
     try:
         memory = await run(caller.namespace, operations.find, value)
     except (MemoryInvalid, MemoryNotFound):  # deleted since
         await query.answer(t(language, "stale_plain"), show_alert=True)
         return
-    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
+    zone = await services(context).workers.call(lambda: _zone(context, message.chat.id))
     parsed = _memory_time(memory, zone.zone, job.config.default_hour)
     if parsed is None:
         await query.answer(t(language, "reminder_from_memory_none_plain"), show_alert=True)
@@ -495,7 +495,7 @@ async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) 
         await query.answer(t(language, "reminder_from_memory_past_plain"), show_alert=True)
         return
     try:
-        reminder, new = await services(context).operations.call(
+        reminder, new = await services(context).workers.call(
             lambda: reminders.create_once(
                 job.store,
                 caller,

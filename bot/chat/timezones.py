@@ -119,7 +119,7 @@ async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _show(update, context, message, language)
         return
     now = _job(context).clock()
-    reading = await services(context).operations.call(lambda: places.read_place(words, now))
+    reading = await services(context).workers.call(lambda: places.read_place(words, now))
     shown = escape(preview(words, SAID_PREVIEW))
     if isinstance(reading, places.Place):
         await _set(update, context, message, caller, reading.zone, reading.said, reading.fixed)
@@ -139,7 +139,7 @@ async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def _show(
     update: Update, context: ContextTypes.DEFAULT_TYPE, message: Message, language: str
 ) -> None:
-    job, run = _job(context), services(context).operations.call
+    job, run = _job(context), services(context).workers.call
     chat_id, now = message.chat.id, job.clock()
     zone = await run(lambda: chat_zones.chat_zone(job.store, chat_id, job.zone))
     city = await run(lambda: places.city_of(zone.zone, language))  # the table may load now
@@ -189,16 +189,16 @@ async def _set(
         return
     found, job = services(context), _job(context)
     chat_id, now = message.chat.id, job.clock()
-    asked = await found.operations.call(lambda: chat_zones.set_chat_zone(job.store, chat_id, zone))
+    asked = await found.workers.call(lambda: chat_zones.set_chat_zone(job.store, chat_id, zone))
     if found.digest is not None:
         found.digest.zone_chosen(zone)
-    waiting = await found.operations.call(
+    waiting = await found.workers.call(
         lambda: zone_moves.movable(job.store, caller.namespace, chat_id, zone)
     )
     values = {"zone": escape(offsets.zone_label(zone)), "now": _local(now, zone, language)}
     if fixed:
         text = t(language, "zone_set_fixed", **values)
-        biggest = await found.operations.call(
+        biggest = await found.workers.call(
             lambda: places.biggest_at(offsets.offset_at(zone, now), now)
         )
         if biggest is not None:
@@ -259,7 +259,7 @@ async def _from_location(
     longitude: float,
 ) -> None:
     language = language_of(update.effective_user)
-    run = services(context).operations.call
+    run = services(context).workers.call
     try:
         zone = await run(lambda: places.zone_at(latitude, longitude))
     except places.LocationUnavailable:
@@ -284,7 +284,7 @@ async def take_location(
     if message.chat.type == ChatType.PRIVATE:
         job, chat_id = _job(context), message.chat.id
         now = job.clock()
-        asked = await services(context).operations.call(
+        asked = await services(context).workers.call(
             lambda: chat_zones.location_asked(job.store, chat_id, now)
         )
         if not asked:
@@ -321,7 +321,7 @@ async def press_choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     caller, value, message = pressed
     query = update.callback_query
     assert query is not None
-    run = services(context).operations.call
+    run = services(context).workers.call
     zone = await run(lambda: places.zone_named(value))
     if zone is None:
         await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
@@ -355,7 +355,7 @@ async def press_move(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     if not await _may_set(update, context, caller):
         await query.answer(t(language, "zone_admins_only"), show_alert=True)
         return
-    job, run = _job(context), services(context).operations.call
+    job, run = _job(context), services(context).workers.call
     chat_id, now = message.chat.id, job.clock()
     current = await run(lambda: chat_zones.chat_zone(job.store, chat_id, job.zone))
     if not current.chosen or current.zone.key != value:

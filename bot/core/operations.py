@@ -27,31 +27,25 @@ hit as the article does, stays for the CLI and library callers; here every searc
 ``touch=False`` and the answer is touched with ``MemoryNamespace.touch``.
 
 Store calls block (an fsync, a cold namespace's index build: seconds at 100,000 memories), so
-the doors never make them on the event loop: ``Operations.run`` runs an operation in a small
-pool of worker threads, and one chat's slow call delays no other chat. The model's tools call
-the same functions from the turn's own worker thread.
+the doors never make them on the event loop: they run each operation in a small pool of worker
+threads (``bot.core.workers.Workers``), and one chat's slow call delays no other chat. The
+model's tools call the same functions from the turn's own worker thread.
 
 Every change is recorded in the namespace's history by the store itself, with who acts
 (``memory.history.current_author``, set once per update by ``bot.chat.access.gatekeeper``), so
 no door needs to remember to; ``undo``, ``memory_history`` and ``restore_version`` work on it.
-``Operations`` carries the context of the calling task into its worker threads, so the author
-goes along.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import dataclasses
-import functools
 import hashlib
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.categories import canonical, in_category, merge_counts
@@ -61,7 +55,7 @@ from bot.errors import NotAllowed, RestoreNotAllowed
 from memory import history
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import ChangeRecord, History, Undone
-from memory.interface import Documents, MemoryNamespace, SearchStatus, Store, update_document
+from memory.interface import Documents, MemoryNamespace, SearchStatus, update_document
 from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
 from memory.text import created_terms, date_terms
@@ -78,12 +72,8 @@ KEPT_QUERIES = 20
 QUERY_TOKEN_CHARS = 10
 RELATED_LIMIT = 5
 BOT_FIELDS = ("source", "attachment", "origin")  # the bot's own keys of a memory's record
-WORKERS = 4  # threads for store calls: enough for a few slow ones beside quick ones
 
 log = logging.getLogger(__name__)
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 def find(namespace: MemoryNamespace, value: object) -> Memory:
@@ -485,33 +475,3 @@ def restore_version(namespace: MemoryNamespace, caller: Caller, ref: str) -> Mem
         if not caller.may_restore(version, deleted_by):
             raise RestoreNotAllowed(version, deleted_by)
     return namespace.restore(version)
-
-
-class Operations:
-    """Runs operations for the doors, off the event loop, on the bot's store."""
-
-    def __init__(self, store: Store, *, workers: int = WORKERS) -> None:
-        self.store = store
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="store")
-
-    async def run(
-        self,
-        namespace: str,
-        operation: Callable[Concatenate[MemoryNamespace, P], T],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> T:
-        """``operation(<namespace>, *args, **kwargs)`` in a worker thread."""
-        call = functools.partial(operation, self.store.namespace(namespace), *args, **kwargs)
-        # The context goes along: who acts (``memory.history.current_author``) is in it.
-        context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, call)
-
-    async def call(self, work: Callable[[], T]) -> T:
-        """Any other store work (documents, several namespaces) in a worker thread."""
-        context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, work)
-
-    def close(self) -> None:
-        """Wait for the calls in progress and let the threads go."""
-        self._pool.shutdown(wait=True)
