@@ -172,7 +172,7 @@ async def _remember(
     try:
         memory = await services(context).workers.run(
             caller.namespace,
-            operations.remember,
+            operations.add,
             content,
             tags,
             category,

@@ -163,7 +163,7 @@ def remember_reminder(store: Store, caller: Caller, reminder: Reminder, source: 
     """Keep the reminder as a memory too (its time in the content), once per request."""
     tags = [*keywords(reminder.text, 4), MEMORY_TAGS.get(reminder.language, "reminder")]
     namespace = store.namespace(caller.namespace)
-    memory = operations.remember(
+    memory = operations.add(
         namespace, reminder_view.memory_line(reminder), tags, "reminder", source=source
     )
     reminder_memory.link(store, reminder, memory)  # so that it follows the reminder

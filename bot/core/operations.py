@@ -89,7 +89,7 @@ def find_changeable(namespace: MemoryNamespace, caller: Caller, value: object) -
     return memory
 
 
-def remember(
+def add(
     namespace: MemoryNamespace,
     content: str,
     tags: Iterable[str] | str = (),
@@ -99,15 +99,18 @@ def remember(
     attachment: Mapping[str, Any] | None = None,
     origin: Mapping[str, Any] | None = None,
 ) -> Memory:
-    """Store a new memory (a ``source`` already stored returns that memory instead), with the
-    file it was made from (``attachment``) and a forward's ``origin`` when given."""
+    """Store a new memory as it is given (a ``source`` already stored returns that memory
+    instead), with the file it was made from (``attachment``) and a forward's ``origin`` when
+    given. What a person or the model asks to remember goes through ``bot.core.adding.remember``
+    instead, which also looks for near-duplicates; this is for what the bot stores itself (a
+    forwarded message, a file, a reminder's memory)."""
     return namespace.add(
         content, tags, category, source=source, attachment=attachment, origin=origin
     )
 
 
 def from_source(namespace: MemoryNamespace, source: str) -> Memory | None:
-    """The memory stored from the message ``source`` names (``remember``'s), if any."""
+    """The memory stored from the message ``source`` names, if any."""
     return next((m for m in namespace.memories() if m.source == source), None)
 
 
