@@ -1,7 +1,8 @@
 """The memory operations of the bot: one set for commands, buttons, the model's tools and jobs.
 
 Each operation is a plain function of a namespace (``memory.interface.MemoryNamespace``) and,
-when it changes a memory that exists, of the ``Caller`` (``bot.core.policy``). It reads what
+when it changes a memory that exists, of who asks (``bot.core.policy``: a door's ``Caller``, or
+the model's turn, which answers ``may_change`` by its ``TurnPolicy``). It reads what
 people type with the library's own parsers (``memory.model.parse_id``, ``parse_limit``),
 applies the one permission rule (``Caller.may_change``; ``bot.errors.NotAllowed`` when it
 refuses), and returns memory values; what a reply looks like is the door's business. The one
@@ -50,7 +51,7 @@ from zoneinfo import ZoneInfo
 
 from bot.categories import canonical, in_category, merge_counts
 from bot.core.dating import day_asked, on_day
-from bot.core.policy import Caller
+from bot.core.policy import Caller, Permission
 from bot.errors import NotAllowed, RestoreNotAllowed
 from memory import history
 from memory.errors import MemoryNotFound, MemoryStoreError
@@ -81,7 +82,7 @@ def find(namespace: MemoryNamespace, value: object) -> Memory:
     return namespace.get(parse_id(value))
 
 
-def find_changeable(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
+def find_changeable(namespace: MemoryNamespace, caller: Permission, value: object) -> Memory:
     """Like ``find``, for a memory about to change: ``NotAllowed`` if the caller may not."""
     memory = find(namespace, value)
     if not caller.may_change(memory):
@@ -326,14 +327,14 @@ def used_in_answer(namespace: MemoryNamespace, answer: str, shown: Iterable[Memo
     return [memory.id for memory in namespace.touch(fresh)] if fresh else []
 
 
-def forget(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
+def forget(namespace: MemoryNamespace, caller: Permission, value: object) -> Memory:
     """Delete the memory whose id is ``value``, if the caller may; the deleted memory."""
     return namespace.delete(find_changeable(namespace, caller, value).id)
 
 
 def edit(
     namespace: MemoryNamespace,
-    caller: Caller,
+    caller: Permission,
     value: object,
     *,
     content: str | None = None,
