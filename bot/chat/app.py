@@ -64,12 +64,12 @@ from bot.chat import (
     choices,
     commands,
     confirmations,
-    history,
     media,
     messages,
     noting,
     reminding,
     timezones,
+    versions,
     welcome,
 )
 from bot.chat.access import gatekeeper
@@ -133,8 +133,8 @@ HANDLERS = {
     "remind": reminding.remind,
     "reminders": reminding.list_reminders,
     "timezone": timezones.timezone,
-    "undo": history.undo_command,
-    "history": history.history_command,
+    "undo": versions.undo_command,
+    "history": versions.history_command,
 }
 
 
@@ -244,7 +244,7 @@ def register_handlers(application: BotApplication) -> None:
         (buttons.RECALL_PAGE_PATTERN, buttons.turn_recall_page),
         (buttons.MENU_PATTERN, buttons.open_menu),
         (r"^mr:\d{1,19}$", commands.related_pressed),
-        (r"^mh:\d{1,19}$", history.history_pressed),
+        (r"^mh:\d{1,19}$", versions.history_pressed),
         (confirmations.APPLY_PATTERN, confirmations.apply_changes),
         (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
         (reminding.DONE_PATTERN, reminding.press_done),
@@ -252,8 +252,8 @@ def register_handlers(application: BotApplication) -> None:
         (reminding.CANCEL_PATTERN, reminding.press_cancel),
         (reminding.CHANGE_PATTERN, reminding.press_change),
         (reminding.FROM_MEMORY_PATTERN, reminding.press_from_memory),
-        (history.UNDO_PATTERN, history.undo_pressed),
-        (history.RESTORE_PATTERN, history.restore_pressed),
+        (versions.UNDO_PATTERN, versions.undo_pressed),
+        (versions.RESTORE_PATTERN, versions.restore_pressed),
         (choices.KEEP_PATTERN, choices.choose),
         (choices.REPLACE_PATTERN, choices.choose),
         (choices.CANCEL_PATTERN, choices.choose),

@@ -5,7 +5,7 @@ Callback data is small and carries ids only, never content (Telegram allows 64 b
     f:<memory id>           🗑 under /list or a /related result, or in a memory's menu: ask
     m:<memory id>           ⋯ under a /recall result: the memory's own menu
     mr:<memory id>          🔗 Related in the menu (``bot.chat.commands``)
-    mh:<memory id>          🕘 History in the menu (``bot.chat.history``)
+    mh:<memory id>          🕘 History in the menu (``bot.chat.versions``)
     d:<memory id>           "Delete" in the confirmation: forget it
     k:<memory id>           "Keep" in the confirmation
     p:<page>[:<category>]   ◀ ▶ of /list; the category as the CRC-32 of its name, in hex

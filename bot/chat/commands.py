@@ -22,7 +22,7 @@ from zoneinfo import ZoneInfo
 from telegram import InlineKeyboardButton, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.assistant.history import read_usage
+from bot.assistant.dialogue import read_usage
 from bot.chat.access import (
     addressed_to_bot,
     button_press,

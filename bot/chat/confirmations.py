@@ -6,7 +6,7 @@ Callback data carries a token only (``bot.assistant.changes``: the record stays 
     cx:<token>   "Discard" there
     cu:<change>  ↩ Undo under the "Memory updated" line, and under what Apply all did: the
                  change in the history of memories (``memory.history``), undone by
-                 ``bot.chat.history`` as /undo undoes one
+                 ``bot.chat.versions`` as /undo undoes one
 
 As every button (``bot.chat.buttons``), a press is resolved in the namespace of the person who
 pressed, in the chat where they pressed, so a token of another namespace finds nothing. In a

@@ -1,4 +1,4 @@
-"""History and undo, as Telegram sees them: /undo, /history and their buttons.
+"""The versions of memories, as Telegram sees them: /undo, /history and their buttons.
 
 The records are the store's (``memory.history``: every change to a memory, by whom, when and
 through which door, one *change* per update, the model's whole turn included); this module
