@@ -76,8 +76,8 @@ PARTS = ("bot.core", "bot.view", "bot.assistant", "bot.jobs", "bot.chat")
 FORBIDDEN = {
     **{basic: {*PARTS, "openai"} for basic in BASICS},
     "bot.core": {"bot.chat", "bot.assistant", "bot.jobs", "bot.view", "telegram", "openai"},
-    "bot.view": {"bot.chat", "bot.assistant", "bot.jobs", "bot.core", "openai"},
-    "bot.assistant": {"bot.chat", "bot.jobs", "telegram"},
+    "bot.view": {"bot.chat", "bot.assistant", "bot.jobs", "openai"},
+    "bot.assistant": {"bot.chat", "bot.jobs", "bot.view", "telegram"},
     "bot.jobs": {"bot.chat", "bot.assistant", "openai"},
 }
 

@@ -42,8 +42,8 @@ from bot.core.entry import Entry, parse_entry, split_command
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from bot.jobs.digest import chat_of
-from bot.jobs.report import when_text
 from bot.schedule import parse_timezone
+from bot.view.digest_view import next_report_text
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
@@ -405,7 +405,7 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     elif action and not await may_change_settings(update, context):
         await reply_html(message, t(language, "digest_admins_only"))
     else:
-        next_run = when_text(*await run(lambda: reporter.next_report(name)), language)
+        next_run = next_report_text(*await run(lambda: reporter.next_report(name)), language)
         title = message.chat.title if is_group(message.chat) else None
         if action:
             on = action == "on"

@@ -54,10 +54,11 @@ from bot.chat.services import services
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, ReminderNotAllowed
-from bot.jobs import reminder_view
+from bot.view import reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
 from bot.view.replies import edit_html
+from bot.view.times import local_time
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import acting, current_author
 from memory.interface import MemoryNamespace, Store
@@ -90,7 +91,7 @@ def changes_keyboard(
 
 def _reminder_line(proposal: ReminderProposal, language: str) -> str:
     due = proposal.due
-    when = escape(reminder_view.when_text(due.at, due.zone, language))
+    when = escape(local_time(due.at, due.zone, language))
     text = escape(preview(proposal.text, CHANGE_PREVIEW))
     rule = f" · 🔁 {escape(reminder_view.repeat_text(due.repeat, language))}" if due.repeat else ""
     return t(language, "change_remind", when=when, text=text, repeat=rule)

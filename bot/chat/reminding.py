@@ -4,7 +4,7 @@
 Thin, as every door: each handler reads the update (who acts where: ``access.caller_of``),
 makes its calls into ``bot.core.reminders`` off the event loop, tells the job
 (``bot.jobs.reminders.ReminderJob.track``) what changed, and renders the answer with
-``bot.jobs.reminder_view``. Times are read by ``bot.core.when`` in the chat's zone: a phrase
+``bot.view.reminder_view``. Times are read by ``bot.core.when`` in the chat's zone: a phrase
 it cannot read gets examples, never a guess; a time already past is refused (or moved to its
 next occurrence by the parser, and the reply says so).
 
@@ -38,11 +38,13 @@ from bot.core.keywords import keywords
 from bot.core.policy import Caller, source_of
 from bot.core.reminder_record import PENDING, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
-from bot.jobs import reminder_memory, reminder_view
+from bot.jobs import reminder_memory
 from bot.jobs.reminders import ReminderJob
+from bot.view import reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview, to_plain
 from bot.view.replies import edit_html, reply_html
+from bot.view.times import local_time
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.interface import Store
 from memory.model import Memory, parse_time
@@ -116,7 +118,7 @@ async def set_reminder(
         return True
     due = parsed.due
     if due.at <= now:
-        past = escape(reminder_view.when_text(due.at, due.zone, language))
+        past = escape(local_time(due.at, due.zone, language))
         await reply_html(message, t(language, "reminder_past", when=past))
         return True
     caller = request.caller
@@ -267,7 +269,7 @@ async def _change_to(
         return
     due = parsed.due
     if due.at <= now:
-        past = escape(reminder_view.when_text(due.at, due.zone, language))
+        past = escape(local_time(due.at, due.zone, language))
         await reply_html(message, t(language, "reminder_past", when=past))
         return
     try:
@@ -357,7 +359,7 @@ async def press_done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     await update.callback_query.answer()
     text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
     if reminder.state == PENDING and reminder.next_at is not None:
-        next_at = escape(reminder_view.when_text(reminder.next_at, reminder.due.zone, language))
+        next_at = escape(local_time(reminder.next_at, reminder.due.zone, language))
         shown = t(language, "reminder_done_once", text=text, when=next_at)
         await edit_html(update.callback_query, shown)
     else:
@@ -393,7 +395,7 @@ async def press_snooze(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     await update.callback_query.answer(t(language, "reminder_snoozed_plain"))
     at = reminder.snooze_at or reminder.due.at
     text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    shown = escape(reminder_view.when_text(at, reminder.due.zone, language))
+    shown = escape(local_time(at, reminder.due.zone, language))
     await edit_html(update.callback_query, t(language, "reminder_snoozed", when=shown, text=text))
 
 
@@ -455,7 +457,7 @@ async def offer_for(
     parsed = _memory_time(memory, zone.zone, job.config.default_hour)
     if parsed is None or parsed.due.at <= job.clock():
         return None
-    shown = reminder_view.when_text(parsed.due.at, zone.zone, language)
+    shown = local_time(parsed.due.at, zone.zone, language)
     label = t(language, "button_make_reminder_plain", when=shown)
     return InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=f"rm:{memory.id}")]])
 

@@ -40,11 +40,13 @@ from bot.core import chat_zones, offsets, places, zone_moves
 from bot.core.entry import split_command
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
-from bot.jobs import reminder_memory, reminder_view
+from bot.jobs import reminder_memory
 from bot.jobs.reminders import ReminderJob
+from bot.view import reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
 from bot.view.replies import edit_html, reply_html
+from bot.view.times import local_time
 
 CHOOSE_PATTERN = r"^tzs:[A-Za-z0-9_+\-/]{1,60}$"
 MOVE_PATTERN = r"^tzm:[A-Za-z0-9_+\-/]{1,60}$"
@@ -59,12 +61,6 @@ def _job(context: ContextTypes.DEFAULT_TYPE) -> ReminderJob:
     job = services(context).reminders
     assert job is not None, "reminders are wired in build_application"
     return job
-
-
-def _local(now: datetime, zone: ZoneInfo, language: str) -> str:
-    local = now.astimezone(zone)
-    weekday = t(language, "weekdays_plain").split()[local.weekday()]
-    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M}"
 
 
 def _offset(zone: ZoneInfo, now: datetime) -> str:
@@ -152,7 +148,7 @@ async def _show(
         zone=escape(label),
         details=t(language, "zone_details", parts=escape(joined)) if parts else "",
         default="" if zone.chosen else t(language, "zone_default_mark"),
-        now=_local(now, zone.zone, language),
+        now=local_time(now, zone.zone, language, zone_shown=False),
     )
     text += "\n" + t(language, "zone_how")
     if not places.locations_available():  # without tzfpy: no location is offered
@@ -195,7 +191,10 @@ async def _set(
     waiting = await found.workers.call(
         lambda: zone_moves.movable(job.store, caller.namespace, chat_id, zone)
     )
-    values = {"zone": escape(offsets.zone_label(zone)), "now": _local(now, zone, language)}
+    values = {
+        "zone": escape(offsets.zone_label(zone)),
+        "now": local_time(now, zone, language, zone_shown=False),
+    }
     if fixed:
         text = t(language, "zone_set_fixed", **values)
         biggest = await found.workers.call(
@@ -232,9 +231,9 @@ def _offer(
         "count": len(movable),
         "zone": escape(offsets.zone_label(zone)),
         "text": escape(preview(first.text or "…", reminder_view.TEXT_PREVIEW)),
-        "before": escape(reminder_view.when_text(first.series_at, first.due.zone, language)),
-        "moved": escape(reminder_view.when_text(after.series_at, zone, language)),
-        "kept": escape(reminder_view.when_text(first.series_at, zone, language)),
+        "before": escape(local_time(first.series_at, first.due.zone, language)),
+        "moved": escape(local_time(after.series_at, zone, language)),
+        "kept": escape(local_time(first.series_at, zone, language)),
     }
     one = len(movable) == 1
     move = "button_zone_move_one_plain" if one else "button_zone_move_plain"
@@ -377,7 +376,7 @@ def _moved_text(done: zone_moves.Moved, zone: ZoneInfo, language: str) -> str:
     lines = [t(language, "zone_moved", count=len(done.moved), zone=label)] if done.moved else []
     for reminder in done.moved[:MOVED_SHOWN]:
         at = reminder.next_at or reminder.series_at
-        when = reminder_view.when_text(at, zone, language) if at is not None else "—"
+        when = local_time(at, zone, language) if at is not None else "—"
         text = preview(reminder.text or "…", reminder_view.TEXT_PREVIEW)
         lines.append(t(language, "reminder_line", when=escape(when), text=escape(text)))
     if len(done.moved) > MOVED_SHOWN:

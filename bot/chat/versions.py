@@ -39,7 +39,8 @@ from bot.core import operations
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, RestoreNotAllowed
-from bot.jobs import reminder_memory, reminder_view
+from bot.jobs import reminder_memory
+from bot.view import reminder_view
 from bot.view.i18n import STRINGS, language_of, t
 from bot.view.render import escape, memory_block, preview
 from bot.view.replies import reply_html

@@ -4,7 +4,7 @@ A job on the application's JobQueue (APScheduler underneath) fires on ``[digest]
 crontab expression read in each chat's own zone (``bot.schedule``): ``0 9 * * mon`` is
 Monday 09:00 in Berlin for a chat that chose Europe/Berlin with ``/timezone``, and in
 ``[digest] timezone`` for a chat that chose none. It sends every namespace that wants it the
-report of ``bot.jobs.report``, through the application's bot, so that the rate limiter
+report of ``bot.view.digest_view``, through the application's bot, so that the rate limiter
 (``bot.chat.pacing``) paces a run over many chats. Namespaces are done one after the other:
 Telegram allows about 30 messages a second, so a run over 10,000 chats takes minutes, and the
 bot keeps answering meanwhile (the store is read in a worker thread).
@@ -91,8 +91,8 @@ from telegram.ext import Application, ContextTypes, Job
 from bot.config import DigestConfig
 from bot.core.chat_zones import chosen_zones, zone_of_chat, zones_in_use
 from bot.core.lease import LEASE, Claim, Leases
-from bot.jobs.report import build_report, render_report
 from bot.schedule import Schedule, Schedules, parse_timezone
+from bot.view.digest_view import build_report, render_report
 from bot.view.replies import send_html
 from memory import Documents, Store, update_document
 from memory.errors import DocumentConflict, MemoryInvalid, MemoryStoreError

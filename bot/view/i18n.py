@@ -368,7 +368,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "memories kept for a channel have neither. /digest now sends the report here.",
         "digest_usage": "Send <code>/digest on</code>, <code>/digest off</code> or "
         "<code>/digest now</code>; /digest alone shows the setting.",
-        "digest_when": "{weekday} {date} {time} ({zone})",
         "digest_never": "none scheduled",
         "weekdays_plain": "Mon Tue Wed Thu Fri Sat Sun",
     },
@@ -595,7 +594,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "/digest now 可以在这里发送摘要。",
         "digest_usage": "请发送 <code>/digest on</code>、<code>/digest off</code> 或 "
         "<code>/digest now</code>；只发送 /digest 可以查看设置。",
-        "digest_when": "{date}（{weekday}）{time}（{zone}）",
         "digest_never": "暂无安排",
         "weekdays_plain": "周一 周二 周三 周四 周五 周六 周日",
     },

@@ -17,7 +17,7 @@ from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Request, Tool
 from bot.__main__ import make_llm
 from bot.chat.buttons import MAX_CALLBACK_DATA
 from bot.config import parse_config
-from bot.jobs.report import build_report
+from bot.view.digest_view import build_report
 from memory.store import MemoryStore
 
 BIRTHDAY = "小王的生日是3月5日"

@@ -1,6 +1,6 @@
 """What reminders look like: the confirmation, the delivery, the list, and their buttons.
 
-The time is always the resolved local time ``YYYY-MM-DD (Wed) HH:MM Zone`` (Chinese: ``周三``)::
+The time is always the resolved local time (``bot.view.times.local_time``, Chinese ``周三``)::
 
     ⏰ 2026-12-02 (Wed) 09:00 Asia/Shanghai — call mom
     🔁 every Monday
@@ -20,15 +20,14 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
-from bot.core.offsets import zone_label
 from bot.core.reminder_record import PAUSED, PAUSED_REFUSED, Reminder
 from bot.core.when import Repeat
 from bot.view.i18n import t
 from bot.view.render import escape, preview
+from bot.view.times import local_time
 
 MAX_CALLBACK_DATA = 64
 LISTED = 20  # reminders shown by /reminders; the rest are counted
@@ -36,13 +35,6 @@ TEXT_PREVIEW = 200
 BUTTON_PREVIEW = 28
 SNOOZES = (("10", "button_snooze_10_plain"), ("60", "button_snooze_60_plain"))
 PAUSED_WHY = {PAUSED_REFUSED: "reminder_paused_refused"}  # else: the chat refused the bot
-
-
-def when_text(at: datetime, zone: ZoneInfo, language: str) -> str:
-    """``2026-12-02 (Wed) 09:00 Asia/Shanghai``: ``at`` in ``zone``, plain text."""
-    local = at.astimezone(zone)
-    weekday = t(language, "weekdays_plain").split()[local.weekday()]
-    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M} {zone_label(zone)}"
 
 
 def repeat_text(repeat: Repeat, language: str) -> str:
@@ -77,7 +69,7 @@ def reminder_line(
     """``⏰ <when> — <text>`` (HTML), at its next occurrence unless ``at``; ``⌛`` if ``due``
     (its time has come)."""
     moment = at or reminder.upcoming_at or reminder.due.at
-    when = escape(when_text(moment, reminder.due.zone, language))
+    when = escape(local_time(moment, reminder.due.zone, language))
     key = "reminder_line_due" if due else "reminder_line"
     return t(language, key, when=when, text=_text(reminder))
 
@@ -155,7 +147,7 @@ def delivery(
     else:
         lines = [t(language, "reminder_delivery_of")]
     if late:
-        when = escape(when_text(at, reminder.due.zone, language))
+        when = escape(local_time(at, reminder.due.zone, language))
         lines.append(t(language, "reminder_late", time=when))
     if group:
         lines.append(t(language, "reminder_for", mention=mention(reminder)))
@@ -222,5 +214,5 @@ def listing(
 
 def memory_line(reminder: Reminder) -> str:
     """The memory a reminder is also kept as (plain text): its time and its text."""
-    when = when_text(reminder.due.at, reminder.due.zone, reminder.language)
+    when = local_time(reminder.due.at, reminder.due.zone, reminder.language)
     return f"⏰ {when} — {reminder.text}"
