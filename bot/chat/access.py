@@ -284,23 +284,6 @@ async def with_admin(context: ContextTypes.DEFAULT_TYPE, update: Update, caller:
     return dataclasses.replace(caller, admin=True)
 
 
-async def button_press(
-    update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Caller, str, Message] | None:
-    """A button press: who pressed where, the value after the button's ``<kind>:`` and the
-    message the button is on; None (the press answered) when there is no namespace for it or
-    the message is gone."""
-    query = update.callback_query
-    assert query is not None
-    caller = caller_of(update, context)
-    if caller is None or not isinstance(query.message, Message):
-        await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
-        return None
-    # A press without data reaches every button handler whatever its pattern (python-telegram-
-    # bot's rule); this bot's buttons always have data, so such a press names nothing.
-    return caller, (query.data or "").partition(":")[2], query.message
-
-
 async def run_changing(
     update: Update,
     context: ContextTypes.DEFAULT_TYPE,

@@ -37,7 +37,7 @@ import asyncio
 import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Coroutine
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -64,6 +64,7 @@ from bot.chat import (
     choices,
     commands,
     confirmations,
+    imports,
     media,
     messages,
     noting,
@@ -84,6 +85,8 @@ from bot.core.pacing import Pacer
 from bot.core.workers import Workers
 from bot.jobs.digest import Digest
 from bot.jobs.reminders import ReminderJob
+from bot.view import callbacks
+from bot.view.callbacks import Callback
 from bot.view.i18n import COMMANDS, language_of, t
 from bot.view.render import escape
 from bot.view.replies import reply_html
@@ -135,6 +138,41 @@ HANDLERS = {
     "timezone": timezones.timezone,
     "undo": versions.undo_command,
     "history": versions.history_command,
+}
+
+
+# Every button's press, by the callback data it carries (the table: bot.view.callbacks).
+PRESSES: dict[
+    Callback, Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
+] = {
+    callbacks.FORGET: buttons.ask_forget,
+    callbacks.DELETE: buttons.confirm_forget,
+    callbacks.KEEP: buttons.keep,
+    callbacks.MENU: buttons.open_menu,
+    callbacks.RELATED: commands.related_pressed,
+    callbacks.HISTORY: versions.history_pressed,
+    callbacks.LIST_PAGE: buttons.turn_page,
+    callbacks.RECALL_PAGE: buttons.turn_recall_page,
+    callbacks.KEEP_BOTH: choices.choose,
+    callbacks.REPLACE: choices.choose,
+    callbacks.CANCEL_ADD: choices.choose,
+    callbacks.REMEMBER_THIS: noting.press_remember,
+    callbacks.APPLY: confirmations.apply_changes,
+    callbacks.DISCARD: confirmations.discard_changes,
+    callbacks.UNDO: versions.undo_pressed,
+    callbacks.RESTORE: versions.restore_pressed,
+    callbacks.DONE: reminding.press_done,
+    callbacks.SNOOZE: reminding.press_snooze,
+    callbacks.CANCEL_REMINDER: reminding.press_cancel,
+    callbacks.CHANGE_REMINDER: reminding.press_change,
+    callbacks.FROM_MEMORY: reminding.press_from_memory,
+    callbacks.CHOOSE_ZONE: timezones.press_choose,
+    callbacks.MOVE_REMINDERS: timezones.press_move,
+    callbacks.KEEP_REMINDERS: timezones.press_keep,
+    callbacks.LOCATION_ZONE: timezones.press_location,
+    callbacks.IMPORT: imports.apply_import,
+    callbacks.CANCEL_IMPORT: imports.cancel_import,
+    callbacks.WELCOME: welcome.press_welcome,
 }
 
 
@@ -236,32 +274,8 @@ def register_handlers(application: BotApplication) -> None:
     media.register(application)  # before the commands: a forwarded "/start" is remembered
     for name, callback in HANDLERS.items():
         application.add_handler(CommandHandler(name, callback, filters=new_messages))
-    for pattern, callback in (
-        (buttons.FORGET_PATTERN, buttons.ask_forget),
-        (buttons.DELETE_PATTERN, buttons.confirm_forget),
-        (buttons.KEEP_PATTERN, buttons.keep),
-        (buttons.PAGE_PATTERN, buttons.turn_page),
-        (buttons.RECALL_PAGE_PATTERN, buttons.turn_recall_page),
-        (buttons.MENU_PATTERN, buttons.open_menu),
-        (r"^mr:\d{1,19}$", commands.related_pressed),
-        (r"^mh:\d{1,19}$", versions.history_pressed),
-        (confirmations.APPLY_PATTERN, confirmations.apply_changes),
-        (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
-        (reminding.DONE_PATTERN, reminding.press_done),
-        (reminding.SNOOZE_PATTERN, reminding.press_snooze),
-        (reminding.CANCEL_PATTERN, reminding.press_cancel),
-        (reminding.CHANGE_PATTERN, reminding.press_change),
-        (reminding.FROM_MEMORY_PATTERN, reminding.press_from_memory),
-        (versions.UNDO_PATTERN, versions.undo_pressed),
-        (versions.RESTORE_PATTERN, versions.restore_pressed),
-        (choices.KEEP_PATTERN, choices.choose),
-        (choices.REPLACE_PATTERN, choices.choose),
-        (choices.CANCEL_PATTERN, choices.choose),
-        (noting.REMEMBER_PATTERN, noting.press_remember),
-        *timezones.BUTTONS,
-        *welcome.BUTTONS,
-    ):
-        application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
+    for button, press in PRESSES.items():
+        application.add_handler(CallbackQueryHandler(press, pattern=button.pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))
     text = new_messages & filters.TEXT
     application.add_handler(MessageHandler(text & ~filters.COMMAND, messages.free_text))

@@ -25,7 +25,6 @@ from telegram.ext import ContextTypes
 from bot.assistant.dialogue import read_usage
 from bot.chat.access import (
     addressed_to_bot,
-    button_press,
     caller_of,
     is_group,
     may_change_settings,
@@ -35,6 +34,7 @@ from bot.chat.access import (
 from bot.chat.attachments import send_all_back
 from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view, with_row
 from bot.chat.choices import choice_prompt
+from bot.chat.presses import pressed
 from bot.chat.reminding import offer_for
 from bot.chat.services import services
 from bot.core import adding, chat_zones, operations
@@ -355,14 +355,11 @@ async def show_related(
 
 async def related_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """🔗 Related pressed in a memory's menu: as /related with its id."""
-    query = update.callback_query
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    await query.answer()
-    await show_related(context, message, caller, language_of(update.effective_user), value)
+    await press.answer()
+    await show_related(context, press.message, press.caller, press.language, press.value)
 
 
 async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

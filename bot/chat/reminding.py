@@ -13,7 +13,7 @@ namespace (tags: the text's keywords and "reminder"/"提醒"), so /recall finds 
 time. A memory stored with a time in it ("下周二下午三点看牙医") gets a ⏰ button that makes
 it a reminder at that time, read relative to when it was stored.
 
-Button presses are resolved in the presser's namespace (``access.button_press``); in a group
+Button presses are resolved in the presser's namespace (``bot.chat.presses``); in a group
 only the member who set a reminder or an administrator may change it (``bot.core.reminders``,
 administrator rights asked of Telegram only when they matter).
 """
@@ -27,10 +27,11 @@ from datetime import datetime, timedelta
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, caller_of, with_admin
+from bot.chat.access import caller_of, with_admin
+from bot.chat.presses import Press, pressed
 from bot.chat.services import services
 from bot.core import chat_zones, operations, reminders, when
 from bot.core.entry import split_command
@@ -40,7 +41,7 @@ from bot.core.reminder_record import PENDING, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
 from bot.jobs import reminder_memory
 from bot.jobs.reminders import ReminderJob
-from bot.view import reminder_view
+from bot.view import callbacks, reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview, to_plain
 from bot.view.replies import edit_html, reply_html
@@ -49,11 +50,6 @@ from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.interface import Store
 from memory.model import Memory, parse_time
 
-DONE_PATTERN = rf"^rd:{reminders.ID_PATTERN}$"
-SNOOZE_PATTERN = rf"^rz:{reminders.ID_PATTERN}:(10|60|t)$"
-CANCEL_PATTERN = rf"^rc:{reminders.ID_PATTERN}$"
-CHANGE_PATTERN = rf"^re:{reminders.ID_PATTERN}$"
-FROM_MEMORY_PATTERN = r"^rm:\d{1,19}$"
 _CHANGE_PROMPT = re.compile(rf"⏰#({reminders.ID_PATTERN})")
 PHRASE_PREVIEW = 80
 MEMORY_TAGS = {"en": "reminder", "zh": "提醒"}
@@ -321,31 +317,30 @@ async def _press(
     update: Update,
     context: ContextTypes.DEFAULT_TYPE,
     work: Callable[[Caller, str, datetime], Reminder],
-) -> tuple[Reminder, str] | None:
+) -> tuple[Press, Reminder] | None:
     """Run ``work(caller, value, now)`` for a reminder button; None once the press is answered
     with why not (gone, not the presser's)."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return None
-    caller, value, _ = pressed
-    now = _job(context).clock()
+    job = _job(context)
+    now = job.clock()
     try:
-        reminder = await _as_allowed(context, update, caller, lambda who: work(who, value, now))
+        reminder = await _as_allowed(
+            context, update, press.caller, lambda who: work(who, press.value, now)
+        )
     except ReminderNotFound:
-        await query.answer(t(language, "reminder_gone_plain"), show_alert=True)
+        await press.refuse("reminder_gone_plain")
         return None
     except ReminderNotAllowed:
-        await query.answer(t(language, "reminder_not_yours_plain"), show_alert=True)
+        await press.refuse("reminder_not_yours_plain")
         return None
     except ReminderPressedAgain:
-        await query.answer(t(language, "reminder_pressed_again_plain"))
+        await press.answer("reminder_pressed_again_plain")
         return None
-    _job(context).track(reminder)
-    store = _job(context).store
-    await services(context).workers.call(lambda: reminder_memory.follow(store, reminder))
-    return reminder, language
+    job.track(reminder)
+    await services(context).workers.call(lambda: reminder_memory.follow(job.store, reminder))
+    return press, reminder
 
 
 async def press_done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -354,16 +349,16 @@ async def press_done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
     done = await _press(update, context, lambda who, rid, now: reminders.done(store, who, rid, now))
     if done is None:
         return
-    reminder, language = done
-    assert update.callback_query is not None
-    await update.callback_query.answer()
+    press, reminder = done
+    language = press.language
+    await press.answer()
     text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
     if reminder.state == PENDING and reminder.next_at is not None:
         next_at = escape(local_time(reminder.next_at, reminder.due.zone, language))
         shown = t(language, "reminder_done_once", text=text, when=next_at)
-        await edit_html(update.callback_query, shown)
+        await edit_html(press.query, shown)
     else:
-        await edit_html(update.callback_query, t(language, "reminder_done", text=text))
+        await edit_html(press.query, t(language, "reminder_done", text=text))
 
 
 def _snooze_until(reminder: Reminder, what: str, now: datetime) -> datetime:
@@ -378,25 +373,25 @@ async def press_snooze(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     """⏰ 10 min / 1 hour / tomorrow under a delivery: send it again then (once per button)."""
     store = _job(context).store
     assert update.callback_query is not None
-    pressed = update.callback_query.message  # the delivery, the same for a second press
+    delivery = update.callback_query.message  # the same for a second press
 
     def snooze(who: Caller, value: str, now: datetime) -> Reminder:
         rid, _, what = value.partition(":")
         current = reminders.get(store, who.namespace, rid)
-        press = None if pressed is None else f"{pressed.chat.id}:{pressed.message_id}:{what}"
+        press = None if delivery is None else f"{delivery.chat.id}:{delivery.message_id}:{what}"
         until = _snooze_until(current, what, now)
         return reminders.snooze(store, who, rid, until, now, press=press)
 
     done = await _press(update, context, snooze)
     if done is None:
         return
-    reminder, language = done
-    assert update.callback_query is not None
-    await update.callback_query.answer(t(language, "reminder_snoozed_plain"))
+    press, reminder = done
+    language = press.language
+    await press.answer("reminder_snoozed_plain")
     at = reminder.snooze_at or reminder.due.at
     text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
     shown = escape(local_time(at, reminder.due.zone, language))
-    await edit_html(update.callback_query, t(language, "reminder_snoozed", when=shown, text=text))
+    await edit_html(press.query, t(language, "reminder_snoozed", when=shown, text=text))
 
 
 async def press_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -407,17 +402,10 @@ async def press_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     )
     if done is None:
         return
-    reminder, language = done
-    assert update.callback_query is not None
-    await update.callback_query.answer()
+    press, reminder = done
+    await press.answer()
     text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    await reply_html(_message(update), t(language, "reminder_cancelled", text=text))
-
-
-def _message(update: Update) -> Message:
-    query = update.callback_query
-    assert query is not None and isinstance(query.message, Message)
-    return query.message
+    await reply_html(press.message, t(press.language, "reminder_cancelled", text=text))
 
 
 async def press_change(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -433,13 +421,11 @@ async def press_change(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     done = await _press(update, context, check)
     if done is None:
         return
-    reminder, language = done
-    assert update.callback_query is not None
-    await update.callback_query.answer()
+    press, reminder = done
+    await press.answer()
     text = escape(preview(reminder.text or "…", 80))
-    await reply_html(
-        _message(update), t(language, "reminder_change_prompt", id=reminder.id, text=text)
-    )
+    prompt = t(press.language, "reminder_change_prompt", id=reminder.id, text=text)
+    await reply_html(press.message, prompt)
 
 
 # -- a memory with a time in it ----------------------------------------------------------------
@@ -459,7 +445,7 @@ async def offer_for(
         return None
     shown = local_time(parsed.due.at, zone.zone, language)
     label = t(language, "button_make_reminder_plain", when=shown)
-    return InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=f"rm:{memory.id}")]])
+    return InlineKeyboardMarkup([[callbacks.FROM_MEMORY.button(label, memory.id)]])
 
 
 def _memory_time(memory: Memory, zone: ZoneInfo, default_hour: int) -> when.Parsed | None:
@@ -475,29 +461,27 @@ def _memory_time(memory: Memory, zone: ZoneInfo, default_hour: int) -> when.Pars
 async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """⏰ under a memory: a reminder at the time its text names (set and confirmed once,
     however often pressed)."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    job, run = _job(context), services(context).workers.run
+    caller, message, language = press.caller, press.message, press.language
+    job, found = _job(context), services(context)
     try:
-        memory = await run(caller.namespace, operations.find, value)
+        memory = await found.workers.run(caller.namespace, operations.find, press.value)
     except (MemoryInvalid, MemoryNotFound):  # deleted since
-        await query.answer(t(language, "stale_plain"), show_alert=True)
+        await press.stale()
         return
-    zone = await services(context).workers.call(lambda: _zone(context, message.chat.id))
+    zone = await found.workers.call(lambda: _zone(context, message.chat.id))
     parsed = _memory_time(memory, zone.zone, job.config.default_hour)
     if parsed is None:
-        await query.answer(t(language, "reminder_from_memory_none_plain"), show_alert=True)
+        await press.refuse("reminder_from_memory_none_plain")
         return
     now = job.clock()
     if parsed.due.at <= now:
-        await query.answer(t(language, "reminder_from_memory_past_plain"), show_alert=True)
+        await press.refuse("reminder_from_memory_past_plain")
         return
     try:
-        reminder, new = await services(context).workers.call(
+        reminder, new = await found.workers.call(
             lambda: reminders.create_once(
                 job.store,
                 caller,
@@ -512,12 +496,12 @@ async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) 
         )
     except MemoryInvalid as e:
         alert = to_plain(_invalid(language, e, parsed.text))[:200]
-        await query.answer(alert, show_alert=True)
+        await press.query.answer(alert, show_alert=True)
         return
     if not new:  # pressed again (here or on another replica): set by the first press
-        await query.answer(t(language, "reminder_from_memory_set_plain"))
+        await press.answer("reminder_from_memory_set_plain")
         return
     job.track(reminder)
-    await query.answer()
+    await press.answer()
     text, keyboard = reminder_view.confirmation(reminder, language)
     await reply_html(message, text, keyboard)
