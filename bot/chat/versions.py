@@ -2,7 +2,7 @@
 
 The records are the store's (``memory.history``: every change to a memory, by whom, when and
 through which door, one *change* per update, the model's whole turn included); this module
-reads them through ``bot.core.operations`` and renders them. Its buttons
+reads them through ``bot.core.undoing`` and renders them. Its buttons
 (``bot.view.callbacks``): ↩ Undo (``cu:``) under the "🧠 Memory updated" line (the model's
 turn) and under what Apply all did, and nowhere else: it undoes that one change; under
 /history, a version's button (``hv:``) puts back the version its record left (for a deletion:
@@ -35,7 +35,7 @@ from bot.assistant.reminder_desk import cancel_change
 from bot.chat.access import caller_of, run_changing, with_admin
 from bot.chat.presses import pressed
 from bot.chat.services import services
-from bot.core import operations
+from bot.core import operations, undoing
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, RestoreNotAllowed
@@ -220,7 +220,7 @@ async def _undo_as(
     chat_id = chat.id if chat is not None else None
     found = services(context)
     done, history = await found.workers.run(
-        caller.namespace, operations.undo, caller, chat=chat_id, change=change
+        caller.namespace, undoing.undo, caller, chat=chat_id, change=change
     )
     undone = done.change if done is not None else change
     job = found.reminders
@@ -272,7 +272,7 @@ async def show_history(
     """Answer ``message`` with the recent changes, or every version of memory ``value``."""
     run = services(context).workers.run
     try:
-        history, current = await run(caller.namespace, operations.memory_history, value)
+        history, current = await run(caller.namespace, undoing.memory_history, value)
     except MemoryInvalid:
         await reply_html(message, t(language, "bad_id", value=escape(preview(value or "", 40))))
         return
@@ -325,7 +325,7 @@ async def restore_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) ->
         return
     try:
         memory = await run_changing(
-            update, context, press.caller, operations.restore_version, press.value
+            update, context, press.caller, undoing.restore_version, press.value
         )
     except RestoreNotAllowed:
         await press.refuse("restore_not_yours_plain")

@@ -34,7 +34,8 @@ model's tools call the same functions from the turn's own worker thread.
 
 Every change is recorded in the namespace's history by the store itself, with who acts
 (``memory.history.current_author``, set once per update by ``bot.chat.access.gatekeeper``), so
-no door needs to remember to; ``undo``, ``memory_history`` and ``restore_version`` work on it.
+no door needs to remember to; ``bot.core.undoing`` reads it, undoes a change and restores a
+version.
 """
 
 from __future__ import annotations
@@ -51,11 +52,9 @@ from zoneinfo import ZoneInfo
 
 from bot.categories import canonical, in_category, merge_counts
 from bot.core.dating import day_asked, on_day
-from bot.core.policy import Caller, Permission
-from bot.errors import NotAllowed, RestoreNotAllowed
-from memory import history
+from bot.core.policy import Permission
+from bot.errors import NotAllowed
 from memory.errors import MemoryNotFound, MemoryStoreError
-from memory.history import ChangeRecord, History, Undone
 from memory.interface import Documents, MemoryNamespace, SearchStatus, update_document
 from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
@@ -406,76 +405,3 @@ def public_record(memory: Memory) -> dict[str, Any]:
 def export(namespace: MemoryNamespace) -> list[dict[str, Any]]:
     """Every memory as an article-format record (``public_record``), in stored order."""
     return [public_record(memory) for memory in namespace.memories()]
-
-
-# -- history and undo (memory.history) ----------------------------------------------------------
-
-
-def _refuse(records: list[ChangeRecord]) -> NotAllowed:
-    memory = next(m for r in records for m in (r.after, r.before) if m is not None)
-    return NotAllowed(memory)
-
-
-def undo(
-    namespace: MemoryNamespace, caller: Caller, *, chat: int | None, change: str | None = None
-) -> tuple[Undone | None, History]:
-    """Revert ``change``, or without it the caller's newest change in ``chat`` not undone yet
-    (``Caller.may_undo``: in a group a member's own, an administrator's anyone's); None when
-    there is nothing to undo (or ``change`` is unknown, too old, undone already, or being
-    undone by another press meanwhile), with the history it was read from. ``NotAllowed`` if
-    ``change`` is not the caller's to undo."""
-    found = namespace.history()
-    if change is None:
-        change = found.last_change(chat=chat, may_undo=caller.may_undo)
-        if change is None:
-            return None, found
-    records = found.change(change)
-    if not records or change in found.undone():
-        return None, found
-    if not all(caller.may_undo(r.author.by) for r in records):
-        raise _refuse(records)
-    done = history.undo(namespace, found, change)
-    return (done if done.reverted or done.left else None), found
-
-
-def memory_history(
-    namespace: MemoryNamespace, value: object | None
-) -> tuple[History, Memory | None]:
-    """The history of the memory whose id is ``value`` (all of it without one), and the memory
-    as it is now (None: deleted, or no id)."""
-    if value is None:
-        return namespace.history(), None
-    memory_id = parse_id(value)
-    found = namespace.history(memory_id)
-    try:
-        current: Memory | None = namespace.get(memory_id)
-    except MemoryNotFound:
-        if not found.records:
-            raise
-        current = None
-    return found, current
-
-
-def restore_version(namespace: MemoryNamespace, caller: Caller, ref: str) -> Memory | None:
-    """Put back the version of a memory that the record ``ref`` left (for a deletion: the
-    memory as it was), if the caller may change it (and, if it is deleted, may bring it back:
-    ``Caller.may_restore``); None if there is no such record."""
-    found = namespace.history()
-    record = found.find(ref)
-    if record is None:
-        return None
-    version = record.after if record.after is not None else record.before
-    if version is None:
-        return None
-    try:
-        current: Memory | None = namespace.get(record.memory_id)
-    except MemoryNotFound:
-        current = None
-    if current is not None and not caller.may_change(current):
-        raise NotAllowed(version)
-    if current is None:
-        deletions = [r for r in found.of(record.memory_id) if r.op == "delete"]
-        deleted_by = deletions[-1].author.by if deletions else None
-        if not caller.may_restore(version, deleted_by):
-            raise RestoreNotAllowed(version, deleted_by)
-    return namespace.restore(version)
