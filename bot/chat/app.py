@@ -12,17 +12,17 @@ Updates are handled concurrently across chats and in order within a chat
 model) does not hold up the others. Every update is on disk (``bot.chat.inbox``) before Telegram is
 told it arrived, until it has been handled: a crash loses none, and one Telegram delivers again
 is handled once. Handler groups: -1 is the gatekeeper (allow list, chats the
-bot does not serve); 0 holds the commands, the buttons and free text. Later features add theirs
-to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), registered
+bot does not serve); 0 holds the commands (``HANDLERS``), the buttons (``PRESSES``, by the
+table of ``bot.view.callbacks``) and free text. Later features add theirs to
+``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), registered
 here too: at its cron times, and once at start-up to catch up a report missed while stopped.
 
-Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches
-``on_error``, which logs the traceback, tells the user briefly in their language and, for
-unexpected errors, notifies the admins. Telegram's flood control is ``bot.chat.pacing``: with
-``flood_control`` every message keeps within Telegram's limits (30 a second overall, 20 a minute
-per group, about one a second per private chat), and a request Telegram answered with 429 is
-always retried after the ``retry_after`` it asked for, holding up that chat only. The reminders'
-job paces its sends by the same ``Pacer``.
+Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches the
+one error handler (``bot.chat.failures.on_error``). Telegram's flood control is
+``bot.chat.pacing``: with ``flood_control`` every message keeps within Telegram's limits (30 a
+second overall, 20 a minute per group, about one a second per private chat), and a request Telegram
+answered with 429 is always retried after the ``retry_after`` it asked for, holding up that chat
+only. The reminders' job paces its sends by the same ``Pacer``.
 
 No network is never fatal. At start-up, ``serving`` calls ``getMe`` (``initialize``) and
 publishes the command menu until the Bot API answers: one warning line per failed attempt,
@@ -43,7 +43,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 from telegram import BotCommand, LinkPreviewOptions, Update
 from telegram.constants import BotCommandLimit
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, NetworkError, RetryAfter, TelegramError
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -74,10 +74,11 @@ from bot.chat import (
     welcome,
 )
 from bot.chat.access import gatekeeper
-from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
+from bot.chat.failures import RETRIES_ON_429, on_error, tell_admins_set_aside
+from bot.chat.inbox import Inbox, InboxQueue, SyncingRequest
 from bot.chat.lanes import SharedUpdates
 from bot.chat.pacing import PacedLimiter
-from bot.chat.services import KEY, Services, services
+from bot.chat.services import KEY, Services
 from bot.chat.updates import ChatOrderedUpdateProcessor
 from bot.chat.webhook import WebhookServer
 from bot.config import Config
@@ -87,10 +88,7 @@ from bot.jobs.digest import Digest
 from bot.jobs.reminders import ReminderJob
 from bot.view import callbacks
 from bot.view.callbacks import Callback
-from bot.view.i18n import COMMANDS, language_of, t
-from bot.view.render import escape
-from bot.view.replies import reply_html
-from memory.errors import MemoryLoadFailed, MemorySaveFailed
+from bot.view.i18n import COMMANDS, t
 from memory.interface import Store
 from memory.text import query_words
 
@@ -114,10 +112,8 @@ ALLOWED_UPDATES = (
     Update.CALLBACK_QUERY,
     Update.INLINE_QUERY,
 )
-RETRIES_ON_429 = 3
 FIRST_RETRY_DELAY = 1.0  # seconds; doubled after each failed attempt to reach the Bot API
 MAX_RETRY_DELAY = 30.0
-POISON_PREVIEW = 100  # characters of a set-aside message the admins are shown
 
 _T = TypeVar("_T")
 
@@ -201,7 +197,7 @@ def build_application(
         replicas = config.replicas
         updates = SharedUpdates(
             shared,
-            set_aside=_tell_admins_set_aside,
+            set_aside=tell_admins_set_aside,
             lease=replicas.lease_seconds,
             poll=replicas.poll_seconds,
             max_lanes=replicas.max_chats,
@@ -308,7 +304,7 @@ async def post_init(application: BotApplication) -> None:
     if isinstance(application.update_queue, InboxQueue):  # before polling: oldest first
         recovered = application.update_queue.recover()
         for pending in recovered.set_aside:  # told first: the replay may crash again
-            await _tell_admins_set_aside(application, pending)
+            await tell_admins_set_aside(application, pending)
         await application.update_queue.replay(application, recovered.again)
     if isinstance(application.update_queue, SharedUpdates):
         application.update_queue.start(application)
@@ -446,66 +442,3 @@ async def set_webhook(application: BotApplication, webhook: WebhookServer) -> bo
         max_connections=settings.max_connections,
         drop_pending_updates=False,
     )
-
-
-async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Log a failed update, tell its user briefly, and keep the bot running."""
-    error = context.error
-    if isinstance(error, Forbidden):  # blocked by the user, or removed from the group
-        log.info("Telegram refused to deliver: %s", error.message)
-        return
-    if isinstance(error, RetryAfter):
-        log.warning("flood control: still limited after %d retries: %s", RETRIES_ON_429, error)
-        return
-    if isinstance(error, NetworkError) and not isinstance(error, BadRequest):
-        log.warning("network trouble talking to Telegram: %s", error)
-        return
-    update_id = update.update_id if isinstance(update, Update) else None
-    log.error("update %s failed", update_id, exc_info=error)
-    if not isinstance(update, Update):
-        return
-    language = language_of(update.effective_user)
-    storage = isinstance(error, MemorySaveFailed | MemoryLoadFailed)
-    try:
-        if update.callback_query is not None:
-            await update.callback_query.answer(t(language, "error_plain"), show_alert=True)
-        elif update.effective_message is not None:
-            text = t(language, "error_storage" if storage else "error_generic")
-            await reply_html(update.effective_message, text)
-    except TelegramError as e:  # the apology failed too (blocked, gone): the log has it all
-        log.warning("could not tell the user about the failure: %s", e)
-    if not isinstance(error, TelegramError):
-        await _tell_admins(context, f"{type(error).__name__}: {error}")
-
-
-async def _tell_admins_set_aside(application: BotApplication, pending: Pending) -> None:
-    """Tell the admins of an update the inbox set aside as poison (``bot.chat.inbox``)."""
-    update = Update.de_json(pending.update, application.bot)
-    chat = update.effective_chat.id if update.effective_chat is not None else "?"
-    message, query = update.effective_message, update.callback_query
-    text = (message.text or message.caption or "") if message is not None else ""
-    text = text or ((query.data or "") if query is not None else "")
-    config: Config = application.bot_data[KEY].config
-    for admin in config.telegram.admin_user_ids:
-        notice = t(
-            "en",
-            "admin_poison",
-            update_id=pending.update_id,
-            chat=chat,
-            tries=pending.tries,
-            text=escape(text[:POISON_PREVIEW]),
-        )
-        try:
-            await application.bot.send_message(admin, notice, parse_mode="HTML")
-        except TelegramError as e:
-            log.warning("could not notify admin %s: %s", admin, e)
-
-
-async def _tell_admins(context: ContextTypes.DEFAULT_TYPE, summary: str) -> None:
-    config = services(context).config
-    for admin in config.telegram.admin_user_ids:
-        text = t("en", "admin_error", error=escape(summary[:300]))
-        try:
-            await context.bot.send_message(admin, text, parse_mode="HTML")
-        except TelegramError as e:
-            log.warning("could not notify admin %s: %s", admin, e)

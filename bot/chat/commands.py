@@ -5,7 +5,7 @@ was typed after the command (``bot.core.entry``: hashtags, ``category:``), makes
 ``bot.core.operations`` off the event loop (``/digest``: into ``bot.jobs.digest``) and renders
 the answer; no storage, ranking or permission logic lives here. Expected failures (an unknown
 id, content over the limit, a memory that is not yours) are answered here (``_refusal``);
-anything else goes to the one error handler in ``bot.chat.app``.
+anything else goes to the one error handler (``bot.chat.failures``).
 """
 
 from __future__ import annotations
