@@ -1,5 +1,5 @@
-"""The reminder doors: /remind, /reminders, "remind me ..." and their buttons (/timezone:
-``bot.chat.timezones``).
+"""The reminder doors: /remind, /reminders, "remind me ..." and ⏰ under a memory (the buttons
+of a reminder: ``bot.chat.reminder_buttons``; /timezone: ``bot.chat.timezones``).
 
 Thin, as every door: each handler reads the update (who acts where: ``access.caller_of``),
 makes its calls into ``bot.core.reminders`` off the event loop, tells the job
@@ -23,7 +23,6 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
@@ -31,20 +30,20 @@ from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.chat.access import caller_of, with_admin
-from bot.chat.presses import Press, pressed
+from bot.chat.presses import pressed
 from bot.chat.services import services
 from bot.core import chat_zones, operations, reminders, when
 from bot.core.entry import split_command
 from bot.core.keywords import keywords
 from bot.core.policy import Caller, source_of
-from bot.core.reminder_record import PENDING, Reminder
-from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
+from bot.core.reminder_record import Reminder
+from bot.errors import ReminderNotAllowed, ReminderNotFound
 from bot.jobs import reminder_memory
 from bot.jobs.reminders import ReminderJob
 from bot.view import callbacks, reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview, to_plain
-from bot.view.replies import edit_html, reply_html
+from bot.view.replies import reply_html
 from bot.view.times import local_time
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.interface import Store
@@ -57,7 +56,7 @@ MEMORY_TAGS = {"en": "reminder", "zh": "提醒"}
 T = TypeVar("T")
 
 
-def _job(context: ContextTypes.DEFAULT_TYPE) -> ReminderJob:
+def reminder_job(context: ContextTypes.DEFAULT_TYPE) -> ReminderJob:
     job = services(context).reminders
     assert job is not None, "reminders are wired in build_application"
     return job
@@ -75,7 +74,7 @@ class _Request:
 
 
 def _zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> chat_zones.ChatZone:
-    job = _job(context)
+    job = reminder_job(context)
     return chat_zones.chat_zone(job.store, chat_id, job.zone)
 
 
@@ -90,7 +89,7 @@ async def set_reminder(
 
     With ``unclear_to_model``, a phrase without a time is not answered (False: the language
     model reads it instead); otherwise it is always answered (True)."""
-    job, message, language = _job(context), request.message, request.language
+    job, message, language = reminder_job(context), request.message, request.language
     run = services(context).workers.call
     chat_id = message.chat.id
     zone = await run(lambda: _zone(context, chat_id))
@@ -170,7 +169,7 @@ def remember_reminder(store: Store, caller: Caller, reminder: Reminder, source: 
 
 async def _resume(context: ContextTypes.DEFAULT_TYPE, caller: Caller, message: Message) -> None:
     """Put back the chat's paused reminders (it writes to the bot again), and say so."""
-    job = _job(context)
+    job = reminder_job(context)
     chat_id, namespace, now = message.chat.id, caller.namespace, job.clock()
     count = await services(context).workers.call(
         lambda: reminders.resume_chat(job.store, namespace, chat_id, now)
@@ -210,7 +209,7 @@ async def list_reminders(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     if message is None or caller is None:
         return
     await _resume(context, caller, message)
-    job = _job(context)
+    job = reminder_job(context)
     found = await services(context).workers.call(
         lambda: reminders.upcoming(job.store, caller.namespace)
     )
@@ -255,7 +254,7 @@ async def _change_to(
     reminder_id: str,
     phrase: str,
 ) -> None:
-    job = _job(context)
+    job = reminder_job(context)
     zone = await services(context).workers.call(lambda: _zone(context, message.chat.id))
     now = job.clock()
     parsed = when.parse_reminder(phrase, now, zone.zone, default_hour=job.config.default_hour)
@@ -269,7 +268,7 @@ async def _change_to(
         await reply_html(message, t(language, "reminder_past", when=past))
         return
     try:
-        changed = await _as_allowed(
+        changed = await as_allowed(
             context,
             Update(0, message=message),
             caller,
@@ -292,7 +291,7 @@ async def _change_to(
     await reply_html(message, text, keyboard)
 
 
-async def _as_allowed(
+async def as_allowed(
     context: ContextTypes.DEFAULT_TYPE,
     update: Update,
     caller: Caller,
@@ -308,124 +307,6 @@ async def _as_allowed(
         if admin is caller:
             raise
         return await run(lambda: work(admin))
-
-
-# -- buttons -----------------------------------------------------------------------------------
-
-
-async def _press(
-    update: Update,
-    context: ContextTypes.DEFAULT_TYPE,
-    work: Callable[[Caller, str, datetime], Reminder],
-) -> tuple[Press, Reminder] | None:
-    """Run ``work(caller, value, now)`` for a reminder button; None once the press is answered
-    with why not (gone, not the presser's)."""
-    press = await pressed(update, context)
-    if press is None:
-        return None
-    job = _job(context)
-    now = job.clock()
-    try:
-        reminder = await _as_allowed(
-            context, update, press.caller, lambda who: work(who, press.value, now)
-        )
-    except ReminderNotFound:
-        await press.refuse("reminder_gone_plain")
-        return None
-    except ReminderNotAllowed:
-        await press.refuse("reminder_not_yours_plain")
-        return None
-    except ReminderPressedAgain:
-        await press.answer("reminder_pressed_again_plain")
-        return None
-    job.track(reminder)
-    await services(context).workers.call(lambda: reminder_memory.follow(job.store, reminder))
-    return press, reminder
-
-
-async def press_done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """✅ Done under a delivery: a one-off ends, a repeating one ends this occurrence."""
-    store = _job(context).store
-    done = await _press(update, context, lambda who, rid, now: reminders.done(store, who, rid, now))
-    if done is None:
-        return
-    press, reminder = done
-    language = press.language
-    await press.answer()
-    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    if reminder.state == PENDING and reminder.next_at is not None:
-        next_at = escape(local_time(reminder.next_at, reminder.due.zone, language))
-        shown = t(language, "reminder_done_once", text=text, when=next_at)
-        await edit_html(press.query, shown)
-    else:
-        await edit_html(press.query, t(language, "reminder_done", text=text))
-
-
-def _snooze_until(reminder: Reminder, what: str, now: datetime) -> datetime:
-    if what == "t":  # tomorrow, at the same local time as the occurrence
-        wall = (reminder.sent_at or now).astimezone(reminder.due.zone).timetz().replace(tzinfo=None)
-        tomorrow = now.astimezone(reminder.due.zone) + timedelta(days=1)
-        return when.wall_time(tomorrow, wall, reminder.due.zone)
-    return now + timedelta(minutes=int(what))
-
-
-async def press_snooze(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """⏰ 10 min / 1 hour / tomorrow under a delivery: send it again then (once per button)."""
-    store = _job(context).store
-    assert update.callback_query is not None
-    delivery = update.callback_query.message  # the same for a second press
-
-    def snooze(who: Caller, value: str, now: datetime) -> Reminder:
-        rid, _, what = value.partition(":")
-        current = reminders.get(store, who.namespace, rid)
-        press = None if delivery is None else f"{delivery.chat.id}:{delivery.message_id}:{what}"
-        until = _snooze_until(current, what, now)
-        return reminders.snooze(store, who, rid, until, now, press=press)
-
-    done = await _press(update, context, snooze)
-    if done is None:
-        return
-    press, reminder = done
-    language = press.language
-    await press.answer("reminder_snoozed_plain")
-    at = reminder.snooze_at or reminder.due.at
-    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    shown = escape(local_time(at, reminder.due.zone, language))
-    await edit_html(press.query, t(language, "reminder_snoozed", when=shown, text=text))
-
-
-async def press_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """🗑 Cancel: the reminder ends (a repeating one: the whole series)."""
-    store = _job(context).store
-    done = await _press(
-        update, context, lambda who, rid, now: reminders.cancel(store, who, rid, now)
-    )
-    if done is None:
-        return
-    press, reminder = done
-    await press.answer()
-    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    await reply_html(press.message, t(press.language, "reminder_cancelled", text=text))
-
-
-async def press_change(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """✏️ Change: ask for the new time, as a reply to the prompt (read by ``from_free_text``)."""
-    store = _job(context).store
-
-    def check(who: Caller, rid: str, now: datetime) -> Reminder:
-        current = reminders.get(store, who.namespace, rid)
-        if not reminders.may_change(who, current):
-            raise ReminderNotAllowed(rid)
-        return current
-
-    done = await _press(update, context, check)
-    if done is None:
-        return
-    press, reminder = done
-    await press.answer()
-    text = escape(preview(reminder.text or "…", 80))
-    prompt = t(press.language, "reminder_change_prompt", id=reminder.id, text=text)
-    await reply_html(press.message, prompt)
 
 
 # -- a memory with a time in it ----------------------------------------------------------------
@@ -465,7 +346,7 @@ async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) 
     if press is None:
         return
     caller, message, language = press.caller, press.message, press.language
-    job, found = _job(context), services(context)
+    job, found = reminder_job(context), services(context)
     try:
         memory = await found.workers.run(caller.namespace, operations.find, press.value)
     except (MemoryInvalid, MemoryNotFound):  # deleted since
