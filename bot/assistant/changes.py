@@ -36,9 +36,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from bot.core.due import Due
 from bot.core.policy import Actor
 from bot.core.tokens import new_token
-from bot.core.when import Due
 from memory import Documents, MemoryNamespace, update_document
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
 from memory.model import Memory, now_iso

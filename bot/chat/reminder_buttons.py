@@ -21,7 +21,8 @@ from telegram.ext import ContextTypes
 from bot.chat.presses import Press, pressed
 from bot.chat.reminding import as_allowed, reminder_job
 from bot.chat.services import services
-from bot.core import reminders, when
+from bot.core import reminders
+from bot.core.due import wall_time
 from bot.core.policy import Caller
 from bot.core.reminder_record import PENDING, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
@@ -85,7 +86,7 @@ def _snooze_until(reminder: Reminder, what: str, now: datetime) -> datetime:
     if what == "t":  # tomorrow, at the same local time as the occurrence
         wall = (reminder.sent_at or now).astimezone(reminder.due.zone).timetz().replace(tzinfo=None)
         tomorrow = now.astimezone(reminder.due.zone) + timedelta(days=1)
-        return when.wall_time(tomorrow, wall, reminder.due.zone)
+        return wall_time(tomorrow, wall, reminder.due.zone)
     return now + timedelta(minutes=int(what))
 
 

@@ -18,8 +18,8 @@ from datetime import datetime
 
 from telegram import InlineKeyboardMarkup
 
+from bot.core.due import Repeat
 from bot.core.reminder_record import PAUSED, PAUSED_REFUSED, Reminder
-from bot.core.when import Repeat
 from bot.view.callbacks import CANCEL_REMINDER, CHANGE_REMINDER, DONE, SNOOZE
 from bot.view.i18n import t
 from bot.view.render import escape, preview
