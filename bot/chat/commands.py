@@ -41,7 +41,7 @@ from bot.core import adding, chat_zones, operations
 from bot.core.entry import Entry, parse_entry, split_command
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
-from bot.jobs.digest import chat_of
+from bot.jobs.digest_plan import chat_of
 from bot.schedule import parse_timezone
 from bot.view.digest_view import next_report_text
 from bot.view.i18n import invalid_reason, language_of, t

@@ -31,7 +31,8 @@ from bot.chat.app import build_application
 from bot.config import DigestConfig, parse_config
 from bot.core.chat_zones import set_chat_zone
 from bot.errors import ConfigError
-from bot.jobs.digest import SETTINGS_FILE, Digest
+from bot.jobs.digest import Digest
+from bot.jobs.digest_plan import SETTINGS_FILE
 from bot.schedule import Schedule, crontab_weekdays, parse_timezone
 from memory.model import format_time
 from memory.store import MemoryStore
