@@ -1,8 +1,12 @@
-"""How the bot speaks: its languages (``i18n``, its strings in ``*_strings`` and
-``media_text``), memories as Telegram HTML (``render``), the model's Markdown made safe
-(``markdown``), replies that always reach the chat (``replies``), the one way a time is written
-(``times``), and the views of the reminders (``reminder_view``) and of the digest
-(``digest_view``).
+"""How the bot speaks: its languages, memories as Telegram HTML, its buttons, its times.
+
+- Languages: ``i18n`` (the table of strings), with those of one subject each beside it:
+  ``help_strings``, ``reminder_strings``, ``zone_strings``, ``problem_strings``,
+  ``change_strings``, ``digest_strings``, ``media_text``.
+- Rendering: ``render`` (memories as Telegram HTML), ``markdown`` (the model's Markdown made
+  safe), ``replies`` (replies that always reach the chat), ``times`` (the one way a time is
+  written), ``reminder_view`` and ``digest_view`` (the reminders and the digest).
+- Buttons: ``callbacks``, the one table of callback data.
 
 Imports the bot's basics and the values of ``bot.core`` (a reminder, a zone's name); the doors
 (``bot.chat``) and the jobs (``bot.jobs``) use it, the model (``bot.assistant``) does not.
