@@ -38,6 +38,7 @@ from zoneinfo import ZoneInfo
 
 from bot.assistant.changes import ReminderProposal
 from bot.core import reminders, when
+from bot.core.due import FREQUENCIES, Due, Repeat
 from bot.core.policy import Caller
 from bot.core.reminder_record import ENDED, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound
@@ -65,7 +66,7 @@ class ReminderDesk:
     limit: int = MAX_REMINDERS
     made: list[Reminder] = field(default_factory=list)
     waiting: list[ReminderProposal] = field(default_factory=list)  # past the limit
-    offered: list[tuple[str, when.Due]] = field(default_factory=list)  # offerReminder's
+    offered: list[tuple[str, Due]] = field(default_factory=list)  # offerReminder's
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def schedule(
@@ -127,14 +128,14 @@ class ReminderDesk:
         local: str | None,
         minutes: int | None,
         repeat: str | None,
-    ) -> tuple[when.Due, when.Repeat | None]:
+    ) -> tuple[Due, Repeat | None]:
         """The time the model gave, resolved by the code (``MemoryInvalid`` if refused)."""
         rule = None
         if repeat is not None:
-            if repeat not in when.FREQUENCIES:
-                options = ", ".join(when.FREQUENCIES)
+            if repeat not in FREQUENCIES:
+                options = ", ".join(FREQUENCIES)
                 raise MemoryInvalid(f"repeat must be one of {options}", field="repeat")
-            rule = when.Repeat(repeat)  # type: ignore[arg-type]
+            rule = Repeat(repeat)  # type: ignore[arg-type]
         try:
             due = when.resolve(
                 self.zone,
@@ -179,7 +180,7 @@ class ReminderDesk:
             answer["repeat"] = rule.describe()
         return answer
 
-    def _waits(self, shown: str, rule: when.Repeat | None) -> dict[str, Any]:
+    def _waits(self, shown: str, rule: Repeat | None) -> dict[str, Any]:
         answer: dict[str, Any] = {
             "ok": False,
             "needsConfirmation": True,

@@ -222,7 +222,8 @@ async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 def author_of(update: Update, actor: Actor, chat_id: int) -> Author:
     """Who makes the changes of this update, through which door (``/edit``, ``button``, ``text``;
     the model's tools say ``model``), in which chat: one change (``memory.history``) per update.
-    The gatekeeper sets it for the update's task; ``Operations`` carries it into its threads."""
+    The gatekeeper sets it for the update's task; ``bot.core.workers`` carries it into its
+    threads."""
     message = update.effective_message
     text = (message.text or message.caption or "") if message is not None else ""
     if update.callback_query is not None:
@@ -256,7 +257,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
     caller = caller_of(update, context)
     if caller is None:
         return
-    store = services(context).operations.store
+    store = services(context).workers.store
 
     def load() -> tuple[int, PurePath | None]:
         namespace = store.namespace(caller.namespace)
@@ -264,7 +265,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
         return held, namespace.pop_quarantine()
 
     try:
-        held, moved = await services(context).operations.call(load)
+        held, moved = await services(context).workers.call(load)
     except MemoryStoreError:
         return
     if moved is None:
@@ -322,23 +323,6 @@ async def with_admin(context: ContextTypes.DEFAULT_TYPE, update: Update, caller:
     return dataclasses.replace(caller, admin=True)
 
 
-async def button_press(
-    update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Caller, str, Message] | None:
-    """A button press: who pressed where, the value after the button's ``<kind>:`` and the
-    message the button is on; None (the press answered) when there is no namespace for it or
-    the message is gone."""
-    query = update.callback_query
-    assert query is not None
-    caller = caller_of(update, context)
-    if caller is None or not isinstance(query.message, Message):
-        await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
-        return None
-    # A press without data reaches every button handler whatever its pattern (python-telegram-
-    # bot's rule); this bot's buttons always have data, so such a press names nothing.
-    return caller, (query.data or "").partition(":")[2], query.message
-
-
 async def run_changing(
     update: Update,
     context: ContextTypes.DEFAULT_TYPE,
@@ -353,14 +337,14 @@ async def run_changing(
     them without those rights (their own memories need no call); ``NotAllowed`` if it still
     refuses.
     """
-    operations = services(context).operations
+    workers = services(context).workers
     try:
-        return await operations.run(caller.namespace, operation, caller, *args, **kwargs)
+        return await workers.run(caller.namespace, operation, caller, *args, **kwargs)
     except NotAllowed:
         admin = await with_admin(context, update, caller)
         if admin is caller:
             raise
-        return await operations.run(caller.namespace, operation, admin, *args, **kwargs)
+        return await workers.run(caller.namespace, operation, admin, *args, **kwargs)
 
 
 async def may_change_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:

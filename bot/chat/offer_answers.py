@@ -8,7 +8,7 @@
   it is a time and nothing else; ``take_time``).
 - ✖️ No drops it.
 
-Each is resolved in the presser's namespace (``access.button_press``): in a group only who
+Each is resolved in the presser's namespace (``bot.chat.presses``): in a group only who
 said it, or an administrator, may answer; a press on an offer that is gone (a week old,
 another chat's, forged) is told so; a press twice acts once (``bot.core.reminder_offers``).
 """
@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import dataclasses
 import logging
-import re
 from datetime import datetime, time, timedelta
 
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
@@ -25,47 +24,47 @@ from telegram.constants import ChatType
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, run_changing
+from bot.chat.access import run_changing
 from bot.chat.offering import TEXT_PREVIEW, offer_button
+from bot.chat.presses import pressed
 from bot.chat.reminding import remember_reminder
 from bot.chat.services import services
 from bot.core import chat_zones, reminder_offers, reminders, timephrase, when
+from bot.core.due import Due, wall_time
 from bot.core.policy import Caller
 from bot.core.reminder_offers import DECLINED, OPEN, TAKEN, ReminderOffer
 from bot.errors import NotAllowed
-from bot.jobs import reminder_view
-from bot.view.i18n import language_of, t
+from bot.view import reminder_view
+from bot.view.callbacks import OFFER
+from bot.view.i18n import t
 from bot.view.render import escape, preview
 from bot.view.replies import edit_html, reply_html
 from memory.errors import MemoryInvalid
 
 log = logging.getLogger(__name__)
 
-PATTERN = rf"^ro:{reminder_offers.ID_PATTERN}:[yonhde]$"
 EVENING = time(20)  # "the evening before"
 
 
 async def press_offer(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """✅ Yes, 🕒 Another time, ✖️ No, or a time picked, under a reminder offer."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    offer_id, _, what = value.rpartition(":")
+    caller, message, language, query = press.caller, press.message, press.language, press.query
+    offer_id, _, what = press.value.rpartition(":")
     try:
         found = await run_changing(
             update, context, caller, reminder_offers.offered, message.chat_id, offer_id
         )
     except NotAllowed:
-        await query.answer(t(language, "offer_not_yours_plain"), show_alert=True)
+        await press.refuse("offer_not_yours_plain")
         return
     if found is None:
-        await query.answer(t(language, "offer_gone_reminder_plain"), show_alert=True)
+        await press.refuse("offer_gone_reminder_plain")
         return
     if found.state == DECLINED:
-        await query.answer(t(language, "offer_declined_plain"), show_alert=True)
+        await press.refuse("offer_declined_plain")
         return
     if what == "n":
         await _decline(update, context, caller, found, language)
@@ -76,9 +75,9 @@ async def press_offer(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Non
     due = found.due if what == "y" else _picked(found, what)
     taken = await _take(context, caller, found, due, language)
     if isinstance(taken, str):
-        await query.answer(t(language, taken), show_alert=True)
+        await press.refuse(taken)
         return
-    await query.answer()
+    await press.answer()
     if _beside(message):  # "✅ Remembered …", answers: they stay, the confirmation follows
         await _drop_buttons(message)
         await reply_html(message, *taken)
@@ -101,7 +100,7 @@ async def _decline(
 ) -> None:
     query = update.callback_query
     assert query is not None
-    now = await services(context).operations.run(
+    now = await services(context).workers.run(
         caller.namespace, reminder_offers.answer, found.chat_id, found.id, DECLINED
     )
     if now is not None and now.state == TAKEN:
@@ -116,7 +115,7 @@ async def _decline(
     await edit_html(query, t(language, "offer_declined", text=text))
 
 
-def _picked(found: ReminderOffer, what: str) -> when.Due:
+def _picked(found: ReminderOffer, what: str) -> Due:
     """The time picked instead of the offer's: ``h`` an hour before, ``d`` the day before at
     the same time, ``e`` the evening before at 20:00."""
     due = found.due
@@ -124,9 +123,9 @@ def _picked(found: ReminderOffer, what: str) -> when.Due:
     if what == "h":
         at = due.at - timedelta(hours=1)
     elif what == "d":
-        at = when.wall_time(local.date() - timedelta(days=1), due.wall, due.zone)
+        at = wall_time(local.date() - timedelta(days=1), due.wall, due.zone)
     else:
-        at = when.wall_time(local.date() - timedelta(days=1), EVENING, due.zone)
+        at = wall_time(local.date() - timedelta(days=1), EVENING, due.zone)
     wall = at.astimezone(due.zone).time().replace(tzinfo=None)
     return dataclasses.replace(due, at=at, wall=wall, date_only=False, moved=False)
 
@@ -174,7 +173,7 @@ async def _ask_time(
     await _drop_buttons(message)
     sent = await reply_html(message, ask, InlineKeyboardMarkup(rows))
     if sent is not None:
-        await services(context).operations.run(
+        await services(context).workers.run(
             caller.namespace,
             reminder_offers.ask,
             found.chat_id,
@@ -188,14 +187,14 @@ async def _take(
     context: ContextTypes.DEFAULT_TYPE,
     caller: Caller,
     found: ReminderOffer,
-    due: when.Due,
+    due: Due,
     language: str,
 ) -> tuple[str, InlineKeyboardMarkup] | str:
     """Set the offered reminder at ``due``, for who said it: its confirmation, or the key of
     the (plain) string that says why not."""
     job = services(context).reminders
     assert job is not None, "offers are made only with reminders"
-    run = services(context).operations
+    run = services(context).workers
     now = job.clock()
     if due.at <= now:
         later = due.next_after(now)
@@ -243,7 +242,7 @@ async def _drop_buttons(message: Message) -> None:
     if markup is None:
         return
     rows = [
-        [b for b in row if not str(b.callback_data or "").startswith("ro:")]
+        [b for b in row if not OFFER.carries(b.callback_data)]
         for row in markup.inline_keyboard
     ]
     kept = [row for row in rows if row]
@@ -275,7 +274,7 @@ async def take_time(
         reading = timephrase.read(text)
         if reading is None or reading.text.strip():
             return False
-    run = services(context).operations
+    run = services(context).workers
     key = caller.actor.key
     under = _offer_under(replied) if replied is not None else None
     pointed = await run.run(caller.namespace, reminder_offers.asked, message.chat_id, key)
@@ -321,8 +320,7 @@ def _offer_under(message: Message) -> str | None:
     markup = message.reply_markup
     for row in markup.inline_keyboard if markup is not None else ():
         for button in row:
-            match = re.fullmatch(PATTERN, str(button.callback_data or ""))
-            if match is not None:
+            if OFFER.carries(button.callback_data):
                 return str(button.callback_data).split(":")[1]
     return None
 

@@ -35,10 +35,12 @@ from bot.core import chat_zones, plans, reminder_offers, timephrase
 from bot.core.plans import Plan, plan_in
 from bot.core.policy import Caller
 from bot.core.reminder_offers import ReminderOffer
-from bot.jobs import reminder_view
+from bot.view import reminder_view
+from bot.view.callbacks import OFFER
 from bot.view.i18n import t
 from bot.view.render import escape, preview
 from bot.view.replies import reply_html
+from bot.view.times import local_time
 from memory.errors import MemoryStoreError
 from memory.interface import Store
 from memory.model import Memory
@@ -55,7 +57,7 @@ def _thread(message: Message) -> int | None:
 def offer_view(offer: ReminderOffer, language: str) -> tuple[str, InlineKeyboardMarkup]:
     """The offer's line (HTML) and its Yes / Another time / No buttons."""
     due = offer.due
-    when_shown = escape(reminder_view.when_text(due.at, due.zone, language))
+    when_shown = escape(local_time(due.at, due.zone, language))
     text = escape(preview(offer.text, TEXT_PREVIEW))
     lines = [t(language, "offer_reminder", when=when_shown, text=text)]
     if due.repeat is not None:
@@ -71,15 +73,13 @@ def offer_view(offer: ReminderOffer, language: str) -> tuple[str, InlineKeyboard
 
 def offer_button(label: str, offer: ReminderOffer, what: str) -> InlineKeyboardButton:
     """A button of the offer: ``what`` is y, o, n, or a pick (``bot.chat.offer_answers``)."""
-    data = f"ro:{offer.id}:{what}"
-    assert len(data.encode()) <= reminder_view.MAX_CALLBACK_DATA, data
-    return InlineKeyboardButton(label, callback_data=data)
+    return OFFER.button(label, offer.id, what)
 
 
 async def _keep(context: ContextTypes.DEFAULT_TYPE, caller: Caller, offer: ReminderOffer) -> bool:
     """Store ``offer`` for its buttons; whether it was (if not, the reply goes without)."""
     try:
-        await services(context).operations.run(caller.namespace, reminder_offers.offer, offer)
+        await services(context).workers.run(caller.namespace, reminder_offers.offer, offer)
     except MemoryStoreError as e:  # the answer matters more than the offer
         log.warning("no reminder offer %s in chat %s: %s", offer.id, offer.chat_id, e)
         return False
@@ -95,7 +95,7 @@ async def _plan(
     if job is None or not any(timephrase.read(s) for s in plans.sentences(text)):
         return None  # no time in it: no store read for the chat's zone
     now = job.clock()
-    zone = await services(context).operations.call(
+    zone = await services(context).workers.call(
         lambda: chat_zones.chat_zone(job.store, chat_id, job.zone)
     )
     plan = plan_in(text, said_at or now, zone.zone, default_hour=job.config.default_hour)

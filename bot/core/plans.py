@@ -40,9 +40,10 @@ from datetime import datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.core import intents, planwords, timephrase
+from bot.core.due import Due, Repeat, wall_time
 from bot.core.planwords import CJK
 from bot.core.timewords import EN_DAY
-from bot.core.when import Due, Repeat, parse_reminder, resolve, wall_time
+from bot.core.when import parse_reminder, resolve
 
 MAX_SENTENCES = 6
 MAX_SENTENCE_CHARS = 240

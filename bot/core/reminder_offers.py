@@ -31,8 +31,8 @@ import time
 from dataclasses import dataclass
 from typing import Any
 
+from bot.core.due import Due
 from bot.core.policy import Actor, Caller
-from bot.core.when import Due
 from bot.errors import NotAllowed
 from memory.errors import DocumentConflict
 from memory.interface import MemoryNamespace

@@ -42,10 +42,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.core.due import Due
 from bot.core.policy import Caller
 from bot.core.reminder_record import CANCELLED, DONE, ENDED, PAUSED, PENDING, PREFIX, key_of
 from bot.core.reminder_record import Reminder as Reminder  # also read as reminders.Reminder
-from bot.core.when import MAX_AHEAD, Due
+from bot.core.when import MAX_AHEAD
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
 from memory import Documents, Store, update_document
 from memory.errors import DocumentConflict, MemoryInvalid

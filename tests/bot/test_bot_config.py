@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config, load_config, parse_config, parse_section
+from bot.config import Config, load_config, parse_config
+from bot.config_check import parse_section
 from bot.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"

@@ -21,7 +21,8 @@ from telegram import Bot as TelegramBot
 from bench.fakes.telegram_server import BOT_USERNAME, TOKEN, Call, FakeBotAPI
 from bot.chat.app import build_application, serving
 from bot.config import DigestConfig, parse_config
-from bot.jobs.digest import SETTINGS_FILE, Digest
+from bot.jobs.digest import Digest
+from bot.jobs.digest_plan import SETTINGS_FILE
 from memory.model import format_time
 from memory.store import MemoryStore
 
