@@ -242,8 +242,7 @@ async def _drop_buttons(message: Message) -> None:
     if markup is None:
         return
     rows = [
-        [b for b in row if not OFFER.carries(b.callback_data)]
-        for row in markup.inline_keyboard
+        [b for b in row if not OFFER.carries(b.callback_data)] for row in markup.inline_keyboard
     ]
     kept = [row for row in rows if row]
     try:
