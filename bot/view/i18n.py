@@ -14,7 +14,7 @@ import re
 
 from telegram import User
 
-from bot.view import problem_strings, reminder_strings, zone_strings
+from bot.view import export_strings, problem_strings, reminder_strings, zone_strings
 from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
@@ -34,6 +34,7 @@ COMMANDS = (
     ("related", "cmd_related_plain"),
     ("stats", "cmd_stats_plain"),
     ("export", "cmd_export_plain"),
+    ("calendar", "cmd_calendar_plain"),
     ("digest", "cmd_digest_plain"),
     ("remind", "cmd_remind_plain"),
     ("reminders", "cmd_reminders_plain"),
@@ -63,7 +64,11 @@ first, page by page.
 /edit <i>id</i> <i>new text</i> — change a memory (hashtags and <code>category:</code> too).
 /related <i>id</i> — memories sharing its tags or category.
 /stats — totals, categories, top tags, most used.
-/export — your memories as a <code>memory.json</code> file.
+/export [md|ics] — your memories as a <code>memory.json</code> file (<code>md</code>: as \
+Markdown, by category); <code>ics</code>: this chat's reminders as a calendar file. Send a \
+<code>.json</code>, <code>.md</code> or a <code>.zip</code> of notes back to import it.
+/calendar — a private link that puts this chat's reminders in your calendar app, kept up to \
+date (<code>/calendar reset</code>: a new link).
 /digest [on|off|now] — a scheduled report: the most used memories, the new ones, those \
 gone unused. /digest alone shows the setting and the next report.
 /remind <i>when</i> <i>what</i> — a reminder, in English or Chinese: \
@@ -100,7 +105,11 @@ _HELP_ZH = """<b>命令</b>
 /edit <i>编号</i> <i>新内容</i> — 修改一条记忆（也可以改标签和 <code>分类：</code>）。
 /related <i>编号</i> — 与它标签或分类相同的记忆。
 /stats — 总数、分类、常用标签、最常用的记忆。
-/export — 把你的记忆导出为 <code>memory.json</code> 文件。
+/export [md|ics] — 把你的记忆导出为 <code>memory.json</code> 文件（<code>md</code>：\
+按分类导出为 Markdown）；<code>ics</code>：把这个聊天的提醒导出为日历文件。\
+把 <code>.json</code>、<code>.md</code> 或笔记的 <code>.zip</code> 发给我即可导入。
+/calendar — 一个私密链接，把这个聊天的提醒放进你的日历应用并自动更新\
+（<code>/calendar reset</code>：换一个新链接）。
 /digest [on|off|now] — 定期摘要：最常用的记忆、新增的记忆、久未使用的记忆。\
 只发送 /digest 可以查看设置和下一次发送时间。
 /remind <i>时间</i> <i>事情</i> — 设置提醒，中文英文都行：\
@@ -340,7 +349,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_list_plain": "All memories, page by page",
         "cmd_edit_plain": "Change a memory: /edit id new text",
         "cmd_related_plain": "Memories related to one: /related id",
-        "cmd_export_plain": "Download memory.json",
+        "cmd_export_plain": "Export memories (JSON, Markdown) or reminders (ics)",
         "cmd_digest_plain": "Scheduled report: /digest on, off or now",
         "digest_title": "📬 <b>Your memory digest</b> · {total} memories",
         "digest_title_group": "📬 <b>Memory digest of {group}</b> · {total} memories",
@@ -569,7 +578,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_list_plain": "分页列出全部记忆",
         "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
         "cmd_related_plain": "相关记忆：/related 编号",
-        "cmd_export_plain": "下载 memory.json",
+        "cmd_export_plain": "导出记忆（JSON、Markdown）或提醒（ics）",
         "cmd_digest_plain": "定期摘要：/digest on、/digest off 或 /digest now",
         "digest_title": "📬 <b>你的记忆摘要</b> · 共 {total} 条",
         "digest_title_group": "📬 <b>“{group}”的记忆摘要</b> · 共 {total} 条",
@@ -611,6 +620,8 @@ STRINGS["en"].update(zone_strings.EN)
 STRINGS["zh"].update(zone_strings.ZH)
 STRINGS["en"].update(problem_strings.EN)
 STRINGS["zh"].update(problem_strings.ZH)
+STRINGS["en"].update(export_strings.EN)
+STRINGS["zh"].update(export_strings.ZH)
 
 
 def language_of(user: User | None) -> str:
