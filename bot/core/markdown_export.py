@@ -107,7 +107,7 @@ def file_text(attachment: object) -> str | None:
     if not isinstance(attachment, dict) or not attachment.get("file_id"):
         return None
     parts = [str(attachment.get("kind") or "file")]
-    for key in ("file_name", "title", "mime_type"):
+    for key in ("name", "title"):
         if attachment.get(key):
             parts.append(str(attachment[key]))
     parts.append(f"file_id `{attachment['file_id']}`")
