@@ -578,7 +578,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_list_plain": "分页列出全部记忆",
         "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
         "cmd_related_plain": "相关记忆：/related 编号",
-        "cmd_export_plain": "导出记忆（JSON、Markdown）或提醒（ics）",
+        "cmd_export_plain": "导出记忆（JSON、Markdown）或提醒（日历文件）",
         "cmd_digest_plain": "定期摘要：/digest on、/digest off 或 /digest now",
         "digest_title": "📬 <b>你的记忆摘要</b> · 共 {total} 条",
         "digest_title_group": "📬 <b>“{group}”的记忆摘要</b> · 共 {total} 条",
