@@ -101,7 +101,7 @@ class TelegramConfig:
     base_url: str = TELEGRAM_API
     allowed_user_ids: tuple[int, ...] = ()
     admin_user_ids: tuple[int, ...] = ()
-    group_scope: str = field(default="chat", metadata=_choices("chat", "user"))
+    group_scope: str = field(default="chat", metadata=_choices("chat", "user", "topic"))
     flood_control: bool = True
     base_file_url: str = ""  # where files are downloaded; "": base_url's last /bot -> /file/bot
     # Webhook mode (bot.chat.webhook) when set: the https URL Telegram posts updates to.

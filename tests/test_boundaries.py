@@ -20,6 +20,13 @@ def test_importing_memory_leaves_telegram_and_openai_out() -> None:
     assert not {"telegram", "openai"} & loaded
 
 
+def test_the_command_line_leaves_the_optional_mcp_package_out() -> None:
+    """``mcp`` (an extra, with a web stack) is imported by ``python -m memory ... mcp`` only."""
+    loaded = _modules_after("import memory, memory.cli")
+    assert "memory.cli" in loaded
+    assert not {"mcp", "mcp_types", "memory.mcp_server"} & loaded
+
+
 def test_importing_bot_works() -> None:
     loaded = _modules_after("import bot, memory")
     assert {"bot", "memory"} <= loaded

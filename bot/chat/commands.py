@@ -30,6 +30,7 @@ from bot.chat.access import (
     is_group,
     may_change_settings,
     message_source,
+    replied_to,
     run_changing,
 )
 from bot.chat.attachments import send_all_back
@@ -93,7 +94,7 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, caller, language, argument = found
-    replied = message.reply_to_message
+    replied = replied_to(message)
     source = (replied.text or replied.caption or "") if replied is not None else ""
     if source.strip():
         # Replying: the other message is the memory; hashtags and a category may come along.

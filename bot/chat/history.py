@@ -77,7 +77,7 @@ def _who(record: ChangeRecord, language: str) -> str:
         if author.door.startswith("/")
         else _word(language, f"door_{author.door}", author.door)
     )
-    if not author.name and author.by in ("cli", "library"):
+    if not author.name and author.by in ("cli", "library", "mcp"):
         return escape(_word(language, f"door_{author.by}", author.by))
     number = author.by.partition(":")[2]
     name = author.name or (t(language, "history_someone", id=number) if number else author.by)

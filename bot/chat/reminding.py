@@ -30,7 +30,7 @@ from zoneinfo import ZoneInfo
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, caller_of, with_admin
+from bot.chat.access import button_press, caller_of, replied_to, with_admin
 from bot.chat.services import services
 from bot.core import chat_zones, operations, reminders, when
 from bot.core.entry import split_command
@@ -197,7 +197,7 @@ async def remind(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     language = language_of(update.effective_user)
     _, phrase = split_command(message.text or message.caption or "")
     await _resume(context, caller, message)
-    replied = message.reply_to_message
+    replied = replied_to(message)
     request = _Request(message, caller, language, phrase, _source(message))
     await set_reminder(context, request, replied)
 
@@ -237,7 +237,7 @@ async def from_free_text(
     """Handle ``text`` if it is about reminders: a reply to a ✏️ Change prompt, or a request
     ("remind me ...", "提醒我 ..."); whether it was. With a ``model``, a request whose time
     the code cannot read is left to it (its ``scheduleReminder`` tool)."""
-    replied = message.reply_to_message
+    replied = replied_to(message)
     prompt = _CHANGE_PROMPT.search((replied.text or "") if replied is not None else "")
     author = replied.from_user if replied is not None else None
     if prompt is not None and author is not None and author.id == context.bot.id:

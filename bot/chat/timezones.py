@@ -34,7 +34,7 @@ from telegram import (
 from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, caller_of, is_admin
+from bot.chat.access import button_press, caller_of, is_admin, replied_to
 from bot.chat.services import services
 from bot.core import chat_zones, offsets, places, zone_moves
 from bot.core.entry import split_command
@@ -110,7 +110,7 @@ async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     language = language_of(update.effective_user)
     _, argument = split_command(message.text or "")
     words = " ".join(argument.split())
-    replied = message.reply_to_message
+    replied = replied_to(message)
     if not words and replied is not None and replied.location is not None:
         spot = replied.location
         await _from_location(update, context, message, caller, spot.latitude, spot.longitude)
@@ -290,7 +290,7 @@ async def take_location(
         if not asked:
             return False
     else:
-        replied = message.reply_to_message
+        replied = replied_to(message)
         author = replied.from_user if replied is not None else None
         if author is None or author.id != context.bot.id:
             return False

@@ -94,10 +94,15 @@ def _valid_id(reminder_id: str) -> bool:
 
 
 def every(store: Store, namespace: str | None = None) -> list[Reminder]:
-    """Every readable reminder (of ``namespace``), in key order; unreadable ones are logged."""
+    """Every readable reminder (of ``namespace``), in key order; unreadable ones are logged.
+
+    A namespace's prefix also holds its topics' reminders (``reminders/chats/-100/topics/5/``
+    under ``reminders/chats/-100/``: ``bot.core.topics``); they are another namespace's."""
     prefix = f"{PREFIX}/{namespace}/" if namespace is not None else f"{PREFIX}/"
     found = []
     for document in store.bot_documents().list(prefix):
+        if namespace is not None and "/" in document.key[len(prefix) :]:
+            continue
         try:
             found.append(Reminder.from_json(document.value))
         except ValueError as e:

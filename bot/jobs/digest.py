@@ -13,7 +13,8 @@ Per namespace, the document ``digest`` (``digest.json`` in the file store) holds
 (``/digest on|off``) and what was sent; it survives restarts. A namespace that never chose
 (no document, or ``enabled: null``) follows ``[digest] default``, "off" unless configured:
 chats opt in with ``/digest on``. The report goes to the private chat of ``users/<id>`` and
-to the group of ``chats/<id>``
+to the group of ``chats/<id>``, and a forum topic's namespace (``group_scope = "topic"``:
+``chats/<id>/topics/<thread>``, ``bot.core.topics``) into that topic
 (``chat_id`` in the document overrides that); it is in the language of whoever last sent
 ``/digest on|off`` there, else Chinese if most memories are, else English.
 
@@ -56,7 +57,9 @@ was about to be made keeps it for one lease (the claimant may be between its two
 At rest, between runs, there are no markers and the sweep reads nothing else.
 
 Failures. Telegram answering 403 (the user blocked the bot, the bot left the group) switches
-that namespace off (``off_reason: "blocked"``) and is logged; any other failure for one
+that namespace off (``off_reason: "blocked"``) and is logged, and so does a topic's report
+refused for its topic (closed or deleted: ``off_reason: "topic"``; ``/digest on`` there, once
+it is open again, turns it back on); any other failure for one
 namespace is logged and the run goes on with the others.
 
 A report shows its times in the chat's own zone when it set one with ``/timezone``
@@ -85,12 +88,14 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from telegram import Bot
-from telegram.error import Forbidden
+from telegram.error import BadRequest, Forbidden
 from telegram.ext import Application, ContextTypes, Job
 
 from bot.config import DigestConfig
 from bot.core.chat_zones import chosen_zones, zone_of_chat, zones_in_use
 from bot.core.lease import LEASE, Claim, Leases
+from bot.core.topics import where
+from bot.jobs.reminder_send import is_about_topic
 from bot.jobs.report import build_report, render_report
 from bot.jobs.schedule import Schedule, Schedules, parse_timezone
 from bot.view.replies import send_html
@@ -107,7 +112,6 @@ SWEEP_NAME = "digest-sweep"
 SWEEP_SECONDS = 60.0  # how often left claims are looked for (a takeover needs LEASE more)
 CLAIMS = "digest-claims"  # bot-wide markers of the claims in progress, one per namespace
 _CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
-_CHAT_NAMESPACE = re.compile(r"(?:users|chats)/(-?\d+)")
 _BEFORE = timedelta(microseconds=1)
 
 
@@ -219,6 +223,7 @@ class RunResult:
 @dataclass(frozen=True)
 class _Outgoing:
     chat_id: int
+    thread_id: int | None  # the forum topic of a topic's namespace
     markup: str
     period: datetime
     claim: Claim  # ours, on the document
@@ -229,9 +234,16 @@ class _Outgoing:
 
 def chat_of(name: str) -> int | None:
     """The chat a namespace's report goes to by default: ``users/42`` -> 42, ``chats/-100`` ->
-    -100; None for other names."""
-    match = _CHAT_NAMESPACE.fullmatch(name)
-    return int(match.group(1)) if match else None
+    -100, a forum topic's ``chats/-100/topics/5`` -> -100 (``bot.core.topics``); None for
+    other names."""
+    place = where(name)
+    return place.chat_id if place is not None else None
+
+
+def topic_of(name: str) -> int | None:
+    """The forum topic a namespace's report goes to: ``chats/-100/topics/5`` -> 5, else None."""
+    place = where(name)
+    return place.thread_id if place is not None else None
 
 
 def guess_language(memories: Sequence[Memory]) -> str:
@@ -566,22 +578,26 @@ class Digest:
             outgoing = await asyncio.to_thread(self._prepare, name, period, now, held)
             if outgoing is None:
                 return None
-            await send_html(bot, outgoing.chat_id, outgoing.markup)
-        except Forbidden as e:
-            log.warning("digest for %s switched off: Telegram refused (%s)", name, e.message)
+            await send_html(bot, outgoing.chat_id, outgoing.markup, thread_id=outgoing.thread_id)
+        except Exception as e:
+            # The chat refused the bot (403), or the forum topic is closed or gone: a report
+            # nobody can read there, switched off. Any other failure of one namespace
+            # (Telegram, its files, a bug) must not stop the others: tried again later.
+            gone = isinstance(e, BadRequest) and is_about_topic(e) and topic_of(name) is not None
+            if not isinstance(e, Forbidden) and not gone:
+                log.exception("digest for %s failed", name)
+                if outgoing is not None:
+                    self._take_back(name, outgoing)
+                return "failed"
+            log.warning("digest for %s switched off: Telegram refused (%s)", name, e)
             try:
-                self.update(name, enabled=False, off_reason="blocked", claim=None)
+                reason = "topic" if gone else "blocked"
+                self.update(name, enabled=False, off_reason=reason, claim=None)
                 if outgoing is not None:
                     self._unmark(name, outgoing.marker)
             except MemoryStoreError as error:
                 log.warning("could not switch off the digest of %s: %s", name, error.message)
             return "switched_off"
-        except Exception:
-            # One namespace's failure (Telegram, its files, a bug) must not stop the others.
-            log.exception("digest for %s failed", name)
-            if outgoing is not None:
-                self._take_back(name, outgoing)
-            return "failed"
         delivered = self.clock()
         try:
             await asyncio.to_thread(
@@ -654,7 +670,9 @@ class Digest:
         update_document(self.store.documents(name), SETTINGS, claim)
         if not before:
             return None  # our marker stays until the sweep sees the claim done: it may be theirs
-        return _Outgoing(chat_id, markup, period, ours, now, before[0], marker.version)
+        # The topic only to the chat the name says: a chat_id set by hand is its main chat.
+        topic = topic_of(name) if chat_id == chat_of(name) else None
+        return _Outgoing(chat_id, topic, markup, period, ours, now, before[0], marker.version)
 
     def _needs(self, settings: DigestSettings, period: datetime, held: Claim | None) -> bool:
         """Whether ``period`` is to be claimed: unclaimed, or (``held``) that claim still held."""

@@ -67,7 +67,10 @@ def test_the_environment_overrides_the_secrets(tmp_path: Path) -> None:
         ('[telegram]\ntokn = "x"', "unknown key telegram.tokn"),
         ("[telegram]\nallowed_user_ids = 42", "telegram.allowed_user_ids must be a list"),
         ('[telegram]\nallowed_user_ids = ["42"]', "telegram.allowed_user_ids must be a list"),
-        ('[telegram]\ngroup_scope = "all"', 'telegram.group_scope must be "chat" or "user"'),
+        (
+            '[telegram]\ngroup_scope = "all"',
+            'telegram.group_scope must be "chat" or "user" or "topic"',
+        ),
         ('[telegram]\nflood_control = "yes"', "telegram.flood_control must be true or false"),
         ("[llm]\ntimeout = 0", "llm.timeout must be a positive number"),
         ("[llm]\ntimeout = true", "llm.timeout must be a number"),

@@ -310,9 +310,7 @@ def test_rollback_leaves_alone_what_someone_else_changed_since(ns: Namespace) ->
     assert ns.get(added).tags == ("retro",)
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from([t.name for t in TOOLS]) | st.text(max_size=20),
     arguments=st.none()
