@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from hypothesis import assume, given, settings
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
 from bot.core.markdown_export import markdown_of
@@ -38,7 +38,6 @@ def memory(content: str, tags: list[str], number: int = 1) -> Memory:
     )
 
 
-@settings(max_examples=300, deadline=None)
 @given(st.lists(st.tuples(st.lists(PIECES, min_size=1, max_size=12), TAGS), min_size=1))
 def test_any_text_reads_back_exactly(drawn: list[tuple[list[str], list[str]]]) -> None:
     memories = []
