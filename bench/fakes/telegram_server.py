@@ -410,12 +410,13 @@ class FakeBotAPI(TelegramWebhook, TelegramMedia, TelegramChats):
         since: int = 0,
         ok: bool | None = True,
         where: Callable[[Call], bool] | None = None,
-        timeout: float = 10.0,
+        timeout: float = 30.0,
         **match: Any,
     ) -> list[Call]:
         """Wait until the bot has made ``count`` matching calls (see ``find``); return them all.
 
-        ``timeout`` only keeps a broken test from hanging; it is not a performance assertion.
+        ``timeout`` only keeps a broken test from hanging (generous: a process started on a loaded
+        machine takes seconds); it is not a performance assertion.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout
