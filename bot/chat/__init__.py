@@ -11,7 +11,8 @@ other part of ``bot``; nothing imports it but ``bot.__main__``.
 - Commands and buttons: ``commands``, ``buttons``, ``choices``, ``confirmations``,
   ``versions`` (/undo, /history), ``reminding`` and ``reminder_buttons``, ``offering`` and
   ``offer_answers`` (a reminder offered for what people say they will do), ``timezones``,
-  ``welcome`` (/start, /help).
+  ``welcome`` (/start, /help), ``exports`` (/export md|ics, /calendar) and ``calendar_feed``
+  (the calendar link served over HTTP).
 - Messages: ``messages`` (free text), ``noting`` (notes without a model), ``conversation``
   (with one), ``media``, ``incoming``, ``attachments``, ``bursts``, ``edits``, ``imports``,
   ``inline``.
