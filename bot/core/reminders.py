@@ -26,6 +26,11 @@ Permission: the one rule of ``bot.core.policy``. In a group's shared namespace o
 who set a reminder or an administrator may cancel, change, snooze or finish it; in a private
 chat (or ``group_scope = "user"``) everything is the caller's own.
 
+A chat's reminders (``of_chat``) are every reminder that goes to it, whatever namespace keeps
+it: with ``group_scope = "topic"`` each topic's (``bot.core.topics``), with ``"user"`` each
+member's own. Telegram refusing the chat pauses all of them, and the chat writing again puts
+all of them back (``bot.core.delivery``: ``pause_chat``, ``resume_chat``).
+
 How an occurrence is then sent once (claim, deliver, release, pause) is ``bot.core.delivery``,
 the job's side, and the lease a claim holds (shared with the digest) is ``bot.core.lease``. A
 chat's time zone is ``bot.core.chat_zones``.
@@ -44,7 +49,7 @@ from typing import Any
 
 from bot.core.due import Due
 from bot.core.policy import Caller
-from bot.core.reminder_record import CANCELLED, DONE, ENDED, PAUSED, PENDING, PREFIX, key_of
+from bot.core.reminder_record import CANCELLED, DONE, ENDED, PENDING, PREFIX, key_of
 from bot.core.reminder_record import Reminder as Reminder  # also read as reminders.Reminder
 from bot.core.when import MAX_AHEAD
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
@@ -109,6 +114,12 @@ def every(store: Store, namespace: str | None = None) -> list[Reminder]:
         except ValueError as e:
             log.warning("ignored the unreadable reminder %s: %s", document.key, e)
     return found
+
+
+def of_chat(store: Store, chat_id: int) -> list[Reminder]:
+    """Every readable reminder that goes to ``chat_id``, whatever namespace keeps it (its
+    topics', its members': the module docstring), in key order."""
+    return [reminder for reminder in every(store) if reminder.chat_id == chat_id]
 
 
 def upcoming(store: Store, namespace: str) -> list[Reminder]:
@@ -342,26 +353,3 @@ def reschedule(store: Store, caller: Caller, reminder_id: str, due: Due, now: da
             r, due=due, series_at=due.at, snooze_at=None, state=PENDING, claim=None, changed_at=now
         ),
     )
-
-
-def resume_chat(store: Store, namespace: str, chat_id: int, now: datetime) -> int:
-    """Pending again: the chat's reminders paused because Telegram refused it; how many."""
-    count = 0
-    for reminder in every(store, namespace):
-        if reminder.state == PAUSED and reminder.chat_id == chat_id:
-            try:
-                _change(
-                    store,
-                    None,
-                    namespace,
-                    reminder.id,
-                    lambda r: (
-                        replace(r, state=PENDING, pause_reason=None, changed_at=now)
-                        if r.state == PAUSED
-                        else r
-                    ),
-                )
-                count += 1
-            except ReminderNotFound:
-                continue
-    return count

@@ -7,6 +7,7 @@ nothing else.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -161,16 +162,16 @@ def clock() -> Clock:
 
 @asynccontextmanager
 async def topic_bot(
-    telegram: FakeBotAPI, tmp_path: Path, clock: Clock, **sections: Any
+    telegram: FakeBotAPI, tmp_path: Path, clock: Clock, scope: str = "topic", **sections: Any
 ) -> AsyncIterator[Bot]:
-    """The bot with ``group_scope = "topic"``, its jobs on ``clock``."""
+    """The bot with ``group_scope = "topic"`` (or ``scope``), its jobs on ``clock``."""
     data = {
         "data_dir": str(tmp_path / "data"),
         "telegram": {
             "token": TOKEN,
             "base_url": telegram.base_url,
             "flood_control": False,
-            "group_scope": "topic",
+            "group_scope": scope,
         },
         "reminders": {"timezone": "Asia/Shanghai"},
         **sections,
@@ -226,6 +227,63 @@ async def test_a_reminder_set_in_a_topic_rings_there_and_a_deleted_topic_stops_n
         clock.advance(hours=1)
         [later] = await telegram.wait("sendMessage", since=since, where=is_delivery)
         assert "second one" in later.text and later.params["message_thread_id"] == 5
+
+
+def reminder_states(tmp_path: Path) -> dict[str, str]:
+    """Each reminder's text -> its state, as the store keeps it."""
+    with MemoryStore(tmp_path / "data") as store:
+        documents = store.bot_documents().list("reminders/")
+    return {d.value["text"]: d.value["state"] for d in documents}
+
+
+async def eventually(condition: Any, timeout: float = 10.0) -> None:
+    """Wait until ``condition()`` holds (the job works beside the handlers)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "the condition never held"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("scope", "where"),
+    [("topic", {"one": 5, "two": 7, "three": None}), ("user", {"one": None, "two": None})],
+)
+async def test_a_refused_chat_pauses_every_namespace_and_one_message_resumes_them_all(
+    telegram: FakeBotAPI,
+    forum: dict[str, Any],
+    tmp_path: Path,
+    clock: Clock,
+    scope: str,
+    where: dict[str, int | None],
+) -> None:
+    """Telegram refusing the group pauses the reminders of each of its topics (each member's,
+    with group_scope "user"); the group writing again, in one topic, by one member, resumes
+    them all: the resume is the pause's mirror."""
+    people = [ALICE, BOB, ALICE]
+    async with topic_bot(telegram, tmp_path, clock, scope) as bot:
+        for (text, thread), person in zip(where.items(), people, strict=False):
+            await bot.say(
+                f"/remind in 1 hour the task {text}", user=person, chat=forum, thread=thread
+            )
+        telegram.fail("sendMessage", 403, "Forbidden: bot was kicked from the supergroup chat")
+        since = telegram.mark()
+        clock.advance(hours=1, minutes=1)
+        await telegram.wait("sendMessage", since=since, ok=False)
+        names = {f"the task {text}" for text in where}
+        await eventually(lambda: reminder_states(tmp_path) == dict.fromkeys(names, "paused"))
+
+        since = telegram.mark()
+        [resumed, _] = await bot.say("/reminders", user=ALICE, chat=forum, thread=5, replies=2)
+        assert f"{len(where)} paused reminders are on again" in resumed.text
+        sent = await telegram.wait("sendMessage", count=len(where), since=since, where=is_delivery)
+        rung = {name: call for call in sent for name in names if name in call.text}
+        assert set(rung) == names
+        for text, thread in where.items():  # each into the topic it was set in
+            assert rung[f"the task {text}"].params.get("message_thread_id") == (
+                thread if scope == "topic" else None
+            )
+    assert reminder_states(tmp_path) == dict.fromkeys(names, "sent")
 
 
 def settings(data: Path, name: str) -> dict[str, Any]:
