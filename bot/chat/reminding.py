@@ -267,11 +267,15 @@ async def _change_to(
         past = escape(local_time(due.at, due.zone, language))
         await reply_html(message, t(language, "reminder_past", when=past))
         return
+    chat_id = message.chat.id
+    where = await services(context).workers.call(
+        lambda: reminders.locate(job.store, caller, chat_id, reminder_id)
+    )
     try:
         changed = await as_allowed(
             context,
             Update(0, message=message),
-            caller,
+            where,
             lambda who: reminders.reschedule(job.store, who, reminder_id, due, now),
         )
         await services(context).workers.call(lambda: reminder_memory.follow(job.store, changed))

@@ -4,9 +4,10 @@ Storage. Every reminder is one bot-wide document (``Store.bot_documents()``) und
 ``reminders/<namespace>/<id>`` (``reminders/users/42/k3v9x2ab``): bot-wide, so that start-up
 finds every reminder with one ``list("reminders/")`` and the job needs no index of its own
 that could drift; keyed by namespace, so that a chat's reminders are one prefix
-(``/reminders``) and a button is resolved in the presser's namespace only (a crafted id of
-another namespace's reminder finds nothing). Through the store interface only, so that a
-PostgreSQL store keeps them as it keeps the rest.
+(``/reminders``) and a button is resolved in the presser's namespace, or another namespace of
+the same chat (``locate``: a topic's reminder delivered to the general topic), never another
+chat's (a crafted id of another chat's reminder finds nothing). Through the store interface
+only, so that a PostgreSQL store keeps them as it keeps the rest.
 
 A reminder is a ``Reminder`` (``bot.core.reminder_record``: its fields, states and JSON).
 Ended ones are pruned ``PRUNE_AFTER`` after their last change. Ids are eight lower-case letters
@@ -51,6 +52,7 @@ from bot.core.due import Due
 from bot.core.policy import Caller
 from bot.core.reminder_record import CANCELLED, DONE, ENDED, PENDING, PREFIX, key_of
 from bot.core.reminder_record import Reminder as Reminder  # also read as reminders.Reminder
+from bot.core.topics import chat_namespace
 from bot.core.when import MAX_AHEAD
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
 from memory import Documents, Store, update_document
@@ -126,6 +128,32 @@ def upcoming(store: Store, namespace: str) -> list[Reminder]:
     """The namespace's pending and paused reminders, soonest first."""
     live = [r for r in every(store, namespace) if r.upcoming_at is not None]
     return sorted(live, key=lambda r: (r.upcoming_at, r.id))
+
+
+def locate(store: Store, caller: Caller, chat_id: int, reminder_id: str) -> Caller:
+    """``caller`` acting where reminder ``reminder_id`` of chat ``chat_id`` is kept: its own
+    namespace when it is there, else the namespace of the chat that keeps it (another forum
+    topic: a reminder whose topic was deleted rings in the general topic, its buttons with it),
+    as ``Caller.in_chat`` allows; ``caller`` as it is when none does (the change then finds
+    nothing). Only the chat's own namespaces are looked in, so a button never reaches another
+    chat's reminder."""
+    if not _valid_id(reminder_id):
+        return caller
+    documents = store.bot_documents()
+    if _parse(documents, key_of(caller.namespace, reminder_id)) is not None:
+        return caller
+    found = []
+    for document in documents.list(f"{PREFIX}/{chat_namespace(chat_id)}/"):
+        if not document.key.endswith(f"/{reminder_id}"):
+            continue
+        try:
+            reminder = Reminder.from_json(document.value)
+        except ValueError:
+            continue
+        acting = caller.in_chat(reminder.namespace, chat_id)
+        if reminder.chat_id == chat_id and reminder.key == document.key and acting is not None:
+            found.append(acting)
+    return found[0] if len(found) == 1 else caller  # two of one id: neither is guessed
 
 
 def get(store: Store, namespace: str, reminder_id: str) -> Reminder:

@@ -229,6 +229,51 @@ async def test_a_reminder_set_in_a_topic_rings_there_and_a_deleted_topic_stops_n
         assert "second one" in later.text and later.params["message_thread_id"] == 5
 
 
+async def test_a_reminder_rung_in_the_general_topic_is_acted_on_where_it_lives(
+    telegram: FakeBotAPI, forum: dict[str, Any], tmp_path: Path, clock: Clock
+) -> None:
+    """Its topic deleted, a topic's reminder rings in the general topic: its buttons there act
+    on it in its topic's namespace, under the group rule, and in no other chat."""
+    other = telegram.forum(-1009999999999, "Another forum")
+    async with topic_bot(telegram, tmp_path, clock) as bot:
+        await bot.say("/remind in 1 hour water the plants", user=ALICE, chat=forum, thread=7)
+        del telegram.topics[FORUM][7]
+        since = telegram.mark()
+        clock.advance(hours=1)
+        [rung] = await telegram.wait("sendMessage", since=since, where=is_delivery)
+        assert "message_thread_id" not in rung.params  # in the general topic
+        data = dict((label[:1], data) for label, data in rung.buttons)
+        done, snooze = data["✅"], next(d for d in data.values() if d.startswith("rz:"))
+
+        since = telegram.mark()
+        await bot.press(rung, done, user=BOB)  # not his, and no administrator
+        [refused] = telegram.find("answerCallbackQuery", since=since)
+        assert "Only the member who set this reminder" in refused.params["text"]
+        moved = dict(rung.result, chat=other)  # the same button, forged into another forum
+        since = telegram.mark()
+        await bot.press(moved, done, user=ALICE)
+        [elsewhere] = telegram.find("answerCallbackQuery", since=since)
+        assert "not here" in elsewhere.params["text"]
+        assert reminder_states(tmp_path) == {"water the plants": "sent"}
+
+        since = telegram.mark()
+        await bot.press(rung, snooze, user=ALICE)
+        [snoozed] = await telegram.wait("editMessageText", since=since)
+        assert "Snoozed until" in snoozed.text
+        assert reminder_states(tmp_path) == {"water the plants": "pending"}
+        since = telegram.mark()
+        clock.advance(hours=1)
+        [again] = await telegram.wait("sendMessage", since=since, where=is_delivery)
+        since = telegram.mark()
+        await bot.press(again, done, user=ALICE)
+        [finished] = await telegram.wait("editMessageText", since=since)
+        assert finished.text.startswith("✅ Done: water the plants")
+    assert reminder_states(tmp_path) == {"water the plants": "done"}
+    with MemoryStore(tmp_path / "data") as store:
+        [document] = store.bot_documents().list("reminders/")
+    assert document.key.startswith(f"reminders/{topic(7)}/")
+
+
 def reminder_states(tmp_path: Path) -> dict[str, str]:
     """Each reminder's text -> its state, as the store keeps it."""
     with MemoryStore(tmp_path / "data") as store:
