@@ -7,7 +7,9 @@
   day of its own: a time alone ("standup is at 10:00"), a day the parser had to move because
   its time had passed ("今天交了房租" said in the evening), today itself (the memory's
   ``createdAt`` already says so), or a day the content spells out as a date (search reads
-  those from the content).
+  those from the content). Every door reads it in the chat's zone (``/remember``, a note in
+  plain words, the model's ``addMemory``), so the same words name the same day whoever stores
+  them.
 - ``day_asked(question, now, zone)``: the day a question asks about with a relative word
   ("today", "yesterday", "今天", "昨天", "前天"), so that "what did I save today" and
   "今天记了什么" find what was stored, or planned, that day (``on_day``).
