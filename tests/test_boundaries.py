@@ -173,3 +173,24 @@ def test_each_package_of_bot_names_all_its_modules_and_only_them() -> None:
         named = set(re.findall(r"``([a-z_][a-z0-9_]*)``", docstring)) - outside
         missing, unnamed = sorted(named - modules), sorted(modules - named)
         assert named == modules, f"{folder.name}: no such module {missing}, not named {unnamed}"
+
+
+# What changes a namespace's memories (``memory.interface.MemoryNamespace``).
+CHANGES_MEMORIES = {"add", "add_unique", "update", "delete", "import_memories", "restore"}
+CHANGES_MEMORIES |= {"revert", "touch"}
+_A_NAMESPACE = re.compile(r"(?:^|\.|\b)(?:namespace|ns)(?:\(.*\))?$")
+
+
+def test_the_doors_change_memories_only_through_bot_core() -> None:
+    """Commands, buttons and the other doors (``bot/chat``) change memories through the one
+    layer of operations (``bot.core``: operations, adding, undoing, imports), with who acts as
+    the Caller, never by calling a namespace's own changing methods."""
+    wrong = []
+    for path in sorted((ROOT / "bot" / "chat").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            receiver = ast.unparse(node.func.value)
+            if node.func.attr in CHANGES_MEMORIES and _A_NAMESPACE.search(receiver):
+                wrong.append(f"{path.name}:{node.lineno} {receiver}.{node.func.attr}()")
+    assert wrong == []
