@@ -311,7 +311,7 @@ async def test_the_model_offers_through_its_tool_and_nothing_is_set_before_yes(
     def answer(request: Request) -> Answer:
         [result] = request.tool_results()[-1:]
         assert result["offered"] is True and result["set"] is False
-        assert result["due"] == "2026-12-02 09:00 (Wed) Asia/Shanghai"
+        assert result["due"] == "2026-12-02 (Wed) 09:00 Asia/Shanghai"
         return Answer("I can remind you tomorrow morning, see below.")
 
     async with FakeOpenAI() as llm:
