@@ -41,15 +41,18 @@ def date_named(content: str, now: datetime, zone: ZoneInfo) -> str | None:
         parsed = parse_reminder(content, now, zone)
     except ValueError:
         return None
-    if parsed is None or parsed.due.moved or parsed.due.repeat is not None:
+    if parsed is None:
         return None
-    local = parsed.due.local()
+    due = parsed.deadline or parsed.due  # "周五之前交报告" speaks of Friday, not of the reminder
+    if due.moved or due.repeat is not None:
+        return None
+    local = due.local()
     if local.date() == now.astimezone(zone).date():
         return None
     day = local.strftime("%Y-%m-%d")
     if created_terms(day)[0] in date_terms(content):
         return None  # spelled out in the content ("5月3日"): search reads it there
-    return day if parsed.due.date_only else local.strftime("%Y-%m-%d %H:%M")
+    return day if due.date_only else local.strftime("%Y-%m-%d %H:%M")
 
 
 # A question about the memories themselves (what was saved, said, planned), not about the world:
