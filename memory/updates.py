@@ -173,6 +173,7 @@ _MEASURE = re.compile(
     r"|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?",
     re.IGNORECASE,
 )
+_PATH = re.compile(r"[\\/@]|\b[a-z]:", re.IGNORECASE)  # a path, an address: data too
 _CONTRACTION = re.compile(r"\b(it|that|he|she|there|what|we|they|you|i)['’](s|re|m)\b")
 _PLACE_VALUE = re.compile(
     r"\s*(?:(?:in|at|on|under|inside|behind|near|by|to|into)\b|放在|放到|搬到|搬去|挪到|在|到)", _I
@@ -194,6 +195,7 @@ class Reading:
     kind: str  # of the value: "data", "place" or "word"
     bare: frozenset[str] = frozenset()  # numbers of a text without subject or cue ("item 01")
     generic: frozenset[str] = frozenset()  # generic attribute words of the subject ("number")
+    path: bool = False  # the value is a path or an address ("D:\\projects", "a@b.c")
 
     @property
     def terms(self) -> frozenset[str]:
@@ -297,7 +299,10 @@ def read(text: str) -> Reading:
         for t in _TOKEN.findall(subject_text)
         if (t if _IS_CJK.match(t) else word_term(t) or t) in GENERIC
     )
-    return Reading(frozenset(subject), frozenset(values), owners, cue, ended, kind, bare, generic)
+    path = bool(subject_text and _PATH.search(value_text))
+    return Reading(
+        frozenset(subject), frozenset(values), owners, cue, ended, kind, bare, generic, path
+    )
 
 
 _ALIKE = ({"word"}, {"data"}, {"place"}, {"data", "place"})  # an address has numbers
@@ -369,8 +374,8 @@ def judge(new: str, old: str) -> Level | None:
         return None  # a qualifier heavier than what the two share: another thing
     if not (thing - _owner_terms(n.owners | o.owners)) and not (n.generic & o.generic):
         return None  # only whose it is: "Leo's school" is not what "Leo is allergic to" says
-    data = any(_DIGIT.search(t) for t in n.values - every_o) and any(
-        _DIGIT.search(t) for t in o.values - every_n
+    data = (n.path or any(_DIGIT.search(t) for t in n.values - every_o)) and (
+        o.path or any(_DIGIT.search(t) for t in o.values - every_n)
     )
     if not named and not (data or n.cue):
         return None  # "去超市买面包" / "去超市买牛奶": nothing says the shared words are one thing

@@ -1,4 +1,5 @@
-"""The buttons of an add held for a near-duplicate: keep both, replace the old one, cancel.
+"""The buttons of an add held for a near-duplicate: keep both, replace the old one, cancel;
+and what a replacement says ("🔁 Replaced: old → new", with ↩ Undo).
 
 Callback data carries the waiting add's token only (``bot.core.adding``: the text stays on
 the server)::
@@ -23,9 +24,11 @@ from bot.chat.access import button_press, run_changing
 from bot.core import adding
 from bot.errors import NotAllowed
 from bot.view.i18n import language_of, t
-from bot.view.render import PREVIEW_CHARS, escape, memory_block, preview
+from bot.view.render import PREVIEW_CHARS, escape, memory_block, meta_line, preview
 from bot.view.replies import edit_html
+from memory.duplicates import Near
 from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.history import current_author
 from memory.model import Memory
 
 KEEP_PATTERN = rf"^nk:{adding.TOKEN_PATTERN}$"
@@ -34,15 +37,37 @@ CANCEL_PATTERN = rf"^nc:{adding.TOKEN_PATTERN}$"
 BUTTON_PREVIEW = 24
 
 
+def replaced_reply(
+    old: Memory, memory: Memory, language: str, change: str | None = None
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """What replacing ``old`` by ``memory`` (its new version) says, with ↩ Undo for the
+    ``change`` that did it (``memory.history``: the old version comes back)."""
+    text = t(
+        language,
+        "replaced",
+        old=escape(preview(old.content, PREVIEW_CHARS)),
+        new=escape(memory.content),
+        meta=meta_line(memory, language),
+    )
+    if change is None:
+        return text, None
+    undo = InlineKeyboardButton(t(language, "button_undo_plain"), callback_data=f"cu:{change}")
+    return text, InlineKeyboardMarkup([[undo]])
+
+
 def choice_prompt(
-    content: str, near: Sequence[Memory], token: str, language: str
+    content: str, near: Sequence[Near] | Sequence[Memory], token: str, language: str
 ) -> tuple[str, InlineKeyboardMarkup]:
-    """The question asked before storing ``content`` beside its near-duplicates ``near``."""
+    """The question asked before storing ``content`` beside its near-duplicates ``near``: a new
+    value for one of them (an ``update``) is asked as such."""
+    update = any(isinstance(n, Near) and n.reason == "update" for n in near[:1])
+    near = [n.memory if isinstance(n, Near) else n for n in near]
     blocks = [
         memory_block(m, i, limit=PREVIEW_CHARS, language=language)
         for i, m in enumerate(near, start=1)
     ]
-    text = t(language, "near_duplicate", content=escape(preview(content, 200)))
+    key = "near_update" if update else "near_duplicate"
+    text = t(language, key, content=escape(preview(content, 200)))
     rows = [
         [InlineKeyboardButton(t(language, "button_keep_both_plain"), callback_data=f"nk:{token}")]
     ]
@@ -87,9 +112,10 @@ async def choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if settled.memory is None:
         await edit_html(query, t(language, "cancelled"))
     elif settled.replaced is not None:
-        await edit_html(
-            query, t(language, "edited", memory=memory_block(settled.memory, language=language))
+        text, keyboard = replaced_reply(
+            settled.replaced, settled.memory, language, current_author().change
         )
+        await edit_html(query, text, keyboard)
     elif settled.duplicate:
         await edit_html(
             query,

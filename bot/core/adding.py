@@ -106,6 +106,7 @@ def remember(
     if category is not None:
         group = canonical(clean_category(category))  # 健康 is health (bot.categories)
     date = date_named(content, now or datetime.now(UTC), zone or ZoneInfo("UTC"))
+    updates: list[int] = []  # kept both beside these: the tidy is not to ask about them
     if not keep_both:
         similar = candidates(namespace, content)
         near = tuple(n for n in similar if n.reason != "same")
@@ -113,8 +114,9 @@ def remember(
             sure = [n.memory for n in near if n.sure]
             if replace and len(sure) == 1 and (asker is None or asker.may_change(sure[0])):
                 old = sure[0]
-                changed = namespace.update(old.id, content=content, tags=clean or None,
-                                           category=group)  # fmt: skip
+                changed = namespace.update(
+                    old.id, content=content, tags=clean or None, category=group
+                )
                 return Remembered(changed, replaced=old)
             token = None
             if asker is not None:
@@ -124,9 +126,14 @@ def remember(
                     record["attachment"] = dict(attachment)
                 token = _keep_waiting(namespace, asker, record, near)
             return Remembered(near=near, token=token)
+    else:
+        updates = [n.memory.id for n in candidates(namespace, content) if n.reason == "update"]
     added = namespace.add_unique(
         content, clean, group, source=source, date=date, attachment=attachment
     )
+    if not added.duplicate and updates:
+        with contextlib.suppress(MemoryStoreError):  # lost, the tidy asks once more
+            keep_apart(namespace, [(old, added.memory.id) for old in updates])
     return Remembered(added.memory, added.duplicate)
 
 

@@ -14,7 +14,7 @@ import re
 
 from telegram import User
 
-from bot.view import problem_strings, reminder_strings, zone_strings
+from bot.view import problem_strings, reminder_strings, update_strings, zone_strings
 from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
@@ -52,9 +52,10 @@ home, family, health, finance, shopping, travel, study, idea, todo: \
 <code>/remember work: standup at 10 #meeting</code>) or by a hashtag and a colon \
 (<code>/remember #recipes: pancakes need 2 eggs</code>); <code>Password: hunter2</code> stays \
 one note. Without hashtags I pick tags from the keywords. Dates such as “next Tuesday 3pm” are \
-worked out and shown with the memory. Something already stored is not stored twice; if a \
-memory is much like one you have, I ask: keep both, replace the old one, or cancel. Send \
-/remember as a reply to store that message.
+worked out and shown with the memory. Something already stored is not stored twice. A new \
+value for something you told me (“the cabin wifi password is now …”) replaces the old one, \
+and ↩ Undo brings it back; if a memory is much like one you have, I ask: keep both, replace \
+the old one, or cancel. Send /remember as a reply to store that message.
 /recall <i>question</i> — the best matching memories (no question: the most recent). \
 <code>/recall today</code> or <code>/recall Dec 8</code> finds what you saved or planned that day.
 /forget <i>id</i> [<i>id</i> …] — delete memories (I ask first, for each).
@@ -92,7 +93,8 @@ _HELP_ZH = """<b>命令</b>
 <code>/remember 工作：明天十点开会 #会议</code>），或话题标签加冒号\
 （<code>/remember #菜谱：松饼要两个鸡蛋</code>）；<code>公司WiFi密码：abc</code> 仍是一整条记忆。\
 没写标签时，我会从关键词里挑选。“下周二下午三点”这样的日期会被换算成具体日期，和记忆一起显示。\
-已经记住的内容不会重复保存；和已有记忆很像时，我会问你：都保留、替换旧的，还是取消。\
+已经记住的内容不会重复保存。你说的是之前某件事的新值（“公司WiFi密码改成……了”）时，\
+我会替换旧的，用 ↩ 撤销可以恢复；和已有记忆很像时，我会问你：都保留、替换旧的，还是取消。\
 回复某条消息并发送 /remember，可以记住那条消息。
 /recall <i>问题</i> — 找出最相关的记忆（不写问题：最近的记忆）。
 /forget <i>编号</i> [<i>编号</i> …] — 删除记忆（每条都会先确认）。
@@ -611,6 +613,8 @@ STRINGS["en"].update(zone_strings.EN)
 STRINGS["zh"].update(zone_strings.ZH)
 STRINGS["en"].update(problem_strings.EN)
 STRINGS["zh"].update(problem_strings.ZH)
+STRINGS["en"].update(update_strings.EN)
+STRINGS["zh"].update(update_strings.ZH)
 
 
 def language_of(user: User | None) -> str:

@@ -29,6 +29,7 @@ TABLE = [
     ("小王的生日是5月3日", "小王的生日改成5月4日了", SURE),
     # The same thing, another value, no cue (or not quite the same words): asked.
     ("The wifi password is hunter2", "the wifi password is correcthorse", ASK),
+    ("my code is in D:\\projects", "my code is in E:\\work", ASK),
     ("My gym membership costs $40 a month", "My gym membership costs $45 a month", ASK),
     ("小王的生日是5月3日", "小王的生日是6月1日", ASK),
     ("孩子的钢琴课在周二下午五点", "钢琴课换到周四了", ASK),
