@@ -193,7 +193,7 @@ class Due:
             instant = datetime.fromisoformat(at)
             wall_clock = time.fromisoformat(wall)
             tz = ZoneInfo(zone)
-        except (ValueError, ZoneInfoNotFoundError) as e:
+        except (ValueError, ZoneInfoNotFoundError, OSError) as e:
             raise ValueError(f"malformed due time: {e}") from e
         if instant.tzinfo is None or wall_clock.tzinfo is not None:
             raise ValueError("a due time's instant must carry its offset, its wall time none")

@@ -51,7 +51,8 @@ def parse_timezone(name: str) -> ZoneInfo:
     """The IANA time zone ``name`` (``Asia/Shanghai``, ``UTC``); ``ValueError`` if unknown."""
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError) as e:
+    except (ZoneInfoNotFoundError, ValueError, OSError) as e:
+        # OSError: a folder of the zone database ("Europe") where the tzdata package serves it.
         raise ValueError(
             f"unknown time zone {name!r}: use an IANA name such as Asia/Shanghai or UTC"
         ) from e
