@@ -13,8 +13,9 @@ model) does not hold up the others. Every update is on disk (``bot.chat.inbox``)
 told it arrived, until it has been handled: a crash loses none, and one Telegram delivers again
 is handled once. Handler groups: -1 is the gatekeeper (allow list, chats the
 bot does not serve); 0 holds the commands, the buttons and free text. Later features add theirs
-to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), registered
-here too: at its cron times, and once at start-up to catch up a report missed while stopped.
+to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), the
+reminders (``bot.jobs.reminders``) and the nightly tidy (``bot.jobs.tidy``), registered here too:
+at their times, and once at start-up to catch up what was missed while stopped.
 
 Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches
 ``on_error``, which logs the traceback, tells the user briefly in their language and, for
@@ -69,6 +70,7 @@ from bot.chat import (
     messages,
     noting,
     reminding,
+    tidying,
     timezones,
     welcome,
 )
@@ -84,6 +86,8 @@ from bot.core.operations import Operations
 from bot.core.pacing import Pacer
 from bot.jobs.digest import Digest
 from bot.jobs.reminders import ReminderJob
+from bot.jobs.schedule import parse_timezone
+from bot.jobs.tidy import TidyJob
 from bot.view.i18n import COMMANDS, language_of, t
 from bot.view.render import escape
 from bot.view.replies import reply_html
@@ -135,6 +139,7 @@ HANDLERS = {
     "timezone": timezones.timezone,
     "undo": history.undo_command,
     "history": history.history_command,
+    "tidy": tidying.tidy_command,
 }
 
 
@@ -209,6 +214,12 @@ def build_application(
         if clock is not None
         else ReminderJob(config.reminders, store, chats=chats, pacer=pacer)
     )
+    zone = parse_timezone(config.reminders.timezone)  # a chat's, until it chooses one
+    tidy = (
+        TidyJob(config.tidy, store, default_zone=zone, clock=clock, chats=chats)
+        if clock is not None
+        else TidyJob(config.tidy, store, default_zone=zone, chats=chats)
+    )
     conversation = None
     if llm is not None:
         from bot.chat.conversation import make_conversation  # loads openai: only when configured
@@ -220,12 +231,21 @@ def build_application(
 
         transcriber = Transcriber(config.transcription)
     application.bot_data[KEY] = Services(
-        config, store, Operations(store), llm, digest, conversation, reminders, transcriber
+        config,
+        store,
+        Operations(store),
+        llm,
+        digest,
+        conversation,
+        reminders,
+        transcriber,
+        tidy,
     )
     register_handlers(application)
     if jobs:
         digest.register(application)
         reminders.register(application)
+        tidy.register(application)
     return application
 
 
@@ -258,6 +278,7 @@ def register_handlers(application: BotApplication) -> None:
         (choices.REPLACE_PATTERN, choices.choose),
         (choices.CANCEL_PATTERN, choices.choose),
         (noting.REMEMBER_PATTERN, noting.press_remember),
+        (tidying.QUESTION_PATTERN, tidying.choose),
         *timezones.BUTTONS,
         *welcome.BUTTONS,
     ):

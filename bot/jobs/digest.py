@@ -78,7 +78,7 @@ import re
 import secrets
 import socket
 import threading
-from collections.abc import Callable, Collection, Sequence
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 from typing import Any
@@ -91,8 +91,9 @@ from telegram.ext import Application, ContextTypes, Job
 from bot.config import DigestConfig
 from bot.core.chat_zones import chosen_zones, zone_of_chat, zones_in_use
 from bot.core.lease import LEASE, Claim, Leases
-from bot.jobs.report import build_report, render_report
+from bot.jobs.report import build_report, guess_language, render_report
 from bot.jobs.schedule import Schedule, Schedules, parse_timezone
+from bot.jobs.tidy import digest_line
 from bot.view.replies import send_html
 from memory import Documents, Store, update_document
 from memory.errors import DocumentConflict, MemoryInvalid, MemoryStoreError
@@ -106,7 +107,6 @@ JOB_NAME = "digest"
 SWEEP_NAME = "digest-sweep"
 SWEEP_SECONDS = 60.0  # how often left claims are looked for (a takeover needs LEASE more)
 CLAIMS = "digest-claims"  # bot-wide markers of the claims in progress, one per namespace
-_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
 _CHAT_NAMESPACE = re.compile(r"(?:users|chats)/(-?\d+)")
 _BEFORE = timedelta(microseconds=1)
 
@@ -232,12 +232,6 @@ def chat_of(name: str) -> int | None:
     -100; None for other names."""
     match = _CHAT_NAMESPACE.fullmatch(name)
     return int(match.group(1)) if match else None
-
-
-def guess_language(memories: Sequence[Memory]) -> str:
-    """``zh`` if most memories contain Chinese characters, else ``en``."""
-    chinese = sum(1 for memory in memories if _CJK.search(memory.content))
-    return "zh" if chinese * 2 > len(memories) else "en"
 
 
 class Digest:
@@ -413,6 +407,7 @@ class Digest:
             zone=zone,
             chat=settings.chat_id if settings.chat_id is not None else chat_of(name),
             title=title,
+            name=name,
         )
 
     def _render(
@@ -426,13 +421,17 @@ class Digest:
         zone: ZoneInfo,
         chat: int | None,
         title: str | None = None,
+        name: str | None = None,
     ) -> str:
-        """The report, its times in the chat's zone, titled as a group's or as "your"."""
+        """The report, its times in the chat's zone, titled as a group's or as "your", with
+        what the last tidy of namespace ``name`` did (``bot.jobs.tidy``)."""
         report = build_report(
             memories, now=now, since=since, top=self.config.top, stale_days=self.config.stale_days
         )
         group = (title or settings.title or "") if chat is not None and chat < 0 else None
-        return render_report(report, language or guess_language(memories), zone, group=group)
+        language = language or guess_language(memories)
+        tidy = digest_line(self.store, name, language, zone) if name is not None else ""
+        return render_report(report, language, zone, group=group, tidy=tidy)
 
     # -- the job ----------------------------------------------------------------------------
 
@@ -628,6 +627,7 @@ class Digest:
             language=settings.language,
             zone=zone,
             chat=chat_id,
+            name=name,
         )
         ours = Claim(period, self.owner, now, 1 if held is None else held.tries + 1)
         # Marked before it is claimed: a claim never exists unmarked (the sweep's index).

@@ -20,7 +20,8 @@ This module is pure: no Telegram calls, no store.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
@@ -69,15 +70,26 @@ def build_report(
     )
 
 
+_CJK = re.compile(r"[\u3400-\u9fff\uf900-\ufaff]")
+
+
+def guess_language(memories: Sequence[Memory]) -> str:
+    """``zh`` if most memories contain Chinese characters, else ``en`` (a report's language
+    when nobody there said which)."""
+    chinese = sum(1 for memory in memories if _CJK.search(memory.content))
+    return "zh" if chinese * 2 > len(memories) else "en"
+
+
 def _line(memory: Memory) -> str:
     return f"{escape(preview(memory.content, PREVIEW_CHARS))} · 🆔 <code>{memory.id}</code>"
 
 
 def render_report(
-    report: Report, language: str, timezone: tzinfo, *, group: str | None = None
+    report: Report, language: str, timezone: tzinfo, *, group: str | None = None, tidy: str = ""
 ) -> str:
     """The report as Telegram HTML in ``language``; times shown in ``timezone``. ``group``:
-    the group's name ("" if not known) for a group's report, None for a private chat's."""
+    the group's name ("" if not known) for a group's report, None for a private chat's;
+    ``tidy``: what the last nightly tidy did (a line of HTML, ``bot.jobs.tidy.digest_line``)."""
     if group is None:
         title = t(language, "digest_title", total=report.total)
     elif group:
@@ -104,6 +116,8 @@ def render_report(
     if report.stale_count:
         lines.append("")
         lines.append(t(language, "digest_stale", count=report.stale_count, days=report.stale_days))
+    if tidy:
+        lines += ["", tidy]
     lines.append("")
     lines.append(t(language, "digest_footer"))
     return "\n".join(lines)
@@ -124,4 +138,4 @@ def when_text(moment: datetime | None, timezone: tzinfo, language: str) -> str:
     )
 
 
-__all__ = ["Report", "build_report", "render_report", "when_text"]
+__all__ = ["Report", "build_report", "guess_language", "render_report", "when_text"]

@@ -40,6 +40,7 @@ COMMANDS = (
     ("timezone", "cmd_timezone_plain"),
     ("undo", "cmd_undo_plain"),
     ("history", "cmd_history_plain"),
+    ("tidy", "cmd_tidy_plain"),
     ("help", "cmd_help_plain"),
     ("start", "cmd_start_plain"),
 )
@@ -78,6 +79,8 @@ As a reply, it reminds you of that message. "remind me …" in a message works t
 answer is one change; a memory changed since is left as it is.
 /history [<i>id</i>] — the recent changes (deletions too), or every version of one memory, \
 who made it and when, with a button to restore one.
+/tidy [on|off] — tidy up now: duplicates merged, past events marked, ended reminders closed, \
+conflicting values asked about. It also runs every night unless /tidy off; /undo reverts it.
 
 Say it in words too: “remember that my locker is 23”, “note: …”, “don't forget …”. Any \
 other message is searched; without a language model, a statement gets a 💾 Remember this \
@@ -116,6 +119,8 @@ _HELP_ZH = """<b>命令</b>
 之后又被改过的记忆保持原样。
 /history [<i>编号</i>] — 最近的改动（包括删除），或一条记忆的每个版本、谁在何时改的，\
 可以用按钮恢复某个版本。
+/tidy [on|off] — 立即整理：合并重复、标记已过去的事、结束已完成的提醒、询问相互矛盾的值。\
+每晚也会自动整理，除非 /tidy off；/undo 可以撤销。
 
 也可以直接说：“记住我的柜子是23号”“帮我记一下……”“备忘：……”。其他消息我会在记忆里搜索；\
 没有配置语言模型时，陈述句下面有 💾 记住这条 按钮，点一下就保存。

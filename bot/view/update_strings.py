@@ -45,6 +45,8 @@ EN = {
     "digest_tidy_resolved": "{count} older value(s) replaced",
     "digest_tidy_questions": "{count} question(s) for you",
     "digest_tidy_nothing": "nothing to do",
+    "digest_tidy_joiner_plain": ", ",
+    "door_tidy": "the nightly tidy",
 }
 
 ZH = {
@@ -83,4 +85,6 @@ ZH = {
     "digest_tidy_resolved": "替换 {count} 条旧值",
     "digest_tidy_questions": "{count} 个问题等你回答",
     "digest_tidy_nothing": "没有需要整理的",
+    "digest_tidy_joiner_plain": "，",
+    "door_tidy": "每晚整理",
 }
