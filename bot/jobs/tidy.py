@@ -4,11 +4,14 @@ A job on the application's JobQueue fires at ``[tidy] schedule`` (a crontab expr
 ``30 3 * * *``: 03:30) in each zone in use: the zone a chat chose with ``/timezone``
 (``bot.core.chat_zones``), else ``[reminders] timezone``, as the digest does
 (``bot.jobs.schedule.Schedules``); and once at start-up, which tidies a night a stop missed
-if it is less than ``grace_hours`` ago. Each namespace whose chat's night has come, and which
-wants it (``/tidy off`` and ``/tidy on``; a namespace that never chose follows ``[tidy]
-default``, "on"), is tidied by ``bot.core.tidying.tidy``, and the memories of its finished or
-cancelled reminders are ended (``bot.jobs.reminder_memory.follow``: a done one marked ✅, a
-cancelled one removed) where they still say otherwise. All of it is one change in the
+if it is less than ``grace_hours`` ago, in the namespaces tidied before (one never tidied
+missed nothing: its first tidy comes on its first night, not whenever the bot starts).
+
+Each namespace whose chat's night has come, and which wants it (``/tidy off`` and ``/tidy
+on``; a namespace that never chose follows ``[tidy] default``, "on"), is tidied by
+``bot.core.tidying.tidy``, and the memories of its finished or cancelled reminders are ended
+(``bot.jobs.reminder_memory.follow``: a done one marked ✅, a cancelled one removed) where
+they still say otherwise. All of it is one change in the
 memories' history, made by the bot (``by = "bot"``, door ``tidy``): one ``/undo`` in the chat
 reverts it; in a group only an administrator may (``bot.core.policy``).
 
@@ -231,8 +234,15 @@ class TidyJob:
         """The JobQueue callback: one run, now."""
         await self.run(context.bot)
 
-    async def run(self, bot: Bot, now: datetime | None = None) -> list[Outcome]:
-        """Tidy every namespace whose night has come and is not claimed yet; tell its chat."""
+    async def catch_up(self, context: ContextTypes.DEFAULT_TYPE) -> None:
+        """The JobQueue callback at start-up: the night a stop missed (module docstring)."""
+        await self.run(context.bot, catch_up=True)
+
+    async def run(
+        self, bot: Bot, now: datetime | None = None, *, catch_up: bool = False
+    ) -> list[Outcome]:
+        """Tidy every namespace whose night has come and is not claimed yet (with
+        ``catch_up``: only those tidied before); tell its chat."""
         now = now or self.clock()
         done: list[Outcome] = []
         if not self.config.enabled:
@@ -250,7 +260,9 @@ class TidyJob:
                 if period is None:
                     continue
                 try:
-                    outcome = await asyncio.to_thread(self._claimed_tidy, name, period, now)
+                    outcome = await asyncio.to_thread(
+                        self._claimed_tidy, name, period, now, catch_up
+                    )
                 except Exception:
                     # One namespace's failure (its files, a bug) must not stop the others.
                     log.exception("the tidy of %s failed", name)
@@ -268,9 +280,11 @@ class TidyJob:
         period = schedule.latest(now)
         return period if period is not None and now - period <= self.grace else None
 
-    def _claimed_tidy(self, name: str, period: datetime, now: datetime) -> Outcome | None:
+    def _claimed_tidy(
+        self, name: str, period: datetime, now: datetime, catch_up: bool = False
+    ) -> Outcome | None:
         """Claim ``period`` for ``name`` (module docstring) and tidy it; None if it is off or
-        was claimed already."""
+        was claimed already (or, catching up, was never tidied)."""
         claimed: list[bool] = []
 
         def claim(value: Any) -> Any:
@@ -278,6 +292,8 @@ class TidyJob:
             current = TidySettings.from_dict(value)
             last = parse_time(current.last_period) if current.last_period else None
             if not self.is_on(current) or (last is not None and last >= period):
+                return value
+            if catch_up and last is None:
                 return value
             claimed.append(True)
             return dataclasses.replace(current, last_period=format_time(period)).to_dict()
@@ -346,7 +362,7 @@ class TidyJob:
             name=JOB_NAME,
         )
         queue.run_once(
-            self.callback,
+            self.catch_up,
             when=0,
             name=f"{JOB_NAME}-catch-up",
             job_kwargs={"misfire_grace_time": None},

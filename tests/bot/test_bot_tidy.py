@@ -226,6 +226,10 @@ async def test_replicas_tidy_a_night_once(telegram: FakeBotAPI, tmp_path: Path) 
             second = await jobs[1].run(bot)
             later = await jobs[1].run(bot, night + timedelta(minutes=5))
         assert [o.name for o in first] == ["users/42"] and second == [] and later == []
+        # At start-up only a night missed is caught up: a namespace never tidied missed none.
+        prepare(tmp_path / "data", "users/43", messy())
+        async with TelegramBot(TOKEN, base_url=telegram.base_url) as bot:
+            assert await jobs[1].run(bot, catch_up=True) == []
         [told] = telegram.find("sendMessage", chat_id=42)
         assert told.text.startswith("🧹 Tidied up your memories:")
         deleted = [r for r in store.namespace("users/42").history().records if r.op == "delete"]
