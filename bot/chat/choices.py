@@ -56,12 +56,12 @@ def replaced_reply(
 
 
 def choice_prompt(
-    content: str, near: Sequence[Near] | Sequence[Memory], token: str, language: str
+    content: str, found: Sequence[Near], token: str, language: str
 ) -> tuple[str, InlineKeyboardMarkup]:
-    """The question asked before storing ``content`` beside its near-duplicates ``near``: a new
-    value for one of them (an ``update``) is asked as such."""
-    update = any(isinstance(n, Near) and n.reason == "update" for n in near[:1])
-    near = [n.memory if isinstance(n, Near) else n for n in near]
+    """The question asked before storing ``content`` beside its near-duplicates ``found``: a
+    new value for the first of them (an ``update``) is asked as such."""
+    update = bool(found) and found[0].reason == "update"
+    near = [n.memory for n in found]
     blocks = [
         memory_block(m, i, limit=PREVIEW_CHARS, language=language)
         for i, m in enumerate(near, start=1)
