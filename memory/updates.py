@@ -305,6 +305,7 @@ def read(text: str) -> Reading:
     )
 
 
+NEWER_DEPTH = 20  # weaker matches looked through for a newer value of an answer
 _ALIKE = ({"word"}, {"data"}, {"place"}, {"data", "place"})  # an address has numbers
 
 
@@ -429,11 +430,15 @@ def newest_first(
 ) -> tuple[list[Memory], list[Memory], frozenset[int]]:
     """``shown`` (what answers a question, best first) with every memory that says a newer
     value of the same thing before the one it supersedes, taken from ``rest`` (weaker matches)
-    if it is there; the ids of the memories so superseded (to be marked older)."""
-    pool = [*shown, *rest]
+    if it is there (among its first ``NEWER_DEPTH``: a newer value of what answers ranks high
+    too); the ids of the memories so superseded (to be marked older)."""
+    pool = [*shown, *rest[:NEWER_DEPTH]]
+    terms = {m.id: read(m.content).terms for m in pool}
     newer: dict[int, list[Memory]] = {}
     for old in shown:
-        found = [m for m in pool if m.id != old.id and superseded(old, m)]
+        found = [
+            m for m in pool if m.id != old.id and terms[m.id] & terms[old.id] and superseded(old, m)
+        ]
         if found:
             newer[old.id] = sorted(found, key=lambda m: (_when(m), m.id), reverse=True)
     if not newer:

@@ -44,6 +44,7 @@ from zoneinfo import ZoneInfo
 
 from bot.categories import canonical
 from bot.core.dating import date_named
+from bot.core.operations import REMINDER_CATEGORY
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
 from memory.duplicates import MAX_NEAR, Near
@@ -143,10 +144,12 @@ def candidates(namespace: MemoryNamespace, content: str) -> list[Near]:
     found = namespace.similar(content)
     if any(n.reason == "same" for n in found):
         return found
+    # A reminder's memory follows its reminder (✏️ Change moves it): never replaced by a note.
+    found = [n for n in found if n.reason != "update" or n.memory.category != REMINDER_CATEGORY]
     known = {n.memory.id for n in found}
     hits = namespace.search(content, MEANING_CANDIDATES, ranker="hybrid", touch=False)
     for hit in hits:
-        if hit.memory.id in known:
+        if hit.memory.id in known or hit.memory.category == REMINDER_CATEGORY:
             continue
         verdict = judge(content, hit.memory.content)
         if verdict is not None:

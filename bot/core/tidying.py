@@ -48,6 +48,7 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.core import adding
+from bot.core.operations import REMINDER_CATEGORY
 from bot.core.policy import Caller
 from bot.core.when import parse_reminder
 from bot.errors import NotAllowed
@@ -57,7 +58,6 @@ from memory.model import Memory, parse_time
 from memory.text import content_key
 from memory.updates import SURE, Level, judge, read
 
-REMINDER_CATEGORY = "reminder"
 PAST_TAGS = {"en": "past", "zh": "已过"}
 QUESTIONS = "tidy-questions/"
 TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"

@@ -155,3 +155,12 @@ async def test_with_a_model_add_memory_names_what_it_would_replace(
     [result] = llm.requests[1].tool_results()
     assert result["stored"] is False and result["wouldReplace"]["id"] == old
     assert result["wouldReplace"]["sure"] is True and "updateMemory" in result["message"]
+
+
+async def test_a_reminder_s_memory_is_never_replaced_by_a_note(bot: Bot) -> None:
+    await bot.say("/remind tomorrow 9am dentist", user=ALICE)
+    [reminder_memory] = contents(bot, "users/42")
+    assert reminder_memory.startswith("⏰") and reminder_memory.endswith("— dentist")
+    reply = await remember(bot, "Dentist moved to 10:00 on Monday")
+    assert reply.text.startswith("✅ Remembered.")  # ✏️ Change moves a reminder, not a note
+    assert contents(bot, "users/42") == [reminder_memory, "Dentist moved to 10:00 on Monday"]
