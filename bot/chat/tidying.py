@@ -64,7 +64,7 @@ async def tidy_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
         next_run = when_text(*await run(lambda: job.next_run(name)), language)
         await reply_html(message, t(language, key, next=next_run))
         return
-    await run(lambda: job.switch(name, job.is_on(job.settings(name)), language=language))
+    await run(lambda: job.note_language(name, language))
     outcome = await run(lambda: job.tidy(name))
     group = is_group(message.chat)
     await reply_html(message, *render(outcome.tidied, language, group=group, change=outcome.change))

@@ -160,6 +160,12 @@ class TidyJob:
             changes["language"] = language
         return self._change(name, **changes)
 
+    def note_language(self, name: str, language: str) -> None:
+        """Keep the language of whoever sent ``/tidy`` (the nightly report's); written only
+        when it changed."""
+        if self.settings(name).language != language:
+            self._change(name, language=language)
+
     def is_on(self, settings: TidySettings) -> bool:
         """Whether a namespace with ``settings`` is tidied every night."""
         chosen = settings.enabled
