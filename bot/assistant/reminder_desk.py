@@ -33,6 +33,7 @@ from zoneinfo import ZoneInfo
 
 from bot.assistant.changes import ReminderProposal
 from bot.core import reminders, when
+from bot.core.due import FREQUENCIES, Repeat
 from bot.core.policy import Caller
 from bot.core.reminder_record import ENDED, Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound
@@ -73,10 +74,10 @@ class ReminderDesk:
         resolved time for the model (``MemoryInvalid`` if refused)."""
         rule = None
         if repeat is not None:
-            if repeat not in when.FREQUENCIES:
-                options = ", ".join(when.FREQUENCIES)
+            if repeat not in FREQUENCIES:
+                options = ", ".join(FREQUENCIES)
                 raise MemoryInvalid(f"repeat must be one of {options}", field="repeat")
-            rule = when.Repeat(repeat)  # type: ignore[arg-type]
+            rule = Repeat(repeat)  # type: ignore[arg-type]
         now = self.clock()
         try:
             due = when.resolve(
@@ -131,7 +132,7 @@ class ReminderDesk:
             answer["repeat"] = rule.describe()
         return answer
 
-    def _waits(self, shown: str, rule: when.Repeat | None) -> dict[str, Any]:
+    def _waits(self, shown: str, rule: Repeat | None) -> dict[str, Any]:
         answer: dict[str, Any] = {
             "ok": False,
             "needsConfirmation": True,

@@ -48,8 +48,8 @@ from bot.chat.reminding import remember_reminder
 from bot.config import LLMConfig
 from bot.core.chat_zones import chat_zone
 from bot.core.policy import Caller
-from bot.jobs import reminder_view
 from bot.jobs.reminders import ReminderJob
+from bot.view import reminder_view
 from bot.view.i18n import t
 from bot.view.markdown import markdown_to_html
 from bot.view.replies import reply_html

@@ -11,32 +11,30 @@ the namespace's document ``imports/<token>`` (with who sent it): Import download
 plans again on the namespace as it is then, so the preview can never be applied to a different
 file, and a second press (or a second Import of the same file) adds nothing. The press is
 resolved in the presser's namespace, so a forged token of another chat finds nothing; only the
-sender may press Import. Buttons::
-
-    ia:<16 hex digits>    Import
-    ic:<16 hex digits>    Cancel
+sender may press Import. The buttons carry the token only (``ia:``, ``ic:`` in
+``bot.view.callbacks``).
 """
 
 from __future__ import annotations
 
 import logging
-import re
 import secrets
 import time
 from collections import Counter
 from typing import Any
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press
 from bot.chat.attachments import DownloadFailed, FileTooBig, download
 from bot.chat.incoming import size_text
+from bot.chat.presses import Press, pressed
 from bot.chat.services import services
 from bot.core import imports
 from bot.core.imports import INVALID, ImportPlan, ImportRefused
 from bot.core.policy import Caller
-from bot.view.i18n import language_of, t
+from bot.view import callbacks
+from bot.view.i18n import t
 from bot.view.render import escape
 from bot.view.render import preview as cut
 from bot.view.replies import edit_html, reply_html
@@ -44,9 +42,6 @@ from memory.interface import Documents
 
 log = logging.getLogger(__name__)
 
-APPLY_PATTERN = r"^ia:[0-9a-f]{16}$"
-CANCEL_PATTERN = r"^ic:[0-9a-f]{16}$"
-_TOKEN = re.compile(r"[0-9a-f]{16}")
 PENDING = "imports"  # document key prefix of the imports awaiting a press
 MAX_PENDING = 10  # per namespace; older ones are dropped
 REASONS_SHOWN = 5
@@ -172,7 +167,7 @@ async def preview(
         log.warning("could not download %s: %s", name, e.reason)
         await reply_html(message, t(language, "file_download_failed"))
         return
-    plan = await found.operations.run(caller.namespace, imports.plan, entries)
+    plan = await found.workers.run(caller.namespace, imports.plan, entries)
     if not plan.new:
         await reply_html(message, _summary(plan, name, language))
         return
@@ -185,16 +180,12 @@ async def preview(
         "at": time.time(),
     }
     documents = found.store.documents(caller.namespace)
-    await found.operations.call(lambda: _keep_pending(documents, token, pending))
+    await found.workers.call(lambda: _keep_pending(documents, token, pending))
     keyboard = InlineKeyboardMarkup(
         [
             [
-                InlineKeyboardButton(
-                    t(language, "button_import_plain"), callback_data=f"ia:{token}"
-                ),
-                InlineKeyboardButton(
-                    t(language, "button_cancel_import_plain"), callback_data=f"ic:{token}"
-                ),
+                callbacks.IMPORT.button(t(language, "button_import_plain"), token),
+                callbacks.CANCEL_IMPORT.button(t(language, "button_cancel_import_plain"), token),
             ]
         ]
     )
@@ -203,32 +194,25 @@ async def preview(
 
 async def _claim(
     update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Caller, dict[str, Any], Message] | None:
+) -> tuple[Press, dict[str, Any]] | None:
     """The pending import a press names, removed so that it runs once (None: answered)."""
-    pressed = await button_press(update, context)
-    if pressed is None:
-        return None
-    caller, token, message = pressed
-    query = update.callback_query
-    assert query is not None
-    language = language_of(update.effective_user)
-    if not _TOKEN.fullmatch(token):  # a press without data reaches every button handler
-        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+    press = await pressed(update, context)
+    if press is None:
         return None
     found = services(context)
-    documents = found.store.documents(caller.namespace)
-    key = f"{PENDING}/{token}"
-    pending = await found.operations.call(lambda: documents.get(key))
+    documents = found.store.documents(press.caller.namespace)
+    key = f"{PENDING}/{press.value}"
+    pending = await found.workers.call(lambda: documents.get(key))
     if pending is None:
-        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+        await press.refuse("import_gone_plain")
         return None
-    if pending.value.get("by") != caller.actor.key:
-        await query.answer(t(language, "import_not_yours_plain"), show_alert=True)
+    if pending.value.get("by") != press.caller.actor.key:
+        await press.refuse("import_not_yours_plain")
         return None
-    if not await found.operations.call(lambda: documents.delete(key, version=pending.version)):
-        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+    if not await found.workers.call(lambda: documents.delete(key, version=pending.version)):
+        await press.refuse("import_gone_plain")
         return None
-    return caller, dict(pending.value), message
+    return press, dict(pending.value)
 
 
 async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -236,10 +220,8 @@ async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     claimed = await _claim(update, context)
     if claimed is None:
         return
-    caller, pending, _ = claimed
-    query = update.callback_query
-    assert query is not None
-    language = language_of(update.effective_user)
+    press, pending = claimed
+    query, language = press.query, press.language
     name = str(pending.get("name") or "memory.json")
     size = pending.get("size")
     try:
@@ -247,19 +229,18 @@ async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
             context, str(pending["file_id"]), size if isinstance(size, int) else None
         )
     except (ImportRefused, FileTooBig) as e:
-        await query.answer()
+        await press.answer()
         await edit_html(query, _refusal(e, name, language))
         return
     except DownloadFailed as e:
-        await query.answer()
+        await press.answer()
         log.warning("could not download a file to import: %s", e.reason)
         await edit_html(query, t(language, "file_download_failed"))
         return
-    plan, added, renumbered = await services(context).operations.run(
-        caller.namespace, imports.apply, entries
-    )
-    log.info("imported %d memories into %s", added, caller.namespace)
-    await query.answer()
+    namespace = press.caller.namespace
+    plan, added, renumbered = await services(context).workers.run(namespace, imports.apply, entries)
+    log.info("imported %d memories into %s", added, namespace)
+    await press.answer()
     present = plan.present + len(plan.new) - added
     text = t(language, "import_done", added=added, present=present, refused=plan.refused_count)
     if renumbered:
@@ -273,7 +254,6 @@ async def cancel_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     claimed = await _claim(update, context)
     if claimed is None:
         return
-    query = update.callback_query
-    assert query is not None
-    await query.answer()
-    await edit_html(query, t(language_of(update.effective_user), "import_cancelled"))
+    press, _ = claimed
+    await press.answer()
+    await edit_html(press.query, t(press.language, "import_cancelled"))

@@ -64,7 +64,7 @@ FORGET_EVERY_SECONDS = 600.0
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 15.0  # waits while the database refuses
 REFUSE_SECONDS = 5.0  # after the queue refused an update, the next ones are refused this long
 
-# Told of an update set aside (the admins are: ``bot.chat.app``).
+# Told of an update set aside (the admins are: ``bot.chat.failures``).
 SetAside = Callable[[Application[Any, Any, Any, Any, Any, Any], Pending], Awaitable[None]]
 
 

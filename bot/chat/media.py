@@ -170,9 +170,9 @@ async def _remember(
         if not content:  # only hashtags in the caption: describe what it is
             content = incoming.description
     try:
-        memory = await services(context).operations.run(
+        memory = await services(context).workers.run(
             caller.namespace,
-            operations.remember,
+            operations.add,
             content,
             tags,
             category,
@@ -268,10 +268,10 @@ async def reply_burst(first: Message, items: list[Item]) -> None:
 
 
 def register(application: object) -> None:
-    """Add the handlers of this module (and of imports, edits, inline mode) to ``application``;
+    """Add the handlers of this module (and of edits, inline mode) to ``application``;
     called by ``bot.chat.app.register_handlers`` before the text handlers, so that a forwarded
     text is remembered rather than answered."""
-    from telegram.ext import Application, CallbackQueryHandler
+    from telegram.ext import Application
 
     from bot.chat import edits, inline
 
@@ -281,9 +281,4 @@ def register(application: object) -> None:
     application.add_handler(MessageHandler(filters.UpdateType.MESSAGE & UNSUPPORTED, unsupported))
     application.add_handler(MessageHandler(REMEMBERED, remember_message))
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, edits.edited_message))
-    for pattern, callback in (
-        (imports.APPLY_PATTERN, imports.apply_import),
-        (imports.CANCEL_PATTERN, imports.cancel_import),
-    ):
-        application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     inline.register(application)

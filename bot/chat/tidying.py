@@ -5,7 +5,7 @@ change, which /undo reverts) and answers with what it did and what it asks;
 ``/tidy off`` and ``/tidy on`` switch the nightly tidy. In a group's shared namespace only an
 administrator may do either: a tidy changes memories of every member (``bot.core.policy``).
 
-A question's buttons (``tq:<token>:<n>:<n|o|b>``, ``bot.jobs.tidy_report``) keep the newer,
+A question's buttons (``tq:<token>:<n>:<n|o|b>``, ``bot.view.callbacks``) keep the newer,
 the older or both of conflict ``n`` (``bot.core.tidying.settle``). As every button, a press is
 resolved in the presser's namespace, and the memory removed must be theirs to change (keeping
 both: the namespace's settings); the answered conflict's buttons go.
@@ -19,13 +19,15 @@ from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, caller_of, is_group, may_change_settings, run_changing
+from bot.chat.access import caller_of, is_group, may_change_settings, run_changing
+from bot.chat.presses import pressed
 from bot.chat.services import services
 from bot.core import tidying
 from bot.core.entry import split_command
 from bot.errors import NotAllowed
-from bot.jobs.report import when_text
 from bot.jobs.tidy_report import render
+from bot.view import callbacks
+from bot.view.digest_view import next_report_text
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
 from bot.view.replies import reply_html
@@ -33,7 +35,6 @@ from memory.errors import MemoryInvalid, MemoryNotFound
 
 log = logging.getLogger(__name__)
 
-QUESTION_PATTERN = rf"^tq:{tidying.TOKEN_PATTERN}:\d:[nob]$"
 CHOICES = {"n": "newer", "o": "older", "b": "both"}
 PREVIEW = 80
 
@@ -53,7 +54,7 @@ async def tidy_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     if not await may_change_settings(update, context):
         await reply_html(message, t(language, "tidy_admins_only"))
         return
-    run, name = services(context).operations.call, caller.namespace
+    run, name = services(context).workers.call, caller.namespace
     if action:
         on = action == "on"
         await run(lambda: job.switch(name, on, language=language))
@@ -61,7 +62,7 @@ async def tidy_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
             await reply_html(message, t(language, "tidy_switched_off"))
             return
         key = "tidy_switched_on" if job.config.enabled else "tidy_disabled"
-        next_run = when_text(*await run(lambda: job.next_run(name)), language)
+        next_run = next_report_text(*await run(lambda: job.next_run(name)), language)
         await reply_html(message, t(language, key, next=next_run))
         return
     await run(lambda: job.note_language(name, language))
@@ -72,27 +73,25 @@ async def tidy_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 
 async def choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Keep the newer, the older or both, pressed under a tidy's question."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    token, number, choice = value.split(":")
+    token, number, choice = press.value.split(":")
     try:
         settled = await run_changing(
-            update, context, caller, tidying.settle, token, int(number), CHOICES[choice]
+            update, context, press.caller, tidying.settle, token, int(number), CHOICES[choice]
         )
     except NotAllowed:
-        await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        await press.refuse("not_yours_plain")
         return
     except (MemoryInvalid, MemoryNotFound):
         settled = None
     if settled is None:
-        await query.answer(t(language, "tidy_gone_plain"), show_alert=True)
+        await press.refuse("tidy_gone_plain")
         return
-    await query.answer()
-    await _drop_row(query.data or "", message)
+    await press.answer()
+    message, language = press.message, press.language
+    await _drop_row(callbacks.TIDY_QUESTION.data(token, number, choice), message)
     if settled.both is not None:
         newer, older = (escape(preview(m.content, PREVIEW)) for m in settled.both)
         await reply_html(message, t(language, "tidy_kept_both", newer=newer, older=older))

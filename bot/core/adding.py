@@ -34,7 +34,6 @@ Keeping both after the question is remembered (``kept_apart``), so that the nigh
 from __future__ import annotations
 
 import contextlib
-import secrets
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -46,6 +45,7 @@ from bot.categories import canonical
 from bot.core.dating import date_named
 from bot.core.operations import REMINDER_CATEGORY
 from bot.core.policy import Caller
+from bot.core.tokens import new_token
 from bot.errors import NotAllowed
 from memory.duplicates import MAX_NEAR, Near
 from memory.errors import DocumentConflict, MemoryNotFound, MemoryStoreError
@@ -54,7 +54,6 @@ from memory.model import Memory, clean_category, clean_content, clean_tags
 from memory.updates import SURE, judge
 
 PREFIX = "adding/"
-TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
 KEEP_SECONDS = 7 * 24 * 3600  # a choice nobody made is dropped after a week
 MEANING_CANDIDATES = 10  # the closest memories in meaning judged beside the keyword ones
 KEPT_APART = "kept-apart"  # the pairs of memories a person chose to keep both of
@@ -258,7 +257,7 @@ def _keep_waiting(
         at = old.value.get("at", 0) if isinstance(old.value, dict) else 0
         if not isinstance(at, int | float) or now - at > KEEP_SECONDS:
             documents.delete(old.key)
-    token = secrets.token_urlsafe(6)  # 8 characters of TOKEN_PATTERN
+    token = new_token()
     updates = [n.memory.id for n in near if n.reason == "update"]
     record = {**record, "by": asker.actor.key, "near": [n.memory.id for n in near], "at": now}
     if updates:

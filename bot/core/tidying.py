@@ -38,7 +38,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets
 import time
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -50,6 +49,7 @@ from zoneinfo import ZoneInfo
 from bot.core import adding
 from bot.core.operations import REMINDER_CATEGORY
 from bot.core.policy import Caller
+from bot.core.tokens import new_token
 from bot.core.when import parse_reminder
 from bot.errors import NotAllowed
 from memory.errors import DocumentConflict, MemoryNotFound
@@ -60,7 +60,6 @@ from memory.updates import SURE, Level, judge, read
 
 PAST_TAGS = {"en": "past", "zh": "已过"}
 QUESTIONS = "tidy-questions/"
-TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
 KEEP_SECONDS = 7 * 24 * 3600  # a question nobody answered is dropped (and asked again) after
 MAX_QUESTIONS = 5  # conflicts asked in one report (the newest first)
 COMMON = 50  # a term in more memories than this pairs nothing (conflict candidates)
@@ -278,7 +277,7 @@ def _waiting_pairs(namespace: MemoryNamespace) -> set[frozenset[int]]:
 
 def _ask(namespace: MemoryNamespace, conflicts: Sequence[Conflict]) -> str:
     """Keep ``conflicts`` for the report's buttons; its token."""
-    token = secrets.token_urlsafe(6)  # 8 characters of TOKEN_PATTERN
+    token = new_token()
     record = {"pairs": [[c.newer.id, c.older.id] for c in conflicts], "answered": []}
     namespace.documents().put(QUESTIONS + token, {**record, "at": time.time()})
     return token
@@ -335,7 +334,6 @@ def settle(
 __all__ = [
     "PAST_TAGS",
     "QUESTIONS",
-    "TOKEN_PATTERN",
     "Conflict",
     "Settled",
     "Tidied",

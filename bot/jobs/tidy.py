@@ -51,19 +51,18 @@ from bot.core import reminders, tidying
 from bot.core.chat_zones import chosen_zones, zone_of_chat, zones_in_use
 from bot.core.reminder_record import CANCELLED, DONE, SENT, Reminder
 from bot.jobs import reminder_memory
-from bot.jobs.report import guess_language
-from bot.jobs.schedule import Schedule, Schedules
+from bot.jobs.digest_plan import guess_language
 from bot.jobs.tidy_report import render
-from bot.view.i18n import t
+from bot.jobs.tidy_settings import SETTINGS, TidySettings
+from bot.schedule import Schedule, Schedules
 from bot.view.render import split_html
 from memory import Store, update_document
-from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
+from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import Author, acting, current_author
 from memory.model import Memory, format_time, parse_time
 
 log = logging.getLogger(__name__)
 
-SETTINGS = "tidy"
 JOB_NAME = "tidy"
 BOT = "bot"  # who the nightly tidy acts as (``memory.history.Author.by``)
 
@@ -78,34 +77,6 @@ def chat_of(name: str) -> int | None:
     if kind in ("users", "chats") and rest.lstrip("-").isdigit():
         return int(rest)
     return None
-
-
-@dataclass(frozen=True)
-class TidySettings:
-    """One namespace's document ``tidy``; a namespace without it has these defaults."""
-
-    enabled: bool | None = None  # None: never chosen, [tidy] default applies
-    language: str | None = None  # of whoever last sent /tidy here
-    last_period: str | None = None  # the scheduled time (UTC) of the last night claimed
-    last: dict[str, Any] | None = None  # what the last tidy did: counts, "at", "change"
-
-    @classmethod
-    def from_dict(cls, data: object) -> TidySettings:
-        """Read the document; a value of the wrong type (a hand edit) takes its default."""
-        if not isinstance(data, dict):
-            return cls()
-        enabled, language = data.get("enabled"), data.get("language")
-        period, last = data.get("last_period"), data.get("last")
-        return cls(
-            enabled if isinstance(enabled, bool) else None,
-            language if language in ("en", "zh") else None,
-            period if isinstance(period, str) else None,
-            last if isinstance(last, dict) else None,
-        )
-
-    def to_dict(self) -> dict[str, Any]:
-        """The document's value."""
-        return dataclasses.asdict(self)
 
 
 @dataclass(frozen=True)
@@ -394,23 +365,4 @@ async def send_with_keyboard(
         )
 
 
-def digest_line(store: Store, name: str, language: str, zone: ZoneInfo) -> str:
-    """What the digest says of the last tidy ("🧹 Last tidy (…): 2 merged, …"); "" if none."""
-    found = store.documents(name).get(SETTINGS)
-    last = TidySettings.from_dict(found.value if found is not None else None).last
-    if not last or not isinstance(last.get("at"), str):
-        return ""
-    try:
-        when = parse_time(last["at"]).astimezone(zone).strftime("%Y-%m-%d %H:%M")
-    except MemoryInvalid:  # a hand edit: the digest goes without the line
-        return ""
-    parts = [
-        t(language, f"digest_tidy_{key}", count=count)
-        for key in ("merged", "past", "ended", "resolved", "questions")
-        if isinstance(count := last.get(key), int) and count > 0
-    ]
-    what = (t(language, "digest_tidy_joiner_plain") if parts else "").join(parts)
-    return t(language, "digest_tidy", when=when, what=what or t(language, "digest_tidy_nothing"))
-
-
-__all__ = ["BOT", "JOB_NAME", "SETTINGS", "Outcome", "TidyJob", "TidySettings", "digest_line"]
+__all__ = ["BOT", "JOB_NAME", "Outcome", "TidyJob"]

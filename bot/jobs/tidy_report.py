@@ -3,11 +3,8 @@
 The report lists what changed (merged, marked past, ended, older values replaced), each with
 the memories' first words, and asks about the conflicts it could not settle: one numbered item
 each, with a row of buttons (keep the newer, keep the older, keep both). ↩ Undo reverts the
-whole tidy (``memory.history``: it was one change). Callback data::
-
-    tq:<token>:<n>:<n|o|b>   conflict n of the question ``token`` (``bot.core.tidying``):
-                             keep the newer, the older, or both
-    cu:<change>              ↩ Undo the tidy (``bot.chat.history``)
+whole tidy (``memory.history``: it was one change). The buttons are ``tq:`` and ``cu:`` of
+``bot.view.callbacks``.
 
 This module is pure: no Telegram calls, no store.
 """
@@ -19,6 +16,7 @@ from collections.abc import Sequence
 from telegram import InlineKeyboardButton, InlineKeyboardMarkup
 
 from bot.core.tidying import Tidied
+from bot.view import callbacks
 from bot.view.i18n import t
 from bot.view.render import escape, preview
 from memory.model import Memory
@@ -58,21 +56,20 @@ def render(
             newer = escape(preview(conflict.newer.content, PREVIEW * 2))
             older = escape(preview(conflict.older.content, PREVIEW * 2))
             lines.append(t(language, "tidy_question_item", index=number, newer=newer, older=older))
-            data = f"tq:{tidied.token}:{number - 1}"
             rows.append(
                 [
-                    InlineKeyboardButton(
+                    callbacks.TIDY_QUESTION.button(
                         t(language, f"button_tidy_{choice}_plain", index=number),
-                        callback_data=f"{data}:{choice[0]}",
+                        tidied.token,
+                        number - 1,
+                        choice[0],
                     )
                     for choice in ("newer", "older", "both")
                 ]
             )
     if change is not None:
         lines += ["", t(language, "tidy_undo_hint")]
-        rows.append(
-            [InlineKeyboardButton(t(language, "button_undo_plain"), callback_data=f"cu:{change}")]
-        )
+        rows.append([callbacks.UNDO.button(t(language, "button_undo_plain"), change)])
     return "\n".join(lines), InlineKeyboardMarkup(rows) if rows else None
 
 

@@ -24,7 +24,7 @@ from bench.fakes.openai_server import (
     ToolCalls,
 )
 from bot.assistant.changes import CHANGES_FILE, ChangeFile
-from bot.assistant.history import read_usage
+from bot.assistant.dialogue import read_usage
 from bot.assistant.llm import ChatModel, RetryPolicy, make_client
 from bot.assistant.prompt import estimate_tokens
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings

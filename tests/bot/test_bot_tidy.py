@@ -18,8 +18,9 @@ from bot.config import TidyConfig
 from bot.core import reminders, when
 from bot.core.policy import Actor, Caller, source_of
 from bot.core.reminder_record import DONE, key_of
-from bot.jobs import reminder_memory, reminder_view
+from bot.jobs import reminder_memory
 from bot.jobs.tidy import TidyJob
+from bot.view import reminder_view
 from memory import update_document
 from memory.store import MemoryStore
 

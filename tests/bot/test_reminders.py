@@ -30,6 +30,7 @@ from bot.chat.app import build_application, serving
 from bot.chat.services import KEY, Services
 from bot.config import ReminderConfig, parse_config
 from bot.core import delivery, reminders, when
+from bot.core.due import Repeat, wall_time
 from bot.core.lease import LEASE, Leases
 from bot.core.pacing import Pacer
 from bot.core.policy import Actor, Caller
@@ -497,11 +498,11 @@ async def test_a_weekly_reminder_stays_at_nine_local_across_the_dst_change(
 
 
 def test_a_wall_time_skipped_or_repeated_by_dst_is_handled() -> None:
-    skipped = when.wall_time(datetime(2026, 3, 29), datetime(2026, 1, 1, 2, 30).time(), BERLIN)
+    skipped = wall_time(datetime(2026, 3, 29), datetime(2026, 1, 1, 2, 30).time(), BERLIN)
     assert skipped == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)  # 03:30 CEST
-    twice = when.wall_time(datetime(2026, 10, 25), datetime(2026, 1, 1, 2, 30).time(), BERLIN)
+    twice = wall_time(datetime(2026, 10, 25), datetime(2026, 1, 1, 2, 30).time(), BERLIN)
     assert twice == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)  # the first 02:30 (CEST)
-    daily = when.Repeat("daily")
+    daily = Repeat("daily")
     due = when.resolve(BERLIN, datetime(2026, 3, 28, 12, tzinfo=UTC), local="02:30", repeat=daily)
     assert due.next_after(due.at) == datetime(2026, 3, 30, 0, 30, tzinfo=UTC)
 

@@ -18,7 +18,7 @@ from bot.assistant.changes import Reverted, revert
 from bot.assistant.executor import ToolExecutor, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import TOOLS, tool_schemas
-from bot.core import reminders
+from bot.core import operations, reminders
 from bot.core.policy import Actor, Caller
 from memory.store import MemoryStore, Namespace
 
@@ -129,6 +129,33 @@ def test_get_update_related_and_stats(ns: Namespace) -> None:
     assert [m["id"] for m in related["memories"]] == [a.id]
     stats = run(executor, "getMemoryStats")
     assert stats["total"] == 2 and stats["byCategory"] == {"work": 2}
+
+
+def test_the_tools_answer_as_the_commands_do(ns: Namespace) -> None:
+    # getMemoryStats, getRelatedMemories and getAllMemories call the operations of /stats,
+    # /related and /list: the same memories, weighed the same, the same "most used".
+    used = ns.add("standup is at 10", ["meeting"], "work")
+    ns.touch([used.id])
+    unused = ns.add("retro is on friday", ["meeting"], "work")
+    milk = ns.add("buy oat milk")  # general, as the next: nothing else in common
+    ns.add("call the bank")
+    executor = ToolExecutor(ns)
+
+    stats = run(executor, "getMemoryStats")
+    assert [m["id"] for m in stats["mostAccessed"]] == [used.id]  # never one nobody used
+    assert [m["id"] for m in stats["mostAccessed"]] == [
+        m.id for m in operations.stats(ns).most_accessed
+    ]
+    assert stats["byCategory"] == operations.stats(ns).by_category == {"work": 2, "general": 2}
+
+    assert run(executor, "getRelatedMemories", {"id": milk.id})["count"] == 0
+    related = run(executor, "getRelatedMemories", {"id": unused.id})["memories"]
+    _, expected = operations.related(ns, unused.id)
+    assert [m["id"] for m in related] == [m.id for m in expected] == [used.id]
+
+    listed = run(executor, "getAllMemories", {"category": "工作"})["memories"]
+    expected = operations.listing(ns, "工作")
+    assert [m["id"] for m in listed] == [m.id for m in reversed(expected)] == [used.id, unused.id]
 
 
 def test_a_known_category_is_one_category_in_both_languages(ns: Namespace) -> None:
@@ -310,9 +337,7 @@ def test_rollback_leaves_alone_what_someone_else_changed_since(ns: Namespace) ->
     assert ns.get(added).tags == ("retro",)
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from([t.name for t in TOOLS]) | st.text(max_size=20),
     arguments=st.none()
