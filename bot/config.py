@@ -233,6 +233,18 @@ class ReplicasConfig:
 
 
 @dataclass(frozen=True)
+class CalendarConfig:
+    """``[calendar]``: ``/calendar``'s subscription feed of a chat's reminders
+    (``bot.chat.calendar_feed``): served on the webhook's server in webhook mode, or on a
+    server of its own when ``listen`` is set."""
+
+    enabled: bool = True
+    public_url: str = ""  # where calendar apps reach the feed; "": the webhook_url's host
+    listen: str = ""  # "": no server of its own; an address: one, in polling mode too
+    port: int = field(default=8080, metadata=between(1, 65535))
+
+
+@dataclass(frozen=True)
 class Config:
     """The whole configuration."""
 
@@ -250,6 +262,7 @@ class Config:
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     transcription: TranscriptionConfig = field(default_factory=TranscriptionConfig)
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
+    calendar: CalendarConfig = field(default_factory=CalendarConfig)
 
     @property
     def store_location(self) -> str | Path:
@@ -332,7 +345,44 @@ def parse_config(
         config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
     _check_embedding(config.embedding, source)
     _check_webhook(config.telegram, source)
+    _check_calendar(config.calendar, config.telegram, source)
     return config
+
+
+def _check_calendar(calendar: CalendarConfig, telegram: TelegramConfig, source: str) -> None:
+    """``public_url`` is an http(s) URL, set when the feed has a server of its own, whose
+    address is not the webhook's."""
+    if calendar.public_url:
+        try:
+            parts = urlsplit(calendar.public_url)
+            parts.port  # noqa: B018 (a port that is not a number is a ValueError)
+        except ValueError as e:
+            raise ConfigError(
+                f"calendar.public_url is not a URL ({e})", key="calendar.public_url", source=source
+            ) from None
+        if parts.scheme not in ("https", "http") or not parts.hostname or parts.query:
+            raise ConfigError(
+                "calendar.public_url must be an http(s) URL without a query, such as "
+                f"https://bot.example.com, not {calendar.public_url!r}",
+                key="calendar.public_url",
+                source=source,
+            )
+    if not calendar.listen:
+        return
+    if not calendar.public_url:
+        raise ConfigError(
+            "calendar.public_url must be set when calendar.listen is: the address calendar "
+            "apps reach the feed at (such as https://bot.example.com)",
+            key="calendar.public_url",
+            source=source,
+        )
+    if telegram.webhook and calendar.port == telegram.port:
+        raise ConfigError(
+            f"calendar.port must differ from telegram.port ({telegram.port}); leave "
+            "calendar.listen empty to serve the feed on the webhook's server",
+            key="calendar.port",
+            source=source,
+        )
 
 
 def _check_webhook(telegram: TelegramConfig, source: str) -> None:

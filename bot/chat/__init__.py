@@ -10,7 +10,8 @@ other part of ``bot``; nothing imports it but ``bot.__main__``.
   button press's prologue).
 - Commands and buttons: ``commands``, ``buttons``, ``choices``, ``confirmations``,
   ``versions`` (/undo, /history), ``reminding`` and ``reminder_buttons``, ``timezones``,
-  ``welcome`` (/start, /help), ``tidying`` (/tidy and its questions).
+  ``welcome`` (/start, /help), ``exports`` (/export md|ics, /calendar) and ``calendar_feed``
+  (the calendar link served over HTTP), ``tidying`` (/tidy and its questions).
 - Messages: ``messages`` (free text), ``noting`` (notes without a model), ``conversation``
   (with one), ``media``, ``incoming``, ``attachments``, ``bursts``, ``edits``, ``imports``,
   ``inline``.

@@ -62,9 +62,11 @@ from telegram.request import BaseRequest
 
 from bot.chat import (
     buttons,
+    calendar_feed,
     choices,
     commands,
     confirmations,
+    exports,
     imports,
     media,
     messages,
@@ -119,6 +121,7 @@ ALLOWED_UPDATES = (
 )
 FIRST_RETRY_DELAY = 1.0  # seconds; doubled after each failed attempt to reach the Bot API
 MAX_RETRY_DELAY = 30.0
+CALENDAR_SERVER = "calendar_server"  # bot_data: the feed's own server ([calendar] listen)
 
 _T = TypeVar("_T")
 
@@ -132,7 +135,8 @@ HANDLERS = {
     "list": commands.list_memories,
     "edit": commands.edit,
     "related": commands.related,
-    "export": commands.export,
+    "export": exports.export,
+    "calendar": exports.calendar,
     "digest": commands.digest,
     "remind": reminding.remind,
     "reminders": reminding.list_reminders,
@@ -277,6 +281,11 @@ def build_application(
         transcriber,
         tidy,
     )
+    calendar = config.calendar
+    if request is None and calendar.enabled and calendar.listen:  # not the console's
+        found = application.bot_data[KEY]
+        server = calendar_feed.CalendarServer(calendar.listen, calendar.port, found)
+        application.bot_data[CALENDAR_SERVER] = server
     register_handlers(application)
     if jobs:
         digest.register(application)
@@ -330,11 +339,17 @@ async def post_init(application: BotApplication) -> None:
         await application.update_queue.replay(application, recovered.again)
     if isinstance(application.update_queue, SharedUpdates):
         application.update_queue.start(application)
+    server = application.bot_data.get(CALENDAR_SERVER)
+    if isinstance(server, calendar_feed.CalendarServer):
+        await server.start()
 
 
 async def post_shutdown(application: BotApplication) -> None:
     """After polling: close the store (memory.json complete) and the model's client."""
     found: Services = application.bot_data[KEY]
+    server = application.bot_data.get(CALENDAR_SERVER)
+    if isinstance(server, calendar_feed.CalendarServer):
+        await server.stop()  # first: no feed is read from a store being closed
     if isinstance(application.update_queue, SharedUpdates):
         await application.update_queue.stop()  # its lanes given back to the other replicas
     if found.reminders is not None:

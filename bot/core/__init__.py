@@ -11,6 +11,9 @@ never the language model, never another part of ``bot``.
   edit, related, list, stats, export), ``adding`` (remember, with near-duplicates and updates
   that replace), ``tidying`` (the nightly tidy), ``undoing`` (undo, versions, restore),
   ``imports`` (a memory file), ``workers`` (the threads they run in).
+- Other formats: ``markdown_export``, ``markdown_import`` and ``note_archive`` (memories as
+  Markdown, a .zip of notes), ``calendar_export`` and ``calendar_feeds`` (reminders as
+  iCalendar, the private links).
 - What people type: ``entry`` (a command's text), ``intents`` (a plain message), ``keywords``
   (tags picked), ``dating`` (the dates a note or question names), ``offers`` and ``hints``
   (💾 Remember this, the /remember hint).

@@ -23,7 +23,11 @@ first, page by page.
 /edit <i>id</i> <i>new text</i> — change a memory (hashtags and <code>category:</code> too).
 /related <i>id</i> — memories sharing its tags or category.
 /stats — totals, categories, top tags, most used.
-/export — your memories as a <code>memory.json</code> file.
+/export [md|ics] — your memories as a <code>memory.json</code> file (<code>md</code>: as \
+Markdown, by category); <code>ics</code>: this chat's reminders as a calendar file. Send a \
+<code>.json</code>, <code>.md</code> or a <code>.zip</code> of notes back to import it.
+/calendar — a private link that puts this chat's reminders in your calendar app, kept up to \
+date (<code>/calendar reset</code>: a new link).
 /digest [on|off|now] — a scheduled report: the most used memories, the new ones, those \
 gone unused. /digest alone shows the setting and the next report.
 /remind <i>when</i> <i>what</i> — a reminder, in English or Chinese: \
@@ -63,7 +67,11 @@ HELP_ZH = """<b>命令</b>
 /edit <i>编号</i> <i>新内容</i> — 修改一条记忆（也可以改标签和 <code>分类：</code>）。
 /related <i>编号</i> — 与它标签或分类相同的记忆。
 /stats — 总数、分类、常用标签、最常用的记忆。
-/export — 把你的记忆导出为 <code>memory.json</code> 文件。
+/export [md|ics] — 把你的记忆导出为 <code>memory.json</code> 文件（<code>md</code>：\
+按分类导出为 Markdown）；<code>ics</code>：把这个聊天的提醒导出为日历文件。\
+把 <code>.json</code>、<code>.md</code> 或笔记的 <code>.zip</code> 发给我即可导入。
+/calendar — 一个私密链接，把这个聊天的提醒放进你的日历应用并自动更新\
+（<code>/calendar reset</code>：换一个新链接）。
 /digest [on|off|now] — 定期摘要：最常用的记忆、新增的记忆、久未使用的记忆。\
 只发送 /digest 可以查看设置和下一次发送时间。
 /remind <i>时间</i> <i>事情</i> — 设置提醒，中文英文都行：\

@@ -6,7 +6,8 @@ escaped (``bot.view.render.escape``), and literal ``<``, ``>`` and ``&`` are wri
 Keys ending in ``_plain`` are plain text (button labels, pop-up alerts, command descriptions),
 never parsed as HTML, so they are not escaped. The table is this module's strings and those of
 one subject each beside it (``help_strings``, ``reminder_strings``, ``zone_strings``,
-``problem_strings``, ``change_strings``, ``digest_strings``, ``media_text``).
+``problem_strings``, ``change_strings``, ``digest_strings``, ``export_strings``,
+``media_text``).
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from telegram import User
 from bot.view import (
     change_strings,
     digest_strings,
+    export_strings,
     help_strings,
     problem_strings,
     reminder_strings,
@@ -44,6 +46,7 @@ COMMANDS = (
     ("related", "cmd_related_plain"),
     ("stats", "cmd_stats_plain"),
     ("export", "cmd_export_plain"),
+    ("calendar", "cmd_calendar_plain"),
     ("digest", "cmd_digest_plain"),
     ("remind", "cmd_remind_plain"),
     ("reminders", "cmd_reminders_plain"),
@@ -210,7 +213,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_list_plain": "All memories, page by page",
         "cmd_edit_plain": "Change a memory: /edit id new text",
         "cmd_related_plain": "Memories related to one: /related id",
-        "cmd_export_plain": "Download memory.json",
+        "cmd_export_plain": "Export memories (JSON, Markdown) or reminders (ics)",
         "cmd_digest_plain": "Scheduled report: /digest on, off or now",
         "weekdays_plain": "Mon Tue Wed Thu Fri Sat Sun",
     },
@@ -350,7 +353,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_list_plain": "分页列出全部记忆",
         "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
         "cmd_related_plain": "相关记忆：/related 编号",
-        "cmd_export_plain": "下载 memory.json",
+        "cmd_export_plain": "导出记忆（JSON、Markdown）或提醒（日历文件）",
         "cmd_digest_plain": "定期摘要：/digest on、/digest off 或 /digest now",
         "weekdays_plain": "周一 周二 周三 周四 周五 周六 周日",
     },
@@ -368,6 +371,7 @@ for _part in (
     problem_strings,
     change_strings,
     digest_strings,
+    export_strings,
     update_strings,
 ):
     STRINGS["en"].update(_part.EN)
