@@ -270,6 +270,22 @@ def _remind(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     return run.reminders.schedule(args["text"], local=local, minutes=minutes, repeat=repeat)
 
 
+def _offer(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    if run.reminders is None:
+        raise MemoryInvalid("reminders cannot be offered here", field="reminders")
+    return run.reminders.offer(args["text"], local=args["local"], repeat=args.get("repeat"))
+
+
+_WHEN = {
+    "text": {"type": "string", "description": "What to remind of."},
+    "local": {
+        "type": "string",
+        "description": "User's local time: YYYY-MM-DD HH:MM, YYYY-MM-DD or HH:MM.",
+    },
+    "minutes": {"type": "integer", "description": "Or: minutes from now."},
+    "repeat": {"type": "string", "description": "daily, weekdays, weekly, monthly or yearly."},
+}
+
 TOOLS: tuple[Tool, ...] = (
     Tool(
         "addMemory",
@@ -374,22 +390,22 @@ TOOLS: tuple[Tool, ...] = (
         "scheduleReminder",
         "Set a reminder when the user asks for one. Give local, or minutes, or repeat (with "
         "local for its time); the bot computes and shows the time.",
+        _object(_WHEN, ("text",)),
+        _remind,
+    ),
+    Tool(
+        "offerReminder",
+        "The user says they will do something at a time, unasked: offer a reminder (set only "
+        "on their Yes).",
         _object(
             {
-                "text": {"type": "string", "description": "What to remind of."},
-                "local": {
-                    "type": "string",
-                    "description": "User's local time: YYYY-MM-DD HH:MM, YYYY-MM-DD or HH:MM.",
-                },
-                "minutes": {"type": "integer", "description": "Or: minutes from now."},
-                "repeat": {
-                    "type": "string",
-                    "description": "daily, weekdays, weekly, monthly or yearly.",
-                },
+                "text": _WHEN["text"],
+                "local": _WHEN["local"],
+                "repeat": {"type": "string", "description": "yearly for a birthday."},
             },
-            ("text",),
+            ("text", "local"),
         ),
-        _remind,
+        _offer,
     ),
 )
 

@@ -9,7 +9,8 @@ other part of ``bot``; nothing imports it but ``bot.__main__``.
 - Who acts: ``access`` (the allow list, the namespace, the gatekeeper), ``presses`` (every
   button press's prologue).
 - Commands and buttons: ``commands``, ``buttons``, ``choices``, ``confirmations``,
-  ``versions`` (/undo, /history), ``reminding`` and ``reminder_buttons``, ``timezones``,
+  ``versions`` (/undo, /history), ``reminding`` and ``reminder_buttons``, ``offering`` and
+  ``offer_answers`` (a reminder offered for what people say they will do), ``timezones``,
   ``welcome`` (/start, /help), ``exports`` (/export md|ics, /calendar) and ``calendar_feed``
   (the calendar link served over HTTP), ``tidying`` (/tidy and its questions).
 - Messages: ``messages`` (free text), ``noting`` (notes without a model), ``conversation``

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from telegram import InlineKeyboardButton, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.dialogue import read_usage
@@ -35,8 +35,8 @@ from bot.chat.access import (
 from bot.chat.attachments import send_all_back
 from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view, with_row
 from bot.chat.choices import choice_prompt, replaced_reply
+from bot.chat.offering import offer_for_memory
 from bot.chat.presses import pressed
-from bot.chat.reminding import offer_for
 from bot.chat.services import services
 from bot.core import adding, chat_zones, operations
 from bot.core.entry import Entry, parse_entry, split_command
@@ -150,9 +150,12 @@ async def remember_entry(
     assert memory is not None
     if done.replaced is not None:  # a new value: the old one is in its history
         text, undo = replaced_reply(done.replaced, memory, language, current_author().change)
-        offer = await offer_for(context, message, memory, language)
-        rows = offer.inline_keyboard if offer is not None else ()
-        await reply_html(message, text, with_row(undo, [b for row in rows for b in row]))
+        offer = await offer_for_memory(context, message, caller, memory, language)
+        if offer is None:
+            await reply_html(message, text, undo)
+            return
+        rows = [b for row in offer[1].inline_keyboard for b in row]
+        await reply_html(message, f"{text}\n\n{offer[0]}", with_row(undo, rows))
         return
     if done.duplicate:
         await reply_html(
@@ -163,8 +166,13 @@ async def remember_entry(
     text = t(language, "remembered", memory=memory_block(memory, language=language))
     if entry.derived_tags and memory.tags:
         text += "\n" + t(language, "tags_derived")
-    # A memory naming a time ("下周二下午三点看牙医") offers to become a reminder at it.
-    await reply_html(message, text, await offer_for(context, message, memory, language))
+    # A memory that says what the person will do at a time ("下周二下午三点看牙医") offers a
+    # reminder then; a statement with a date in it ("车停在B2层 23号") does not.
+    offer = await offer_for_memory(context, message, caller, memory, language)
+    if offer is None:
+        await reply_html(message, text)
+        return
+    await reply_html(message, f"{text}\n\n{offer[0]}", offer[1])
 
 
 async def recall(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -186,11 +194,14 @@ async def show_matches(
     footer_if_none: str = "",
     extra: Sequence[InlineKeyboardButton] = (),
     statement: bool = False,
+    last_row: Sequence[InlineKeyboardButton] = (),
+    instead_of_nothing: tuple[str, InlineKeyboardMarkup] | None = None,
 ) -> bool:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply, ``footer_if_none`` too when nothing was found, ``extra``
-    buttons are its keyboard's last row; whether anything was found. Shared by /recall and by
-    free text."""
+    buttons are its keyboard's last row (``last_row`` one more after it); a query nothing
+    answers is answered ``instead_of_nothing`` when given; whether anything was found. Shared
+    by /recall and by free text."""
     tail = "".join(f"\n\n{part}" for part in (footer, footer_if_none) if part)
     found = await services(context).workers.run(
         caller.namespace,
@@ -202,10 +213,13 @@ async def show_matches(
     if not found.memories and not query:
         await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
         return False
+    if not found.memories and instead_of_nothing is not None:
+        await reply_html(message, *instead_of_nothing)
+        return False
     if not found.memories and footer_if_none:
         footer = f"{footer}\n\n{footer_if_none}" if footer else footer_if_none
     text, keyboard = recall_view(found, language, footer=footer)
-    await reply_html(message, text, with_row(keyboard, extra))
+    await reply_html(message, text, with_row(with_row(keyboard, extra), last_row))
     if query:  # the photos and files of the answers themselves, none of weaker matches
         await send_all_back(message, list(found.memories))
     return bool(found.memories)

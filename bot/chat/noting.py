@@ -7,6 +7,9 @@ acts on it when no model is configured (with one, the model decides, as before):
   stores its text, trigger words removed (``commands.remember_entry``: hashtags, category,
   duplicates, 📅 dates, the ⏰ offer, the same reply); a note with nothing in it gets
   /remember's usage;
+- a statement or a fragment that says what the person will do at a time ("I need to call the
+  plumber tomorrow morning", "明天下午三点要去接孩子") is offered a reminder
+  (``bot.chat.offering``): alone when the search finds nothing, else under what it found;
 - a statement ("my locker is 23") is searched as every plain message is, and the reply's
   keyboard gets one more row: 💾 Remember this (``bot.core.offers`` keeps the text; pressing
   stores it as /remember would, once however often pressed, then the button goes). Questions
@@ -36,6 +39,7 @@ from telegram.ext import ContextTypes
 
 from bot.chat.access import message_source, run_changing
 from bot.chat.commands import remember_entry, show_matches
+from bot.chat.offering import plain_offer
 from bot.chat.presses import pressed
 from bot.chat.services import services
 from bot.core import hints, intents, offers, operations, when
@@ -63,21 +67,28 @@ async def answer_plainly(
     if intent.kind == intents.NOTE:
         await remember_entry(context, message, caller, language, parse_entry(intent.text))
         return
+    # What the person will do, and when: a reminder offered, under what answers it, or alone.
+    offer = None
+    if intent.kind != intents.QUESTION:
+        offer = await plain_offer(context, message, caller, text, language)
     extra: list[InlineKeyboardButton] = []
     if intent.kind == intents.STATEMENT and await _offer(context, message, caller, text):
         label = t(language, "button_remember_this_plain")
         extra.append(callbacks.REMEMBER_THIS.button(label, message.message_id))
     # The /remember hint: not beside 💾 (the button says it), not under an answer, once a day.
-    hint = "" if extra else await _hint_due(context, message, caller)
+    hint = "" if extra or offer else await _hint_due(context, message, caller)
     found = await show_matches(
         context,
         message,
         caller,
         language,
         text,
+        footer=offer[0] if offer else "",
         footer_if_none=hint and t(language, hint),
         extra=extra,
         statement=intent.kind == intents.STATEMENT,  # asks nothing: a clear match, or nothing
+        last_row=offer[1].inline_keyboard[0] if offer else (),
+        instead_of_nothing=offer,
     )
     if hint and not found:
         await _hint_shown(context, message, caller, hint)

@@ -10,8 +10,9 @@ next occurrence by the parser, and the reply says so).
 
 A reminder is also a memory: setting one stores ``⏰ <local time> — <text>`` in the chat's
 namespace (tags: the text's keywords and "reminder"/"提醒"), so /recall finds it with its
-time. A memory stored with a time in it ("下周二下午三点看牙医") gets a ⏰ button that makes
-it a reminder at that time, read relative to when it was stored.
+time. A memory that says what the person will do at a time is offered a reminder
+(``bot.chat.offering``); the ⏰ button earlier versions put under such a memory (``rm:``) still
+makes it a reminder at that time, read relative to when it was stored.
 
 Button presses are resolved in the presser's namespace (``bot.chat.presses``); in a group
 only the member who set a reminder or an administrator may change it (``bot.core.reminders``,
@@ -26,7 +27,7 @@ from dataclasses import dataclass
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from telegram import InlineKeyboardMarkup, Message, Update
+from telegram import Message, Update
 from telegram.ext import ContextTypes
 
 from bot.chat.access import caller_of, replied_to, with_admin
@@ -40,7 +41,7 @@ from bot.core.reminder_record import Reminder
 from bot.errors import ReminderNotAllowed, ReminderNotFound
 from bot.jobs import reminder_memory
 from bot.jobs.reminders import ReminderJob
-from bot.view import callbacks, reminder_view
+from bot.view import reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview, to_plain
 from bot.view.replies import reply_html
@@ -310,23 +311,6 @@ async def as_allowed(
 
 
 # -- a memory with a time in it ----------------------------------------------------------------
-
-
-async def offer_for(
-    context: ContextTypes.DEFAULT_TYPE, message: Message, memory: Memory, language: str
-) -> InlineKeyboardMarkup | None:
-    """The ⏰ button under a memory just stored whose text names a time to come; None if it
-    names none."""
-    job = services(context).reminders
-    if job is None:
-        return None
-    zone = await services(context).workers.call(lambda: _zone(context, message.chat.id))
-    parsed = _memory_time(memory, zone.zone, job.config.default_hour)
-    if parsed is None or parsed.due.at <= job.clock():
-        return None
-    shown = local_time(parsed.due.at, zone.zone, language)
-    label = t(language, "button_make_reminder_plain", when=shown)
-    return InlineKeyboardMarkup([[callbacks.FROM_MEMORY.button(label, memory.id)]])
 
 
 def _memory_time(memory: Memory, zone: ZoneInfo, default_hour: int) -> when.Parsed | None:

@@ -22,5 +22,6 @@ never the language model, never another part of ``bot``.
   ``places_build`` (time zones by name), ``chat_zones`` and ``zone_moves`` (a chat's zone).
 - Reminders: ``reminders`` and ``reminder_record`` (kept, who may change them), ``delivery``
   (claimed, sent, released), ``lease`` (claims shared by replicas), ``pacing`` (Telegram's
-  flood limits, kept).
+  flood limits, kept); ``plans`` and ``planwords`` (what a person says they will do, and
+  when), ``reminder_offers`` (a reminder offered, waiting for a Yes).
 """

@@ -29,7 +29,11 @@ nothing::
     rz:<reminder id>:<what>  ⏰ snooze: 10 (minutes), 60, or t (tomorrow at the same time)
     rc:<reminder id>         🗑 Cancel (under the confirmation and in /reminders)
     re:<reminder id>         ✏️ Change: asks for the new time as a reply
-    rm:<memory id>           ⏰ under a memory with a time in it: make it a reminder
+    rm:<memory id>           ⏰ under a memory with a time in it: make it a reminder (buttons of
+                             earlier versions; a memory now gets a reminder offer)
+    ro:<offer>:<what>        a reminder offered (``bot.core.reminder_offers``): y Yes, o another
+                             time, n No, or a time picked: h an hour before, d the day before,
+                             e the evening before
     tzs:<zone>               /timezone: choose this zone of the place named
     tzm:<zone>               move the chat's reminders to the new zone's clock
     tzk                      keep them at their instants
@@ -49,6 +53,7 @@ from dataclasses import dataclass
 from telegram import InlineKeyboardButton
 
 from bot.core.operations import QUERY_TOKEN_CHARS
+from bot.core.reminder_offers import ID_PATTERN as OFFER_ID
 from bot.core.reminders import ID_PATTERN as REMINDER_ID
 from bot.core.tokens import TOKEN_PATTERN as TOKEN
 from memory.history import CHANGE_PATTERN as CHANGE
@@ -119,6 +124,7 @@ SNOOZE = Callback("rz", rf"{REMINDER_ID}:(10|60|t)")
 CANCEL_REMINDER = Callback("rc", REMINDER_ID)
 CHANGE_REMINDER = Callback("re", REMINDER_ID)
 FROM_MEMORY = Callback("rm", MEMORY_ID)
+OFFER = Callback("ro", rf"{OFFER_ID}:[yonhde]")  # bot.chat.offering, bot.chat.offer_answers
 # Time zones (bot.chat.timezones).
 CHOOSE_ZONE = Callback("tzs", ZONE)
 MOVE_REMINDERS = Callback("tzm", ZONE)
@@ -134,7 +140,7 @@ TIDY_QUESTION = Callback("tq", rf"{TOKEN}:\d:[nob]")
 CALLBACKS = (
     *(FORGET, DELETE, KEEP, MENU, RELATED, HISTORY, LIST_PAGE, RECALL_PAGE),
     *(KEEP_BOTH, REPLACE, CANCEL_ADD, REMEMBER_THIS, APPLY, DISCARD, UNDO, RESTORE),
-    *(DONE, SNOOZE, CANCEL_REMINDER, CHANGE_REMINDER, FROM_MEMORY),
+    *(DONE, SNOOZE, CANCEL_REMINDER, CHANGE_REMINDER, FROM_MEMORY, OFFER),
     *(CHOOSE_ZONE, MOVE_REMINDERS, KEEP_REMINDERS, LOCATION_ZONE, IMPORT, CANCEL_IMPORT, WELCOME),
     TIDY_QUESTION,
 )

@@ -6,7 +6,7 @@ escaped (``bot.view.render.escape``), and literal ``<``, ``>`` and ``&`` are wri
 Keys ending in ``_plain`` are plain text (button labels, pop-up alerts, command descriptions),
 never parsed as HTML, so they are not escaped. The table is this module's strings and those of
 one subject each beside it (``help_strings``, ``reminder_strings``, ``zone_strings``,
-``problem_strings``, ``change_strings``, ``digest_strings``, ``export_strings``,
+``problem_strings``, ``change_strings``, ``digest_strings``, ``export_strings``, ``offer_strings``,
 ``media_text``).
 """
 
@@ -22,6 +22,7 @@ from bot.view import (
     digest_strings,
     export_strings,
     help_strings,
+    offer_strings,
     problem_strings,
     reminder_strings,
     update_strings,
@@ -372,6 +373,7 @@ for _part in (
     change_strings,
     digest_strings,
     export_strings,
+    offer_strings,
     update_strings,
 ):
     STRINGS["en"].update(_part.EN)

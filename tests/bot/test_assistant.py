@@ -133,6 +133,7 @@ async def test_scenario_1_a_stated_fact_is_stored_with_tags_and_a_category(
         "getMemoryStats",
         "getRelatedMemories",
         "scheduleReminder",
+        "offerReminder",
     }
     assistant_message = second.messages[-2]
     assert assistant_message["tool_calls"][0]["function"]["name"] == "addMemory"

@@ -401,7 +401,7 @@ async def test_recall_finds_the_reminder_with_its_time(start: Any) -> None:
         assert "看牙医" in found.text and "2026-12-08 (周二) 15:00" in found.text
 
 
-async def test_a_memory_with_a_relative_date_offers_a_reminder(
+async def test_a_memory_of_a_plan_offers_a_reminder_set_once_on_yes(
     telegram: FakeBotAPI, data_dir: Path, tmp_path: Path
 ) -> None:
     real = Clock(datetime.now(UTC))  # memories are stamped with the real time
@@ -415,15 +415,16 @@ async def test_a_memory_with_a_relative_date_offers_a_reminder(
     async with serving(application, poll_timeout=5):
         bot = Bot(telegram, config)
         [stored] = await bot.say("/remember 下周二下午三点看牙医", user=LI)
-        [[button]] = stored.params["reply_markup"]["inline_keyboard"]
-        assert button["text"].startswith("⏰ 提醒我 ") and "15:00 Asia/Shanghai" in button["text"]
+        [[yes, other, no]] = stored.params["reply_markup"]["inline_keyboard"]
+        assert [yes["text"], other["text"], no["text"]] == ["✅ 好", "🕒 换个时间", "✖️ 不用"]
+        assert "⏰ 要在 " in stored.text and "15:00 Asia/Shanghai 提醒你吗？— 看牙医" in stored.text
         since = telegram.mark()
-        await bot.press(stored, button["callback_data"], user=LI)
-        again = await bot.press(stored, button["callback_data"], user=LI)  # twice: one reminder
-        [confirmation] = telegram.find("sendMessage", since=since, chat_id=LI["id"])
+        await bot.press(stored, yes["callback_data"], user=LI)
+        [confirmation] = await telegram.wait("sendMessage", since=since, chat_id=LI["id"])
+        again = await bot.press(stored, yes["callback_data"], user=LI)  # twice: one reminder
         assert "15:00 Asia/Shanghai — 看牙医" in confirmation.text
         [answer] = telegram.find("answerCallbackQuery", callback_query_id=again)
-        assert answer.params["text"] == "这个提醒已经设好了。"  # and no second confirmation
+        assert answer.params["text"] == "这个提醒已经设好了：见 /reminders。"  # no second one
         [plain] = await bot.say("/remember the wifi password is hunter2", user=LI)
         assert plain.params.get("reply_markup") is None
     assert len(documents(data_dir)) == 1

@@ -57,7 +57,11 @@ def on_disk(store: MemoryStore, name: str) -> list[dict[str, Any]]:
 
 def test_the_article_s_eight_tools_with_described_parameters() -> None:
     schemas = tool_schemas()
-    assert [s["function"]["name"] for s in schemas] == [*ARTICLE_TOOLS, "scheduleReminder"]
+    assert [s["function"]["name"] for s in schemas] == [
+        *ARTICLE_TOOLS,
+        "scheduleReminder",
+        "offerReminder",
+    ]
     for schema in schemas:
         function = schema["function"]
         assert schema["type"] == "function" and len(function["description"]) > 20
@@ -410,6 +414,29 @@ def test_reminders_past_the_cap_wait_checked_as_if_set_and_a_failed_turn_drops_t
     executor.rollback()
     assert [r.state for r in reminders.every(store, "users/1")] == ["cancelled"] * 3
     assert desk.waiting == []
+
+
+def test_offer_reminder_sets_nothing_and_a_failed_turn_offers_nothing(
+    store: MemoryStore, ns: Namespace
+) -> None:
+    now = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
+    caller = Caller(Actor("user", 1, "Ann"), "users/1")
+    desk = ReminderDesk(store, caller, 1, ZoneInfo("Asia/Shanghai"), lambda: now, "en")
+    executor = ToolExecutor(ns, reminders=desk)
+    offered = run(executor, "offerReminder", {"text": "call the plumber", "local": "09:00"})
+    assert offered["ok"] is True and offered["set"] is False
+    assert offered["due"] == "2026-12-02 09:00 (Wed) Asia/Shanghai"  # the code's time
+    birthday = {"text": "Mia's birthday", "local": "2027-05-03", "repeat": "yearly"}
+    assert run(executor, "offerReminder", birthday)["repeat"] == "every year"
+    past = run(executor, "offerReminder", {"text": "x", "local": "2026-11-30 10:00"})
+    assert past["ok"] is False and "has passed" in past["error"]["message"]
+    run(executor, "offerReminder", {"text": "third", "local": "21:00"})
+    capped = run(executor, "offerReminder", {"text": "fourth", "local": "22:00"})
+    assert capped["ok"] is False and "at most 3 offers" in capped["error"]["message"]
+    assert [text for text, _ in desk.offered] == ["call the plumber", "Mia's birthday", "third"]
+    assert reminders.every(store) == [] and desk.made == []  # offered: nothing is set
+    executor.rollback()
+    assert desk.offered == []
 
 
 @pytest.mark.parametrize(
