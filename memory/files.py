@@ -366,6 +366,23 @@ def dump_json(value: Any) -> bytes:
     return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
+class CacheFile:
+    """A file that only caches what can be made again (the search index): read whole, or
+    None if it cannot be; replaced atomically, without fsync."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def read(self) -> bytes | None:
+        try:
+            return self.path.read_bytes()
+        except OSError:
+            return None
+
+    def write(self, data: bytes) -> None:
+        write_bytes_atomic(self.path, data, durable=False)
+
+
 def write_json_atomic(path: Path, value: Any, *, durable: bool = True) -> None:
     """Replace ``path`` with ``value`` as readable JSON, atomically (see ``write_bytes_atomic``)."""
     write_bytes_atomic(path, dump_json(value), durable=durable)

@@ -39,6 +39,7 @@ from memory.documents import FileDocuments
 from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
+from memory.files import CacheFile
 from memory.handedit import History, merge, write_conflicts
 from memory.history import (
     ChangeRecord,
@@ -100,7 +101,7 @@ def _let_others_run() -> None:
 
 def _new_rankers(folder: Path) -> dict[str, Ranker]:
     # The search index's analysed memories are kept beside the snapshot (memory.termindex).
-    return {"default": Bm25Ranker(folder / INDEX_FILE), "seed": SeedRanker()}
+    return {"default": Bm25Ranker(CacheFile(folder / INDEX_FILE)), "seed": SeedRanker()}
 
 
 def _same_file(stored: Mapping[str, Any] | None, new: Mapping[str, Any] | None) -> bool:

@@ -37,6 +37,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 import numpy as np
@@ -64,19 +65,17 @@ def fingerprint(memory: Memory) -> bytes:
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
 
 
-@lru_cache(maxsize=1)
-def analysis_fingerprint() -> bytes | None:
-    """What a stored analysis must have been made by: this code, on these versions."""
-    import memory.bm25
-    import memory.text
-
+@lru_cache(maxsize=4)
+def analysis_fingerprint(*analysis: ModuleType) -> bytes | None:
+    """What a stored analysis must have been made by: the modules of the ``analysis`` (the
+    ranker's, ``memory.bm25`` and ``memory.text``) and this one, on these versions."""
     digest = hashlib.blake2b(MAGIC, digest_size=16)
     digest.update(repr((sys.version_info[:2], unicodedata.unidata_version)).encode())
     try:
         for package in ("snowballstemmer", "PyStemmer"):
             with contextlib.suppress(importlib.metadata.PackageNotFoundError):
                 digest.update(f"{package} {importlib.metadata.version(package)}".encode())
-        for module in (memory.text, memory.bm25, sys.modules[__name__]):
+        for module in (*analysis, sys.modules[__name__]):
             digest.update(Path(str(module.__file__)).read_bytes())
     except (OSError, TypeError, importlib.metadata.PackageNotFoundError):
         return None  # code that cannot be identified is not trusted with a stored analysis
@@ -421,10 +420,6 @@ class TermIndex:
 
     # -- the file ------------------------------------------------------------------------
 
-    def dump(self) -> bytes | None:
-        """The index file's bytes for the live memories, or None if it cannot be made."""
-        return self.copy().dump()
-
     def copy(self) -> Dumpable:
         """What the index file is made of, copied (fast: whole arrays), so that the file's
         bytes can be made by ``Dumpable.dump`` while the index changes."""
@@ -460,11 +455,9 @@ class Dumpable:
     tids: npt.NDArray[np.int32]
     tfs: Floats
 
-    def dump(self) -> bytes | None:
-        """The index file's bytes, or None if it cannot be made."""
-        analysis = analysis_fingerprint()
-        if analysis is None:
-            return None
+    def dump(self, analysis: bytes) -> bytes | None:
+        """The index file's bytes, stamped with ``analysis`` (``analysis_fingerprint``), or
+        None if they cannot be made."""
         used, tids = np.unique(self.tids, return_inverse=True)
         terms = [self.terms[t] for t in used.tolist()]
         if any("\0" in term for term in terms):
@@ -488,15 +481,11 @@ class Dumpable:
         return MAGIC + header + payload + struct.pack("<I", zlib.crc32(payload))
 
 
-def load(path: Path) -> Stored | None:
-    """The analysed memories in the index file at ``path``; None if missing or not usable."""
-    analysis = analysis_fingerprint()
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
+def load(data: bytes, analysis: bytes) -> Stored | None:
+    """The analysed memories in an index file's ``data``; None if they are not usable (made
+    by another ``analysis``, truncated, corrupt)."""
     start = len(MAGIC) + _HEADER.size
-    if analysis is None or len(data) < start + 4 or not data.startswith(MAGIC):
+    if len(data) < start + 4 or not data.startswith(MAGIC):
         return None
     stamp, docs, postings, vocab_size, tf_size, term_count = _HEADER.unpack_from(data, len(MAGIC))
     expected = start + vocab_size + docs * 28 + postings * (4 + tf_size) + 4
