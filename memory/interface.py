@@ -1,6 +1,6 @@
 """The store interface: what the bot may rely on, whatever keeps the bytes.
 
-Two backends implement it: files (``memory.store.MemoryStore``, the default: one folder per
+Two backends implement it: files (``memory.files.MemoryStore``, the default: one folder per
 namespace, ``memory.json`` in the article's format plus a journal) and PostgreSQL
 (``memory.pg.PgStore``) for several replicas. The bot is written against these Protocols
 only: no paths, no file helpers, no lock that only one process could hold. What must be
@@ -38,7 +38,6 @@ Keys are like namespace names: segments of ASCII letters, digits, ``_`` and ``-`
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import time
@@ -533,28 +532,3 @@ class Store(Protocol):
     def __enter__(self) -> Store: ...
 
     def __exit__(self, *exc: object) -> None: ...
-
-
-def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
-    """The store at ``location``: a data directory (``"data"``), or a store URL.
-
-    ``file:///srv/bot/data`` is a data directory too; ``postgresql://user@host/db`` (or
-    ``postgres://``) is a PostgreSQL database (``memory.pg``, the ``postgres`` extra).
-    ``options`` go to the backend (``embedder``, ``history_days``, ``history_max`` for both;
-    ``compact_seconds``, ``idle_seconds`` for files; ``max_cached_namespaces``, ``pool_size``,
-    ``timeout`` for PostgreSQL).
-    """
-    text = os.fspath(location)
-    scheme = text.partition("://")[0].lower() if "://" in text else ""
-    if scheme in ("postgresql", "postgres"):
-        from memory.pg import PgStore  # needs the ``postgres`` extra; says so if it is missing
-
-        return PgStore(text, **options)
-    if scheme not in ("", "file"):
-        raise MemoryInvalid(f"unknown store URL scheme {scheme!r}", field="store")
-    from memory.store import MemoryStore  # the file backend; imported here, not at import time
-
-    path = text[len("file://") :] if scheme == "file" else text
-    if not path:
-        raise MemoryInvalid("the store location is empty", field="store")
-    return MemoryStore(path, **options)

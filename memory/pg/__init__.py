@@ -20,6 +20,7 @@ import threading
 from collections import OrderedDict
 
 from memory.embedding import Embedder, EmbedderHealth
+from memory.files.store import validate_namespace
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.meaning import EmbeddingWorker
 from memory.pg.database import Database, redact
@@ -27,7 +28,6 @@ from memory.pg.documents import PgDocuments, PgRecordLog
 from memory.pg.namespace import PgNamespace
 from memory.pg.schema import migrate
 from memory.pg.updates import PgUpdateQueue
-from memory.store import validate_namespace
 
 __all__ = ["PgDocuments", "PgNamespace", "PgRecordLog", "PgStore", "PgUpdateQueue", "redact"]
 
@@ -59,7 +59,7 @@ class PgStore:
         if max_cached_namespaces < 1:
             raise ValueError("max_cached_namespaces must be at least 1")
         self.retention = Retention(history_days, history_max)  # memory.history
-        # One health guard for every namespace, as the file store has (memory.store).
+        # One health guard for every namespace, as the file store has (memory.files.store).
         self.embedder: Embedder | None = None
         if embedder is not None:
             self.embedder = (

@@ -1,6 +1,6 @@
 """Documents and record logs in PostgreSQL (``memory.interface.Documents``, ``RecordLog``).
 
-A document's value is kept as the text the file store writes (``memory.files.dump_json``), so
+A document's value is kept as the text the file store writes (``memory.jsontext.dump_json``), so
 both backends hand back the same value; its version is a number from one sequence, handed
 out as text, so a document deleted and made again never comes back at an old version. A
 compare-and-set is one statement (``INSERT ... ON CONFLICT DO NOTHING`` for "must not exist",
@@ -18,8 +18,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from memory.errors import DocumentConflict, MemoryInvalid
-from memory.files import dump_json, parse_json
 from memory.interface import ABSENT, MAX_DOCUMENT_BYTES, Document, validate_key
+from memory.jsontext import dump_json, parse_json
 from memory.pg.database import Database
 
 RESERVED = frozenset({"memory"})  # as in the file store: the memories' own name there

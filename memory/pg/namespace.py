@@ -41,6 +41,7 @@ from memory.bm25 import Bm25Ranker
 from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
+from memory.files.namespace import NEAR_CANDIDATES, RANKERS, _same_file
 from memory.history import (
     ChangeRecord,
     History,
@@ -78,7 +79,6 @@ from memory.model import (
     stats_of,
     update_changes,
 )
-from memory.namespace import NEAR_CANDIDATES, RANKERS, _same_file
 from memory.pg.database import Database
 from memory.ranking import Ranker, SeedRanker
 from memory.text import content_key

@@ -28,9 +28,9 @@ from bot.assistant.history import read_usage
 from bot.assistant.llm import ChatModel, RetryPolicy, make_client
 from bot.assistant.prompt import estimate_tokens
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings
-from memory.changelog import HISTORY
+from memory.files import MemoryStore, Namespace
+from memory.files.changelog import HISTORY
 from memory.history import undo
-from memory.store import MemoryStore, Namespace
 
 NOW = datetime(2024, 5, 1, 9, 30, tzinfo=UTC)
 CODE = "我的代码都在 D:\\projects 里"

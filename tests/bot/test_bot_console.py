@@ -28,7 +28,7 @@ from bot.core import delivery, reminders, when
 from bot.core.policy import Actor, Caller
 from bot.core.reminders import Reminder
 from memory import Store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

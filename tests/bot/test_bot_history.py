@@ -15,7 +15,7 @@ from bench.fakes.telegram_protocol import Call
 from bench.fakes.telegram_server import FakeBotAPI
 from bot.__main__ import make_llm
 from bot.config import parse_config
-from memory.changelog import HISTORY
+from memory.files.changelog import HISTORY
 
 
 def _id(reply: Call) -> int:

@@ -33,8 +33,8 @@ from bot.core.chat_zones import set_chat_zone
 from bot.errors import ConfigError
 from bot.jobs.digest import SETTINGS_FILE, Digest
 from bot.jobs.schedule import Schedule, crontab_weekdays, parse_timezone
+from memory.files import MemoryStore
 from memory.model import format_time
-from memory.store import MemoryStore
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 BERLIN = ZoneInfo("Europe/Berlin")

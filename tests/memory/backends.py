@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from memory import Store, open_store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 BACKENDS = ["files", "postgres"]
 _LOCATIONS: dict[int, str] = {}  # id(store) -> where it was opened

@@ -9,7 +9,7 @@ import pytest
 from backends import BACKENDS, forget, open_location
 
 from memory import Store
-from memory.store import MemoryStore, Namespace
+from memory.files import MemoryStore, Namespace
 
 
 @pytest.fixture

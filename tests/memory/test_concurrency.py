@@ -17,7 +17,7 @@ import pytest
 from backends import BACKENDS
 
 from memory import open_store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NS = "users/42"

@@ -7,7 +7,7 @@ import re
 import time
 from pathlib import Path
 
-from memory.store import MemoryStore, Namespace
+from memory.files import MemoryStore, Namespace
 
 ARTICLE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 ARTICLE_KEYS = ["id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount"]

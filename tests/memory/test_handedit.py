@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memory.store import MemoryStore, Namespace
+from memory.files import MemoryStore, Namespace
 
 
 def contents(ns: Namespace) -> list[str]:
@@ -131,7 +131,7 @@ def test_a_conflict_is_written_beside_the_file_never_dropped(tmp_path: Path) -> 
 
 FAILING_COMPACTION = """
     import logging, resource, signal, sys
-    from memory.store import MemoryStore
+    from memory.files import MemoryStore
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails: EFBIG

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from memory.changelog import HISTORY
 from memory.errors import MemoryStoreError
+from memory.files import MemoryStore, Namespace
+from memory.files.changelog import HISTORY
 from memory.history import Author, acting, undo
-from memory.store import MemoryStore, Namespace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ALICE = Author("user:42", "/remember", "Alice", chat=42, change="aaaaaaaa")

@@ -15,7 +15,7 @@ import pytest
 
 from bench.pg_server import Server
 from memory import MemoryLoadFailed, MemorySaveFailed, MemoryStoreError, Store, open_store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 def test_a_store_in_use_answers(any_store: Store) -> None:

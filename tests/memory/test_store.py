@@ -17,11 +17,11 @@ import pytest
 from backends import reopen_store
 
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
+from memory.files import MemoryStore, Namespace
 from memory.model import (
     MAX_LIMIT,
     Memory,
 )
-from memory.store import MemoryStore, Namespace
 
 ARTICLE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 ARTICLE_KEYS = ["id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount"]

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memory.files import MemoryStore, Namespace
 from memory.model import Hit, Memory, most_used
 from memory.relevance import answers, matches, quotes
-from memory.store import MemoryStore, Namespace
 
 
 @pytest.fixture

@@ -7,8 +7,8 @@ import contextlib
 import pytest
 
 from memory.errors import MemoryInvalid, MemoryStoreError, NamespaceInvalid
+from memory.files import MemoryStore, Namespace
 from memory.model import MAX_CATEGORY_CHARS, MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
-from memory.store import MemoryStore, Namespace
 
 
 def codes(error: pytest.ExceptionInfo[MemoryStoreError]) -> str:

@@ -11,9 +11,9 @@ The version is a hash of the file's bytes, so a hand edit is a new version like 
 write, and nothing beside the value needs storing. A compare-and-set takes the folder's
 document lock (``.docs.lock``, an ``flock`` opened for the operation, so an idle namespace
 holds no file open), reads the current bytes, compares, and replaces the file atomically
-(``memory.files.write_bytes_atomic``). Reads take no lock: a rename is atomic, so a reader
+(``memory.files.io.write_bytes_atomic``). Reads take no lock: a rename is atomic, so a reader
 sees the old document or the new. A file that does not parse (a bad hand edit) is moved aside
-(``memory.files.quarantine``) and the document counts as absent.
+(``memory.files.io.quarantine``) and the document counts as absent.
 """
 
 from __future__ import annotations
@@ -28,8 +28,9 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import DocumentConflict, MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
-from memory.files import FileLock, dump_json, parse_json, quarantine, write_bytes_atomic
+from memory.files.io import FileLock, quarantine, write_bytes_atomic
 from memory.interface import ABSENT, MAX_DOCUMENT_BYTES, Document, validate_key
+from memory.jsontext import dump_json, parse_json
 
 log = logging.getLogger(__name__)
 

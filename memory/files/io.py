@@ -5,8 +5,8 @@ same folder, fsyncs it, renames it over the target and fsyncs the folder, so aft
 power cut the path holds either the old bytes or the new ones. ``read_json`` never destroys what
 it cannot parse: it moves the file aside and says where.
 
-``parse_json`` is the one way to parse a file's bytes: whatever is wrong with them (bad UTF-8,
-bad syntax, brackets nested deeper than the parser's recursion allows) is a ``ValueError``.
+How the JSON is laid out and parsed is ``memory.jsontext``'s (the PostgreSQL store keeps the
+same text).
 
 A process killed inside ``write_bytes_atomic`` leaves its temporary file behind (a whole copy of
 the file it was replacing). ``remove_stale_temporaries`` removes those whose writer is gone; a
@@ -24,18 +24,18 @@ import errno
 import fcntl
 import functools
 import hashlib
-import json
 import logging
 import os
 import re
 import secrets
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
+from memory.jsontext import dump_json, parse_json
 
 log = logging.getLogger(__name__)
 
@@ -319,53 +319,6 @@ def append_bytes(fd: int, data: bytes, *, durable: bool) -> None:
         os.fdatasync(fd)
 
 
-# The standard library's indented layout (its encoder is pure Python with an indent).
-_INDENTED = json.JSONEncoder(ensure_ascii=False, indent=2)
-SLICE = 64  # records ``dump_records`` lays out between two calls of its ``pause``
-
-
-def dump_records(records: Iterable[Any], *, pause: Callable[[], None] | None = None) -> bytes:
-    """``dump_json(list(records))``, byte for byte, with ``pause()`` between slices of records.
-
-    ``records`` may be a generator: it is consumed slice by slice (``SLICE`` records), so its
-    own work is sliced too. A background writer passes a ``pause`` that sleeps briefly: this
-    is pure-Python work that holds the interpreter (the GIL), and without a pause another
-    thread waits for it in turns of the interpreter's switch interval (5 ms) every time it
-    lets go of the interpreter, for a system call or a numpy loop.
-    """
-    chunks: list[bytes] = []
-    batch: list[Any] = []
-    for record in records:
-        batch.append(record)
-        if len(batch) == SLICE:
-            chunks.append(_items(batch))
-            batch = []
-            if pause is not None:
-                pause()
-    if batch:
-        chunks.append(_items(batch))
-    if not chunks:
-        return b"[]\n"
-    return b"[\n" + b",\n".join(chunks) + b"\n]\n"
-
-
-def _items(batch: list[Any]) -> bytes:
-    """The items of a non-empty array laid out as in any array of the same depth: its lines
-    between ``[`` and ``]``, which is how they appear in the whole array too."""
-    return _INDENTED.encode(batch)[2:-2].encode("utf-8")
-
-
-def dump_json(value: Any) -> bytes:
-    """JSON as a person would like to read it: indented, UTF-8, non-ASCII kept as is.
-
-    Exactly ``json.dumps(value, ensure_ascii=False, indent=2)`` and a newline; an array is laid
-    out by ``dump_records`` (the same bytes).
-    """
-    if type(value) is list:
-        return dump_records(value)
-    return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
-
-
 class CacheFile:
     """A file that only caches what can be made again (the search index): read whole, or
     None if it cannot be; replaced atomically, without fsync."""
@@ -401,18 +354,6 @@ def quarantine(path: Path) -> Path:
         ) from e
     log.warning("moved unreadable %s aside to %s", path, target)
     return target
-
-
-def parse_json(data: bytes | str) -> Any:
-    """The JSON value in ``data``; ``ValueError`` for anything that is not readable JSON.
-
-    ``json.loads`` raises ``RecursionError`` for deeply nested brackets (``[`` x 100,000), which
-    no caller expects from bad input; here it is one more way of not being JSON.
-    """
-    try:
-        return json.loads(data)
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
 
 
 def _alive(pid: int) -> bool:

@@ -2,7 +2,7 @@
 
 Every operation holds the namespace's mutex (threads, asyncio tasks run in threads) and the
 folder's ``flock`` (other processes), then catches up with whatever other processes appended to
-the journal before acting (``memory.journal``). Reads in a folder that cannot be written still
+the journal before acting (``memory.files.journal``). Reads in a folder that cannot be written still
 answer, without the lock; writes there raise ``MemorySaveFailed``.
 
 Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
@@ -16,7 +16,7 @@ fuses the keyword ranking with the meaning (``memory.hybrid``); without one, or 
 embedder fails, "hybrid" is exactly the keyword ranking.
 
 A ``memory.json`` edited by hand while the namespace is held is merged into it, never taken
-wholesale (``memory.handedit``); one that cannot be read leaves what is held in place, and is
+wholesale (``memory.files.handedit``); one that cannot be read leaves what is held in place, and is
 written back from it. Compaction that fails (a full disk) is retried with back-off, and logged
 once per change of state.
 """
@@ -34,13 +34,15 @@ from pathlib import Path
 from typing import Any
 
 from memory.bm25 import Bm25Ranker
-from memory.changelog import ChangeLog
-from memory.documents import FileDocuments
 from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryNotFound, MemorySaveFailed, MemoryStoreError
-from memory.files import CacheFile
-from memory.handedit import History, merge, write_conflicts
+from memory.files.changelog import ChangeLog
+from memory.files.documents import FileDocuments
+from memory.files.handedit import History, merge, write_conflicts
+from memory.files.io import CacheFile
+from memory.files.journal import SNAPSHOT, Change, NamespaceFiles
+from memory.files.vectors import FileVectors
 from memory.history import (
     ChangeRecord,
     Retention,
@@ -53,7 +55,6 @@ from memory.history import (
 from memory.history import History as ChangeHistory
 from memory.hybrid import dense_query, rank
 from memory.interface import SearchStatus
-from memory.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.meaning import Meaning
 from memory.model import (
     Added,
@@ -80,7 +81,6 @@ from memory.model import (
 )
 from memory.ranking import Ranker, SeedRanker
 from memory.text import content_key
-from memory.vectors import FileVectors
 
 log = logging.getLogger(__name__)
 
@@ -296,7 +296,7 @@ class Namespace:
         return self._wait(timeout) if self._wait is not None else True
 
     def vectors(self) -> FileVectors:
-        """Where this namespace's embeddings are kept (``memory.vectors``)."""
+        """Where this namespace's embeddings are kept (``memory.files.vectors``)."""
         return FileVectors(self.path)
 
     def embed_step(self) -> int:
@@ -500,7 +500,7 @@ class Namespace:
         return back
 
     def documents(self) -> FileDocuments:
-        """This namespace's documents, beside ``memory.json`` (``memory.documents``)."""
+        """This namespace's documents, beside ``memory.json`` (``memory.files.documents``)."""
         return FileDocuments(self.path)
 
     def pop_quarantine(self) -> Path | None:
@@ -649,7 +649,7 @@ class Namespace:
             self._quarantined = change.quarantined[0]
 
     def _merge(self, change: Change) -> None:
-        """Take a person's edit of memory.json into what is held (``memory.handedit``)."""
+        """Take a person's edit of memory.json into what is held (``memory.files.handedit``)."""
         source = change.source or self._files.snapshot_path
         result = merge(
             change.edited or [], change.edited_at, self._memories, self._history, self._deleted_at
@@ -812,7 +812,7 @@ class Namespace:
         records: list[ChangeRecord] | None = None,
     ) -> None:
         """Append ``entries`` to the journal; ``records`` of the change to the history first
-        (write-ahead: no change stands without its record; ``memory.changelog``)."""
+        (write-ahead: no change stands without its record; ``memory.files.changelog``)."""
         mark = self._changelog.append(records) if records else None
         try:
             self._files.append(entries, durable=durable)

@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryInvalid
-from memory.files import dump_json, write_bytes_atomic
+from memory.files.io import write_bytes_atomic
+from memory.jsontext import dump_json
 from memory.model import Memory, format_time, parse_time
 
 MAX_VERSIONS = 16  # versions remembered per memory; an older one reads as the person's edit

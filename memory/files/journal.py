@@ -20,7 +20,7 @@ processes notice either change by ``stat`` on their next operation, under the lo
 
 A person may edit ``memory.json`` while the store runs. A new signature of the snapshot that no
 compaction wrote (the journal's header names the one it did) is such an edit: ``poll`` hands its
-records over to be merged (``memory.handedit``), never taken wholesale. A file that does not
+records over to be merged (``memory.files.handedit``), never taken wholesale. A file that does not
 parse, or is missing, may be a save in progress: it is read again after short pauses, and only
 then copied aside; whoever holds the namespace keeps serving what it holds and writes it back.
 No wait is long enough for every editor, so a file copied aside that way is watched: the swap
@@ -65,16 +65,13 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
-from memory.files import (
+from memory.files.io import (
     FileLock,
     Status,
     append_bytes,
     digest,
-    dump_json,
-    dump_records,
     fsync_dir,
     open_for_writing,
-    parse_json,
     quarantine,
     remove_stale_temporaries,
     replace_checked,
@@ -82,6 +79,7 @@ from memory.files import (
     write_bytes_atomic,
     write_temporary,
 )
+from memory.jsontext import dump_json, dump_records, parse_json
 
 log = logging.getLogger(__name__)
 

@@ -33,8 +33,9 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory.errors import MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
-from memory.files import append_bytes, fsync_dir, parse_json, write_bytes_atomic
+from memory.files.io import append_bytes, fsync_dir, write_bytes_atomic
 from memory.history import ChangeRecord, History, Retention
+from memory.jsontext import parse_json
 from memory.model import format_time
 
 log = logging.getLogger(__name__)

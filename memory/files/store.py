@@ -2,7 +2,7 @@
 
 ``MemoryStore(data_dir).namespace("users/42")`` is a ``Namespace`` with the article's eight
 operations. Its memories live in ``data_dir/users/42/memory.json`` (the article's format) plus an
-append-only journal (see ``memory.journal``), so that:
+append-only journal (see ``memory.files.journal``), so that:
 
 - an acknowledged add, update or delete is on disk (fsynced) before the call returns, and
   survives ``kill -9`` or a power cut;
@@ -16,7 +16,7 @@ append-only journal (see ``memory.journal``), so that:
   also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock;
 - threads and asyncio tasks (a mutex) and processes (an ``flock``) can share a namespace: every
   operation takes both, then catches up with what other processes appended before acting.
-- every change is recorded in ``data_dir/users/42/memory.history`` (``memory.changelog``),
+- every change is recorded in ``data_dir/users/42/memory.history`` (``memory.files.changelog``),
   written ahead of the change, who made it and through which door (``memory.history``), within
   the retention ``history_days`` / ``history_max``; undo and ``/history`` read it.
 
@@ -43,7 +43,6 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from memory.documents import FileDocuments
 from memory.embedding import Embedder, EmbedderHealth
 from memory.errors import (
     MemoryLoadFailed,
@@ -52,12 +51,13 @@ from memory.errors import (
     NamespaceInvalid,
     StoreInUse,
 )
-from memory.files import FileLock
+from memory.files.documents import FileDocuments
+from memory.files.io import FileLock
+from memory.files.journal import JOURNAL, SNAPSHOT
+from memory.files.namespace import RANKERS, Namespace
+from memory.files.records import FileRecordLog
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
-from memory.journal import JOURNAL, SNAPSHOT
 from memory.meaning import EmbeddingWorker
-from memory.namespace import RANKERS, Namespace
-from memory.records import FileRecordLog
 
 __all__ = ["RANKERS", "MemoryStore", "Namespace", "validate_namespace"]
 
@@ -186,7 +186,7 @@ class MemoryStore:
             log.warning("could not flush %s on release: %s", namespace.name, e.message)
 
     def documents(self, name: str) -> FileDocuments:
-        """The documents of the namespace called ``name`` (``memory.documents``)."""
+        """The documents of the namespace called ``name`` (``memory.files.documents``)."""
         return FileDocuments(self.data_dir / validate_namespace(name))
 
     def bot_documents(self) -> FileDocuments:
@@ -194,7 +194,8 @@ class MemoryStore:
         return FileDocuments(self.data_dir / BOT_FOLDER)
 
     def bot_log(self, name: str) -> FileRecordLog:
-        """The client's record log ``name``: ``data_dir/.bot/<name>.jsonl`` (``memory.records``)."""
+        """The client's record log ``name``: ``data_dir/.bot/<name>.jsonl``
+        (``memory.files.records``)."""
         return FileRecordLog(self.data_dir / BOT_FOLDER, name)
 
     def updates(self) -> None:
