@@ -46,12 +46,12 @@ from typing import Any
 
 from memory.embedding import OfflineEmbedder, offline_available
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.files.namespace import RANKERS
 from memory.files.salvage import salvage
 from memory.history import Author, ChangeRecord, acting, undo
 from memory.interface import MemoryNamespace
 from memory.jsontext import parse_json
 from memory.model import Hit, Memory, Stats, parse_id
+from memory.namespace import RANKERS
 from memory.open import open_store
 
 QUARANTINED = "memory.json.corrupt-*"

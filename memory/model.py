@@ -463,7 +463,7 @@ class Stats:
         }
 
 
-# -- the rules both backends apply (``memory.namespace`` and ``memory.pg.namespace``) --------
+# -- the rules of the operations (``memory.namespace``) -----------------------------------
 
 TOP_TAGS = 10
 MOST_ACCESSED = 5

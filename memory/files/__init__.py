@@ -10,6 +10,6 @@ one that does not parse is set aside, and ``memory.files.salvage`` reads back wh
 careful file primitives are ``memory.files.io``.
 """
 
-from memory.files.store import MemoryStore, Namespace
+from memory.files.store import FileNamespace, MemoryStore
 
-__all__ = ["MemoryStore", "Namespace"]
+__all__ = ["FileNamespace", "MemoryStore"]

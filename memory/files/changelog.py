@@ -29,14 +29,13 @@ import logging
 import os
 import shutil
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
+from datetime import UTC, datetime
 from pathlib import Path
 
 from memory.errors import MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
 from memory.files.io import append_bytes, fsync_dir, write_bytes_atomic
 from memory.history import ChangeRecord, History, Retention
 from memory.jsontext import parse_json
-from memory.model import format_time
 
 log = logging.getLogger(__name__)
 
@@ -68,7 +67,7 @@ class ChangeLog:
         if bad:
             self._set_aside(bad, records)
         self._remember(records)
-        cutoff = self.cutoff()
+        cutoff = self.retention.cutoff()
         shown = [r for r in records if r.at >= cutoff][-self.retention.max :]
         return History(tuple(shown), self._unreadable, self._kept)
 
@@ -117,15 +116,11 @@ class ChangeLog:
         if self._count is None:
             return
         slack = max(10, self.retention.max // 10)
-        if self._count <= self.retention.max + slack and self._oldest >= self.cutoff():
+        if self._count <= self.retention.max + slack and self._oldest >= self.retention.cutoff():
             return
         history = self.read()  # within retention; unreadable lines copied aside first
         self._write(history.records)
         self._remember(list(history.records))
-
-    def cutoff(self) -> str:
-        """The time before which records are past retention."""
-        return format_time(datetime.now(UTC) - timedelta(days=self.retention.days))
 
     # -- internals --------------------------------------------------------------------------
 

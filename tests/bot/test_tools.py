@@ -20,7 +20,7 @@ from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import TOOLS, tool_schemas
 from bot.core import reminders
 from bot.core.policy import Actor, Caller
-from memory.files import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 
 ARTICLE_TOOLS = [
     "addMemory",
@@ -41,7 +41,7 @@ def store(tmp_path: Path) -> Iterator[MemoryStore]:
 
 
 @pytest.fixture
-def ns(store: MemoryStore) -> Namespace:
+def ns(store: MemoryStore) -> FileNamespace:
     return store.namespace("users/1")
 
 
@@ -70,7 +70,7 @@ def test_the_article_s_eight_tools_with_described_parameters() -> None:
 
 
 def test_add_stores_the_memory_with_lower_case_tags_and_reports_it(
-    store: MemoryStore, ns: Namespace
+    store: MemoryStore, ns: FileNamespace
 ) -> None:
     executor = ToolExecutor(ns)
     raw = executor.execute(
@@ -93,7 +93,7 @@ def test_add_stores_the_memory_with_lower_case_tags_and_reports_it(
     assert record["content"] == "我的代码都在 D:\\projects 里" and record["id"] == memory["id"]
 
 
-def test_search_finds_and_counts_the_access(ns: Namespace) -> None:
+def test_search_finds_and_counts_the_access(ns: FileNamespace) -> None:
     target = ns.add("standup is at 10:00 every day", ["meeting", "schedule"], "work")
     ns.add("buy oat milk", ["shopping"])
     result = run(ToolExecutor(ns), "searchMemory", {"query": "standup meeting", "limit": 5})
@@ -105,7 +105,7 @@ def test_search_finds_and_counts_the_access(ns: Namespace) -> None:
     assert ns.get(target.id).access_count == 1
 
 
-def test_all_memories_by_category_newest_when_limited(ns: Namespace) -> None:
+def test_all_memories_by_category_newest_when_limited(ns: FileNamespace) -> None:
     ids = [ns.add(f"work note {i}", category="work").id for i in range(5)]
     ns.add("a personal note", category="personal")
     result = run(ToolExecutor(ns), "getAllMemories", {"category": "work", "limit": 2})
@@ -114,7 +114,7 @@ def test_all_memories_by_category_newest_when_limited(ns: Namespace) -> None:
     assert run(ToolExecutor(ns), "getAllMemories")["total"] == 6
 
 
-def test_get_update_related_and_stats(ns: Namespace) -> None:
+def test_get_update_related_and_stats(ns: FileNamespace) -> None:
     a = ns.add("project X lives in /srv/x", ["project", "path"], "work")
     b = ns.add("project Y lives in /srv/y", ["project"], "work")
     executor = ToolExecutor(ns)
@@ -131,7 +131,7 @@ def test_get_update_related_and_stats(ns: Namespace) -> None:
     assert stats["total"] == 2 and stats["byCategory"] == {"work": 2}
 
 
-def test_a_known_category_is_one_category_in_both_languages(ns: Namespace) -> None:
+def test_a_known_category_is_one_category_in_both_languages(ns: FileNamespace) -> None:
     legacy = ns.add("每天吃维生素", category="健康")  # stored with the Chinese word, before
     executor = ToolExecutor(ns)
     added = run(executor, "addMemory", {"content": "牙医在周五", "category": "健康"})
@@ -171,14 +171,14 @@ def test_a_known_category_is_one_category_in_both_languages(ns: Namespace) -> No
     ],
 )
 def test_bad_calls_come_back_as_errors(
-    ns: Namespace, name: str, args: dict[str, Any] | str, code: str
+    ns: FileNamespace, name: str, args: dict[str, Any] | str, code: str
 ) -> None:
     result = run(ToolExecutor(ns), name, args)
     assert result["ok"] is False
     assert result["error"]["code"] == code and result["error"]["message"]
 
 
-def test_updating_nothing_changes_nothing(ns: Namespace) -> None:
+def test_updating_nothing_changes_nothing(ns: FileNamespace) -> None:
     memory = ns.add("keep me", ["a"])
     result = run(ToolExecutor(ns), "updateMemory", {"id": memory.id})
     assert result["error"]["code"] == "MEMORY_INVALID"
@@ -198,7 +198,7 @@ def test_a_call_cannot_reach_another_namespace(store: MemoryStore) -> None:
 
 
 def test_one_deletion_per_turn_the_rest_waits_for_the_user(
-    store: MemoryStore, ns: Namespace
+    store: MemoryStore, ns: FileNamespace
 ) -> None:
     ids = [ns.add(f"memory {i}").id for i in range(4)]
     policy = TurnPolicy()
@@ -215,7 +215,7 @@ def test_one_deletion_per_turn_the_rest_waits_for_the_user(
 
 
 def test_changes_to_existing_memories_are_capped_and_the_rest_waits(
-    store: MemoryStore, ns: Namespace
+    store: MemoryStore, ns: FileNamespace
 ) -> None:
     ids = [ns.add(f"memory {i}", ["old"]).id for i in range(6)]
     policy = TurnPolicy(max_changes=3)
@@ -252,7 +252,7 @@ def test_changes_to_existing_memories_are_capped_and_the_rest_waits(
     assert [(m.content, m.tags) for m in restored] == [(f"memory {i}", ("old",)) for i in range(6)]
 
 
-def test_deletions_keep_their_stricter_limit_inside_the_cap(ns: Namespace) -> None:
+def test_deletions_keep_their_stricter_limit_inside_the_cap(ns: FileNamespace) -> None:
     ids = [ns.add(f"memory {i}").id for i in range(3)]
     policy = TurnPolicy(max_changes=3, max_deletions=0)  # a group
     executor = ToolExecutor(ns, policy)
@@ -262,7 +262,7 @@ def test_deletions_keep_their_stricter_limit_inside_the_cap(ns: Namespace) -> No
     assert len(ns.memories()) == 3 and [p.op for p in policy.pending] == ["delete", "delete"]
 
 
-def test_undo_leaves_alone_what_someone_else_changed_since(ns: Namespace) -> None:
+def test_undo_leaves_alone_what_someone_else_changed_since(ns: FileNamespace) -> None:
     ids = [ns.add(f"memory {i}").id for i in range(3)]
     executor = ToolExecutor(ns)
     for memory_id in ids[:2]:
@@ -274,7 +274,7 @@ def test_undo_leaves_alone_what_someone_else_changed_since(ns: Namespace) -> Non
     assert [m.content for m in restored] == ["memory 0", "fixed by hand", "memory 2"]
 
 
-def test_rollback_undoes_the_turn(store: MemoryStore, ns: Namespace) -> None:
+def test_rollback_undoes_the_turn(store: MemoryStore, ns: FileNamespace) -> None:
     kept = ns.add("original text", ["old"], "work")
     doomed = ns.add("will be deleted and come back", ["back"])
     before = ns.export()
@@ -298,7 +298,7 @@ def test_rollback_undoes_the_turn(store: MemoryStore, ns: Namespace) -> None:
     assert [r["id"] for r in on_disk(store, "users/1")] == [kept.id, doomed.id]
 
 
-def test_rollback_leaves_alone_what_someone_else_changed_since(ns: Namespace) -> None:
+def test_rollback_leaves_alone_what_someone_else_changed_since(ns: FileNamespace) -> None:
     memory = ns.add("standup is at 10", ["work"])
     executor = ToolExecutor(ns)
     added = run(executor, "addMemory", {"content": "retro is on friday"})["memory"]["id"]
@@ -329,7 +329,7 @@ def test_rollback_leaves_alone_what_someone_else_changed_since(ns: Namespace) ->
         max_size=4,
     ).map(json.dumps),
 )
-def test_the_executor_never_raises(ns: Namespace, name: str, arguments: str | None) -> None:
+def test_the_executor_never_raises(ns: FileNamespace, name: str, arguments: str | None) -> None:
     result = json.loads(ToolExecutor(ns).execute(name, arguments))
     assert isinstance(result["ok"], bool)
     if not result["ok"]:
@@ -337,7 +337,7 @@ def test_the_executor_never_raises(ns: Namespace, name: str, arguments: str | No
 
 
 def test_a_group_policy_keeps_the_model_from_changing_another_members_memory(
-    ns: Namespace,
+    ns: FileNamespace,
 ) -> None:
     theirs = ns.add("bob's locker is 99", source="telegram:-5:1:43")
     mine = ns.add("alice's locker is 12", source="telegram:-5:2:42")
@@ -353,7 +353,7 @@ def test_a_group_policy_keeps_the_model_from_changing_another_members_memory(
     assert executor.changes.updated == [mine.id]
 
 
-def test_a_turn_run_again_after_a_crash_adds_no_memory_twice(ns: Namespace) -> None:
+def test_a_turn_run_again_after_a_crash_adds_no_memory_twice(ns: FileNamespace) -> None:
     def turn() -> list[int]:
         executor = ToolExecutor(ns, source="telegram:42:7:42")
         return [
@@ -368,7 +368,7 @@ def test_a_turn_run_again_after_a_crash_adds_no_memory_twice(ns: Namespace) -> N
 
 
 def test_reminders_past_the_cap_wait_checked_as_if_set_and_a_failed_turn_drops_them(
-    store: MemoryStore, ns: Namespace
+    store: MemoryStore, ns: FileNamespace
 ) -> None:
     now = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
     caller = Caller(Actor("user", 1, "Ann"), "users/1")

@@ -9,7 +9,7 @@ import pytest
 from backends import BACKENDS, forget, open_location
 
 from memory import Store
-from memory.files import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def store(tmp_path: Path) -> Iterator[MemoryStore]:
 
 
 @pytest.fixture
-def ns(store: MemoryStore) -> Namespace:
+def ns(store: MemoryStore) -> FileNamespace:
     return store.namespace("users/42")
 
 

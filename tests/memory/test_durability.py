@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.files import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NS = "users/42"
@@ -53,7 +53,7 @@ def snapshot_of(data_dir: Path) -> Path:
     return data_dir / NS / "memory.json"
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return [m.content for m in ns.memories()]
 
 

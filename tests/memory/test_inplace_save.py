@@ -15,16 +15,16 @@ from typing import IO, Any
 
 import pytest
 
-from memory.files import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 
 NS = "users/42"
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return sorted(m.content for m in ns.memories())
 
 
-def read(ns: Namespace) -> list[dict[str, Any]]:
+def read(ns: FileNamespace) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = json.loads((ns.path / "memory.json").read_bytes())
     return records
 

@@ -17,7 +17,7 @@ import pytest
 from backends import reopen_store
 
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.files import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 from memory.model import (
     MAX_LIMIT,
     Memory,
@@ -41,7 +41,7 @@ def store(any_store: MemoryStore) -> MemoryStore:
     return any_store
 
 
-def reopen(store: MemoryStore, name: str = "users/42") -> tuple[MemoryStore, Namespace]:
+def reopen(store: MemoryStore, name: str = "users/42") -> tuple[MemoryStore, FileNamespace]:
     """Close ``store`` and open it afresh, as a restarted bot would."""
     fresh = reopen_store(store)
     return fresh, fresh.namespace(name)  # type: ignore[return-value]
@@ -51,13 +51,13 @@ def codes(error: pytest.ExceptionInfo[MemoryStoreError]) -> str:
     return error.value.code
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return [m.content for m in ns.memories()]
 
 
-def snapshot_records(ns: Namespace) -> list[dict[str, object]]:
+def snapshot_records(ns: FileNamespace) -> list[dict[str, object]]:
     """What is stored: ``memory.json`` on files, a fresh read of the database otherwise."""
-    if not isinstance(ns, Namespace):
+    if not isinstance(ns, FileNamespace):
         return ns.export()
     records: list[dict[str, object]] = json.loads((ns.path / "memory.json").read_text("utf-8"))
     return records
@@ -66,13 +66,13 @@ def snapshot_records(ns: Namespace) -> list[dict[str, object]]:
 # -- the article's walkthrough ---------------------------------------------------------------
 
 
-def test_walkthrough_with_the_seed_ranker_on_the_articles_ids(ns: Namespace) -> None:
+def test_walkthrough_with_the_seed_ranker_on_the_articles_ids(ns: FileNamespace) -> None:
     assert ns.import_memories(WALKTHROUGH) == 3
     hits = ns.search("代码项目", ranker="seed")
     assert [(hit.memory.id, hit.score) for hit in hits] == [(1, 20.0), (3, 5.0)]
 
 
-def test_walkthrough_with_the_seed_ranker_after_add(ns: Namespace) -> None:
+def test_walkthrough_with_the_seed_ranker_after_add(ns: FileNamespace) -> None:
     first, second, third = (
         ns.add(record["content"], record["tags"])  # type: ignore[arg-type]
         for record in WALKTHROUGH
@@ -82,7 +82,7 @@ def test_walkthrough_with_the_seed_ranker_after_add(ns: Namespace) -> None:
     assert second.id not in {hit.memory.id for hit in hits}
 
 
-def test_walkthrough_with_the_default_ranker_puts_memory_1_first(ns: Namespace) -> None:
+def test_walkthrough_with_the_default_ranker_puts_memory_1_first(ns: FileNamespace) -> None:
     ns.import_memories(WALKTHROUGH)
     hits = ns.search("代码项目")
     assert hits[0].memory.id == 1
@@ -93,7 +93,7 @@ def test_walkthrough_with_the_default_ranker_puts_memory_1_first(ns: Namespace) 
 # -- add ---------------------------------------------------------------------------------------
 
 
-def test_add_cleans_tags_and_category_as_the_article_does(ns: Namespace) -> None:
+def test_add_cleans_tags_and_category_as_the_article_does(ns: FileNamespace) -> None:
     memory = ns.add("  standup is at 10:00  ", ["Work", " meeting ", "WORK", "", "Daily"], "Work")
     assert memory.content == "standup is at 10:00"
     assert memory.tags == ("work", "meeting", "daily")
@@ -103,7 +103,7 @@ def test_add_cleans_tags_and_category_as_the_article_does(ns: Namespace) -> None
     assert ns.add("z", category="   ").category == "general"
 
 
-def test_add_sets_the_articles_fields(ns: Namespace) -> None:
+def test_add_sets_the_articles_fields(ns: FileNamespace) -> None:
     before_ms = time.time_ns() // 1_000_000
     memory = ns.add("代码在 D:\\projects", ["代码"])
     after_ms = time.time_ns() // 1_000_000
@@ -115,7 +115,7 @@ def test_add_sets_the_articles_fields(ns: Namespace) -> None:
     assert ns.get(memory.id) == memory
 
 
-def test_ids_are_strictly_increasing_even_within_one_millisecond(ns: Namespace) -> None:
+def test_ids_are_strictly_increasing_even_within_one_millisecond(ns: FileNamespace) -> None:
     ids = [ns.add(f"memory {i}").id for i in range(200)]
     assert ids == sorted(set(ids))
     assert [m.id for m in ns.memories()] == ids
@@ -156,7 +156,7 @@ def test_an_add_with_a_known_source_returns_the_existing_memory(store: MemorySto
 
 
 @pytest.mark.parametrize("source", ["", "x" * 201, 42])
-def test_a_bad_source_is_invalid(ns: Namespace, source: object) -> None:
+def test_a_bad_source_is_invalid(ns: FileNamespace, source: object) -> None:
     with pytest.raises(MemoryInvalid) as caught:
         ns.add("x", source=source)  # type: ignore[arg-type]
     assert codes(caught) == "MEMORY_INVALID"
@@ -253,7 +253,7 @@ def test_search_without_touch_leaves_access_bookkeeping_alone(store: MemoryStore
         store.close()
 
 
-def test_search_limit_caps_the_hits_and_only_they_are_touched(ns: Namespace) -> None:
+def test_search_limit_caps_the_hits_and_only_they_are_touched(ns: FileNamespace) -> None:
     ids = [ns.add(f"note {i} about the project", ["project"] * (i % 2)).id for i in range(5)]
     hits = ns.search("project", limit=2, ranker="seed")
     assert [hit.memory.id for hit in hits] == [ids[1], ids[3]]  # 15 points each, stored order
@@ -261,7 +261,7 @@ def test_search_limit_caps_the_hits_and_only_they_are_touched(ns: Namespace) -> 
     assert len(ns.search("project", limit=MAX_LIMIT)) == 5
 
 
-def test_search_finds_what_an_update_wrote_and_not_what_it_replaced(ns: Namespace) -> None:
+def test_search_finds_what_an_update_wrote_and_not_what_it_replaced(ns: FileNamespace) -> None:
     memory = ns.add("the meeting is on monday")
     ns.update(memory.id, content="the meeting moved to friday")
     for ranker in ("default", "seed"):
@@ -273,14 +273,14 @@ def test_search_finds_what_an_update_wrote_and_not_what_it_replaced(ns: Namespac
 
 
 @pytest.mark.parametrize("query", ["", "   ", "\n"])
-def test_search_rejects_an_empty_query(ns: Namespace, query: str) -> None:
+def test_search_rejects_an_empty_query(ns: FileNamespace, query: str) -> None:
     with pytest.raises(MemoryInvalid) as caught:
         ns.search(query)
     assert codes(caught) == "MEMORY_INVALID"
 
 
 @pytest.mark.parametrize("limit", [0, -1, MAX_LIMIT + 1, 10**9, 1.5, True, None, "abc", "²"])
-def test_search_and_related_reject_a_bad_limit(ns: Namespace, limit: object) -> None:
+def test_search_and_related_reject_a_bad_limit(ns: FileNamespace, limit: object) -> None:
     memory = ns.add("something", ["tag"])
     with pytest.raises(MemoryInvalid) as caught:
         ns.search("something", limit=limit)  # type: ignore[arg-type]
@@ -291,7 +291,7 @@ def test_search_and_related_reject_a_bad_limit(ns: Namespace, limit: object) -> 
     assert ns.get(memory.id).access_count == 0
 
 
-def test_search_rejects_an_unknown_ranker(ns: Namespace) -> None:
+def test_search_rejects_an_unknown_ranker(ns: FileNamespace) -> None:
     ns.add("something")
     with pytest.raises(MemoryInvalid) as caught:
         ns.search("something", ranker="magic")
@@ -301,7 +301,7 @@ def test_search_rejects_an_unknown_ranker(ns: Namespace) -> None:
 # -- memories, get, update, delete ------------------------------------------------------------
 
 
-def test_memories_lists_all_or_one_category(ns: Namespace) -> None:
+def test_memories_lists_all_or_one_category(ns: FileNamespace) -> None:
     a = ns.add("a", category="work")
     b = ns.add("b")
     c = ns.add("c", category="Work")
@@ -311,7 +311,7 @@ def test_memories_lists_all_or_one_category(ns: Namespace) -> None:
     assert ns.memories("nothing") == []
 
 
-def test_get_accepts_an_id_as_text(ns: Namespace) -> None:
+def test_get_accepts_an_id_as_text(ns: FileNamespace) -> None:
     memory = ns.add("x")
     assert ns.get(str(memory.id)) == memory
 
@@ -342,7 +342,7 @@ def test_update_changes_only_what_it_is_given(store: MemoryStore) -> None:
         store.close()
 
 
-def test_update_of_nothing_is_invalid(ns: Namespace) -> None:
+def test_update_of_nothing_is_invalid(ns: FileNamespace) -> None:
     memory = ns.add("x")
     with pytest.raises(MemoryInvalid) as caught:
         ns.update(memory.id)
@@ -350,7 +350,7 @@ def test_update_of_nothing_is_invalid(ns: Namespace) -> None:
     assert ns.get(memory.id) == memory
 
 
-def test_update_cannot_touch_other_fields(ns: Namespace) -> None:
+def test_update_cannot_touch_other_fields(ns: FileNamespace) -> None:
     memory = ns.add("x")
     for field, value in [("access_count", 99), ("id", 5), ("created_at", OLD_TIME)]:
         with pytest.raises(TypeError):
@@ -358,7 +358,7 @@ def test_update_cannot_touch_other_fields(ns: Namespace) -> None:
     assert ns.memories() == [memory]
 
 
-def test_an_invalid_update_changes_nothing(ns: Namespace) -> None:
+def test_an_invalid_update_changes_nothing(ns: FileNamespace) -> None:
     memory = ns.add("x", ["a"])
     with pytest.raises(MemoryInvalid):
         ns.update(memory.id, content="   ")
@@ -385,7 +385,7 @@ def test_delete_removes_and_returns_the_memory(store: MemoryStore) -> None:
 
 
 @pytest.mark.parametrize("operation", ["get", "update", "delete", "related"])
-def test_an_unknown_id_is_not_found(ns: Namespace, operation: str) -> None:
+def test_an_unknown_id_is_not_found(ns: FileNamespace, operation: str) -> None:
     ns.add("x")
     call = {
         "get": lambda: ns.get(12345),
@@ -402,7 +402,7 @@ def test_an_unknown_id_is_not_found(ns: Namespace, operation: str) -> None:
 @pytest.mark.parametrize("bad_id", ["abc", "1e309", "-1", "", 1.5, True, None, 0, 2**63])
 @pytest.mark.parametrize("operation", ["get", "update", "delete", "related"])
 def test_an_id_that_is_not_a_whole_number_is_invalid(
-    ns: Namespace, operation: str, bad_id: object
+    ns: FileNamespace, operation: str, bad_id: object
 ) -> None:
     memory = ns.add("x")
     call = {
@@ -454,7 +454,7 @@ def test_stats_counts_and_ranks_without_reordering_the_store(store: MemoryStore)
         store.close()
 
 
-def test_related_scores_shared_tags_and_category_as_the_article(ns: Namespace) -> None:
+def test_related_scores_shared_tags_and_category_as_the_article(ns: FileNamespace) -> None:
     target = ns.add("target", ["python", "code"], "work")
     both = ns.add("both tags, same category", ["code", "python", "x"], "work")
     one_tag = ns.add("one tag, other category", ["python"], "home")
@@ -469,7 +469,7 @@ def test_related_scores_shared_tags_and_category_as_the_article(ns: Namespace) -
     assert [hit.memory.id for hit in ns.related(target.id, limit=2)] == [both.id, category.id]
 
 
-def test_related_can_weigh_shared_tags_over_the_category(ns: Namespace) -> None:
+def test_related_can_weigh_shared_tags_over_the_category(ns: FileNamespace) -> None:
     target = ns.add("target", ["python", "code"], "work")
     both = ns.add("both tags, same category", ["code", "python", "x"], "work")
     one_tag = ns.add("one tag, other category", ["python"], "home")
@@ -488,7 +488,7 @@ def test_related_can_weigh_shared_tags_over_the_category(ns: Namespace) -> None:
     assert all(m.access_count == 0 for m in ns.memories())
 
 
-def test_the_default_category_alone_does_not_make_memories_related(ns: Namespace) -> None:
+def test_the_default_category_alone_does_not_make_memories_related(ns: FileNamespace) -> None:
     target = ns.add("小王的生日是3月5日", ["生日", "小王"])
     ns.add("买牛奶", ["购物"])  # general too, nothing else shared
     ns.add("周五开会", [], "general")
@@ -497,7 +497,7 @@ def test_the_default_category_alone_does_not_make_memories_related(ns: Namespace
     assert [(hit.memory.id, hit.score) for hit in hits] == [(tagged.id, 2.0)]
 
 
-def test_related_of_a_lone_memory_is_empty(ns: Namespace) -> None:
+def test_related_of_a_lone_memory_is_empty(ns: FileNamespace) -> None:
     memory = ns.add("alone", ["x"], "work")
     ns.add("other", ["y"], "home")
     assert ns.related(memory.id) == []
@@ -506,7 +506,7 @@ def test_related_of_a_lone_memory_is_empty(ns: Namespace) -> None:
 # -- import and export ---------------------------------------------------------------------
 
 
-def test_import_keeps_ids_and_skips_present_ones(ns: Namespace) -> None:
+def test_import_keeps_ids_and_skips_present_ones(ns: FileNamespace) -> None:
     assert ns.import_memories(WALKTHROUGH[:2]) == 2
     assert ns.import_memories(WALKTHROUGH) == 1
     assert ns.import_memories(WALKTHROUGH) == 0
@@ -515,7 +515,7 @@ def test_import_keeps_ids_and_skips_present_ones(ns: Namespace) -> None:
     assert ns.add("new").id > 3
 
 
-def test_an_add_after_importing_a_later_id_gets_a_larger_id(ns: Namespace) -> None:
+def test_an_add_after_importing_a_later_id_gets_a_larger_id(ns: FileNamespace) -> None:
     later = time.time_ns() // 1_000_000 + 3_600_000  # an hour ahead: another machine's clock
     assert ns.import_memories([{"id": later, "content": "from a clock ahead"}]) == 1
     assert ns.get(later).content == "from a clock ahead"
@@ -597,7 +597,7 @@ def test_a_namespace_holding_an_id_from_the_far_future_still_adds(store: MemoryS
     ],
     ids=repr,
 )
-def test_an_invalid_record_rejects_the_whole_import(ns: Namespace, bad: object) -> None:
+def test_an_invalid_record_rejects_the_whole_import(ns: FileNamespace, bad: object) -> None:
     ns.import_memories(WALKTHROUGH[:1])
     with pytest.raises(MemoryInvalid) as caught:
         ns.import_memories([WALKTHROUGH[1], bad, WALKTHROUGH[2]])  # type: ignore[list-item]

@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.files import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 from memory.files.io import STALE_TEMPORARY_SECONDS
 
 NS = "users/42"
@@ -30,7 +30,7 @@ def folder(data_dir: Path) -> Path:
     return path
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return [m.content for m in ns.memories()]
 
 
