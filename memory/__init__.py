@@ -6,6 +6,7 @@ stats, related), and ``.documents("users/42")`` its small JSON documents. The in
 ``memory.interface``; the file backend's design is in ``memory.files``.
 """
 
+from memory.documents import update_document
 from memory.errors import (
     DocumentConflict,
     MemoryInvalid,
@@ -25,7 +26,6 @@ from memory.interface import (
     RecordLog,
     Store,
     UpdateQueue,
-    update_document,
 )
 from memory.jsontext import parse_json
 from memory.model import Added, Hit, Memory, Stats

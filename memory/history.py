@@ -46,13 +46,10 @@ from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime, timedelta
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from memory.errors import MemoryInvalid
 from memory.model import Memory, format_time, now_iso
-
-if TYPE_CHECKING:
-    from memory.interface import MemoryNamespace
 
 OPS = ("add", "update", "delete", "import", "restore", "keep")
 DEFAULT_DAYS = 90
@@ -290,7 +287,13 @@ def state(memory: Memory | None) -> tuple[str, tuple[str, ...], str] | None:
     return None if memory is None else (memory.content, memory.tags, memory.category)
 
 
-def undo(namespace: MemoryNamespace, history: History, change: str) -> Undone:
+class Revertible(Protocol):
+    """What ``undo`` needs of a namespace (``memory.interface.MemoryNamespace`` has it)."""
+
+    def revert(self, record: ChangeRecord) -> bool | None: ...
+
+
+def undo(namespace: Revertible, history: History, change: str) -> Undone:
     """Revert ``change`` in ``namespace`` (its records newest first), as the module doc says.
 
     The undo's records are written by the current

@@ -78,10 +78,11 @@ FORBIDDEN = {
 }
 
 
-def _imports_by_module() -> dict[str, set[str]]:
-    """Every module of bot/ and the modules it imports (``TYPE_CHECKING`` ones included)."""
+def _imports_by_module(package: str = "bot") -> dict[str, set[str]]:
+    """Every module of ``package`` and the modules it imports (``TYPE_CHECKING`` ones and
+    those imported inside a function included)."""
     found: dict[str, set[str]] = {}
-    for path in sorted((ROOT / "bot").rglob("*.py")):
+    for path in sorted((ROOT / package).rglob("*.py")):
         parts = path.relative_to(ROOT).with_suffix("").parts
         name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         imported: set[str] = set()
@@ -114,7 +115,11 @@ def test_each_part_of_bot_imports_only_what_it_may() -> None:
 
 
 def test_bot_has_no_import_cycles() -> None:
-    imports = _imports_by_module()
+    assert _cycles(_imports_by_module("bot")) == []
+
+
+def _cycles(imports: dict[str, set[str]]) -> list[list[str]]:
+    """The import circles among ``imports``' modules, each as the path that closes it."""
     graph = {m: {t for t in ts if t in imports and t != m} for m, ts in imports.items()}
     state: dict[str, int] = {}  # 1: on the current path, 2: done
     cycles: list[list[str]] = []
@@ -134,7 +139,7 @@ def test_bot_has_no_import_cycles() -> None:
     for module in sorted(graph):
         if module not in state:
             visit(module, [module])
-    assert cycles == []
+    return cycles
 
 
 def test_benchmarks_never_import_the_tests() -> None:
@@ -144,3 +149,60 @@ def test_benchmarks_never_import_the_tests() -> None:
                 assert not _within(node.module, "tests"), path
             elif isinstance(node, ast.Import):
                 assert not any(_within(a.name, "tests") for a in node.names), path
+
+
+# -- the layers of memory/ (docs/architecture.md) ---------------------------------------------
+
+# From the bottom up: a module imports modules of its own layer or of a layer below, never
+# one above. Each backend (``memory.files``, ``memory.pg``) implements the port of the core
+# (``memory.backend``) and imports nothing of the other. A module is listed by its name, or by
+# its package's.
+MEMORY_LAYERS = [
+    # values, text, errors: what everything uses
+    {"memory.errors", "memory.text", "memory.jsontext", "memory.model", "memory.history"},
+    # search: keywords, meaning, duplicates, relevance
+    {"memory.termindex", "memory.bm25", "memory.ranking", "memory.hybrid", "memory.relevance"},
+    {"memory.duplicates", "memory.embedding"},
+    # the interface (Protocols, and the values they pass), and what speaks only of it
+    {"memory.interface", "memory.documents", "memory.vectors", "memory.meaning"},
+    # the core: one Namespace over the port
+    {"memory.held", "memory.backend", "memory.namespace"},
+    # the backends
+    {"memory.files", "memory.pg"},
+    # what opens a store, and the command line
+    {"memory.open", "memory.migrate", "memory.cli", "memory.__main__", "memory"},
+]
+MEMORY_BACKENDS = ("memory.files", "memory.pg")
+
+
+def _memory_layer(module: str) -> int:
+    for level, layer in enumerate(MEMORY_LAYERS):
+        if module in layer or any(_within(module, p) for p in layer if p != "memory"):
+            return level
+    raise AssertionError(f"{module} is in no layer of MEMORY_LAYERS: add it")
+
+
+def test_memory_has_no_import_cycles() -> None:
+    imports = _imports_by_module("memory")
+    assert len(imports) > 30, "the modules of memory/ were not found"
+    assert _cycles(imports) == []
+
+
+def test_each_layer_of_memory_imports_only_what_is_below_it() -> None:
+    imports = _imports_by_module("memory")
+    layers = {module: _memory_layer(module) for module in imports}
+    wrong = sorted(
+        f"{module} imports {target}"
+        for module, targets in imports.items()
+        for target in targets
+        if target in imports and layers[target] > layers[module]
+    )
+    assert wrong == []
+
+
+def test_the_backends_of_memory_share_nothing() -> None:
+    imports = _imports_by_module("memory")
+    for module, targets in imports.items():
+        for backend, other in (MEMORY_BACKENDS, MEMORY_BACKENDS[::-1]):
+            if _within(module, backend):
+                assert not [t for t in targets if _within(t, other)], module

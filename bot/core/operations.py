@@ -58,10 +58,10 @@ from bot.categories import canonical, in_category, merge_counts
 from bot.core.dating import day_asked, on_day
 from bot.core.policy import Caller
 from bot.errors import NotAllowed, RestoreNotAllowed
-from memory import history
+from memory import history, update_document
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import ChangeRecord, History, Undone
-from memory.interface import Documents, MemoryNamespace, SearchStatus, Store, update_document
+from memory.interface import Documents, MemoryNamespace, SearchStatus, Store
 from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
 from memory.text import created_terms, date_terms

@@ -27,16 +27,16 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+from memory.documents import RESERVED, checked_key, encoded
 from memory.errors import DocumentConflict, MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
 from memory.files.io import FileLock, quarantine, write_bytes_atomic
-from memory.interface import ABSENT, MAX_DOCUMENT_BYTES, Document, validate_key
-from memory.jsontext import dump_json, parse_json
+from memory.interface import ABSENT, Document
+from memory.jsontext import parse_json
 
 log = logging.getLogger(__name__)
 
 LOCK = ".docs.lock"
 SUFFIX = ".json"
-RESERVED = frozenset({"memory"})  # memory.json: the memories themselves
 
 
 def _version(data: bytes) -> str:
@@ -62,7 +62,7 @@ class FileDocuments:
     ) -> Document:
         """Store ``value``; with ``version``, only if the document is still at it."""
         path = self._path(key)
-        data = self._encode(key, value)
+        data = encoded(key, value)
         with self._locked():
             if version is not None:
                 self._check(key, path, version)
@@ -111,23 +111,7 @@ class FileDocuments:
     # -- internals --------------------------------------------------------------------------
 
     def _path(self, key: str) -> Path:
-        validate_key(key)
-        if key in RESERVED:
-            raise MemoryInvalid(f"the document key {key!r} is reserved", field="key")
-        return self.folder / (key.replace("/", ".") + SUFFIX)
-
-    @staticmethod
-    def _encode(key: str, value: Any) -> bytes:
-        try:
-            data = dump_json(value)
-        except (TypeError, ValueError, RecursionError) as e:
-            raise MemoryInvalid(f"document {key!r} is not JSON: {e}", field="value") from e
-        if len(data) > MAX_DOCUMENT_BYTES:
-            raise MemoryInvalid(
-                f"document {key!r} is {len(data):,} bytes; the maximum is {MAX_DOCUMENT_BYTES:,}",
-                field="value",
-            )
-        return data
+        return self.folder / (checked_key(key).replace("/", ".") + SUFFIX)
 
     @staticmethod
     def _read(path: Path) -> bytes | None:

@@ -22,9 +22,9 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memory.documents import validate_key
 from memory.errors import MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
 from memory.files.io import append_bytes, fsync_dir, remove_stale_temporaries, write_bytes_atomic
-from memory.interface import validate_key
 from memory.jsontext import parse_json
 
 SUFFIX = ".jsonl"

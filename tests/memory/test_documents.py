@@ -12,7 +12,8 @@ from pathlib import Path
 import pytest
 
 from memory import DocumentConflict, MemoryInvalid, Store, open_store, update_document
-from memory.interface import ABSENT, MAX_DOCUMENT_BYTES
+from memory.documents import MAX_DOCUMENT_BYTES
+from memory.interface import ABSENT
 
 
 @pytest.fixture
