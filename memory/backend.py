@@ -20,7 +20,7 @@ catch-up takes in what other processes changed, a commit this one's change. The 
 makes every call holding its mutex (threads share one namespace object), so a backend only
 serialises what happens across processes. Two backends implement it: ``memory.files.backend``
 (a folder: a snapshot, a journal and an ``flock``) and ``memory.pg.backend`` (rows, and a
-lock on the namespace's row); the same tests run on both (``tests/memory/backends.py``).
+lock on the namespace's row); both keep the contract of ``tests/memory/contract/``.
 """
 
 from __future__ import annotations
