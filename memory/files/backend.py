@@ -35,7 +35,7 @@ from memory.files.changelog import ChangeLog
 from memory.files.documents import FileDocuments
 from memory.files.handedit import History as Written
 from memory.files.handedit import merge, write_conflicts
-from memory.files.io import CacheFile
+from memory.files.io import CacheFile, copy_aside
 from memory.files.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.files.vectors import FileVectors
 from memory.held import Held
@@ -260,7 +260,7 @@ class FileBackend:
         skipped = sum(not self._apply(entry) for entry in change.entries)
         if skipped:
             # Keep the journal's bytes: a skipped entry is a change nobody should lose silently.
-            kept = self._files.copy_aside(self._files.journal_path)
+            kept = copy_aside(self._files.journal_path)
             change.quarantined.append(kept)
             log.warning(
                 "%d journal entries of %s skipped; a copy is in %s", skipped, self.name, kept
@@ -293,7 +293,7 @@ class FileBackend:
             self._put(memory)
         self._written.record(result.edited.values(), change.edited_at)
         if result.bad:
-            kept = self._files.copy_aside(source)
+            kept = copy_aside(source)
             change.quarantined.append(kept)
             log.warning("%d unreadable memories in %s; a copy is in %s", result.bad, source, kept)
         if result.conflicts:
@@ -327,7 +327,7 @@ class FileBackend:
             self._put(memory)
         if bad:
             # Keep the file's bytes, then rewrite it with what could be read.
-            kept = self._files.copy_aside(self._files.snapshot_path)
+            kept = copy_aside(self._files.snapshot_path)
             change.quarantined.append(kept)
             log.warning("%d unreadable memories in %s; a copy is in %s", bad, self.path, kept)
             self._dirty_since = 0.0

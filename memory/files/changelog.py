@@ -29,11 +29,10 @@ import logging
 import os
 import shutil
 from collections.abc import Sequence
-from datetime import UTC, datetime
 from pathlib import Path
 
 from memory.errors import MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
-from memory.files.io import append_bytes, fsync_dir, write_bytes_atomic
+from memory.files.io import append_bytes, beside, fsync_dir, write_bytes_atomic
 from memory.history import ChangeRecord, History, Retention
 from memory.jsontext import parse_json
 
@@ -168,8 +167,7 @@ class ChangeLog:
     def _set_aside(self, bad: int, records: list[ChangeRecord]) -> None:
         """Copy a file with unreadable lines aside, then rewrite it with the readable ones
         (so that the copy is made once); if the copy fails, the file stays as it is."""
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        target = self.path.with_name(f"{HISTORY}.corrupt-{stamp}")
+        target = beside(self.path, "corrupt")
         try:
             shutil.copyfile(self.path, target)
         except OSError as e:

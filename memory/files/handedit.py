@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryInvalid
-from memory.files.io import write_bytes_atomic
+from memory.files.io import beside, write_bytes_atomic
 from memory.jsontext import dump_json
 from memory.model import Memory, format_time, parse_time
 
@@ -339,7 +339,6 @@ def merge(
 
 def write_conflicts(snapshot: Path, conflicts: list[dict[str, Any]]) -> Path:
     """Write ``conflicts`` beside ``snapshot`` as ``<name>.conflict-<time>``; its path."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    path = snapshot.with_name(f"{snapshot.name}.conflict-{stamp}")
+    path = beside(snapshot, "conflict")
     write_bytes_atomic(path, dump_json(conflicts))
     return path

@@ -28,6 +28,7 @@ import logging
 import os
 import re
 import secrets
+import shutil
 import time
 from collections.abc import Callable
 from datetime import UTC, datetime
@@ -341,10 +342,27 @@ def write_json_atomic(path: Path, value: Any, *, durable: bool = True) -> None:
     write_bytes_atomic(path, dump_json(value), durable=durable)
 
 
+def beside(path: Path, kind: str) -> Path:
+    """A name for a file kept beside ``path``: ``<name>.<kind>-<UTC time>``
+    (``memory.json.corrupt-20240115T103000123456Z``); sorted, oldest first."""
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
+    return path.with_name(f"{path.name}.{kind}-{stamp}")
+
+
+def copy_aside(path: Path) -> Path:
+    """Copy a file with parts that cannot be read aside (``.corrupt-<time>``) before it is
+    rewritten without them; the copy's path."""
+    target = beside(path, "corrupt")
+    try:
+        shutil.copyfile(path, target)
+    except OSError as e:
+        raise MemoryLoadFailed(f"could not copy {path} aside: {e}", path=path) from e
+    return target
+
+
 def quarantine(path: Path) -> Path:
     """Move a file that cannot be read aside, bytes intact, and return its new path."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    target = path.with_name(f"{path.name}.corrupt-{stamp}")
+    target = beside(path, "corrupt")
     try:
         os.replace(path, target)
         fsync_dir(path.parent)

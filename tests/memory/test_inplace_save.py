@@ -194,10 +194,10 @@ def test_a_save_into_the_file_compaction_just_replaced_is_merged(
 def test_a_namespace_never_written_is_opened_without_waiting_for_a_save(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memory.files.journal
+    import memory.files.watch
 
     pauses: list[float] = []
-    monkeypatch.setattr(memory.files.journal.time, "sleep", pauses.append)
+    monkeypatch.setattr(memory.files.watch.time, "sleep", pauses.append)
     with MemoryStore(tmp_path) as store:
         store.namespace("users/1").add("the first memory of a new user")
         assert pauses == []  # no file to wait for: nobody is saving one
@@ -205,4 +205,4 @@ def test_a_namespace_never_written_is_opened_without_waiting_for_a_save(
     (tmp_path / "users/1/memory.json").unlink()
     with MemoryStore(tmp_path) as store:
         store.namespace("users/1").memories()
-    assert pauses and all(p == memory.files.journal.PAUSE for p in pauses)
+    assert pauses and all(p == memory.files.watch.PAUSE for p in pauses)
