@@ -41,7 +41,7 @@ from memory.model import Memory
 class Writing(Protocol):
     """One write to a namespace, under its lock, caught up: at most one ``commit``."""
 
-    high_id: int  # the id clock: the highest id seen within reach (``memory.model.new_id``)
+    high_id: int  # the id clock: the highest id seen within reach (``memory.ids.new_id``)
 
     def commit(
         self,

@@ -292,7 +292,7 @@ class MemoryNamespace(MeaningSearch, Protocol):
         """Add article-format records with their ids; how many were new. Content already
         stored (after folding) is skipped too, unless not ``skip_duplicates``.
 
-        An id more than a day past now (``memory.model.ID_REACH_MS``: the far future, which
+        An id more than a day past now (``memory.ids.ID_REACH_MS``: the far future, which
         would leave no ids for later adds) is given a fresh one, as an add would get;
         ``renumbered``, if given, receives old id -> new id of each.
 

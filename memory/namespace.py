@@ -9,7 +9,7 @@ records (``memory.history``) in one step: no change stands without its record.
 
 Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
 also across processes: a new id is ``max(now_ms, id clock + 1)``, chosen under the lock, where
-the clock is the highest id seen within a day of now (``memory.model.new_id``: an imported id
+the clock is the highest id seen within a day of now (``memory.ids.new_id``: an imported id
 beyond that is renumbered, one held already is stepped around).
 
 Search ranks what is held, with the same rankers over the same values in the same order
@@ -40,6 +40,7 @@ from memory.errors import MemoryInvalid, MemoryStoreError, NamespaceInvalid
 from memory.held import Held, same_file
 from memory.history import ChangeRecord, History, copied_records, current_author, new_record, state
 from memory.hybrid import dense_query, rank
+from memory.ids import clock_ms, new_id, renumber
 from memory.interface import Documents, SearchStatus, VectorStore
 from memory.meaning import Meaning
 from memory.model import (
@@ -52,14 +53,11 @@ from memory.model import (
     clean_date,
     clean_extra,
     clean_tags,
-    clock_ms,
     format_time_ms,
-    new_id,
     now_iso,
     parse_id,
     parse_limit,
     related_to,
-    renumber,
     restored,
     stats_of,
     update_changes,
@@ -341,7 +339,7 @@ class Namespace:
 
         Without ``skip_duplicates`` only ids are: a benchmark's data set is taken as it is.
         ``history``: the records to keep instead of ``import`` ones (``MemoryNamespace``); an
-        id more than a day ahead gets a fresh one (``memory.model.renumber``), but not with
+        id more than a day ahead gets a fresh one (``memory.ids.renumber``), but not with
         ``history`` (a migration's copy keeps every id). ``renumbered`` receives old -> new.
 
         All or nothing: one invalid record rejects the whole import. Returns how many were added.

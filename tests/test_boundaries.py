@@ -159,7 +159,8 @@ def test_benchmarks_never_import_the_tests() -> None:
 # its package's.
 MEMORY_LAYERS = [
     # values, text, errors: what everything uses
-    {"memory.errors", "memory.text", "memory.jsontext", "memory.model", "memory.history"},
+    {"memory.errors", "memory.text", "memory.jsontext", "memory.model", "memory.ids"},
+    {"memory.history"},
     # search: keywords, meaning, duplicates, relevance
     {"memory.termindex", "memory.bm25", "memory.ranking", "memory.hybrid", "memory.relevance"},
     {"memory.duplicates", "memory.embedding"},

@@ -13,7 +13,7 @@ here), counted by reason. The bot's own fields of a record (``source``, ``attach
 ``origin``: who stored it, a file reference valid for another bot only) are dropped: an import
 can never pass as another member's memory. A new record whose id is more than a day ahead of
 now is ``renumbered``: the store gives it a fresh id when it is imported (an id from the far
-future, such as 2**63 - 1, would leave none for later adds: ``memory.model.renumber``).
+future, such as 2**63 - 1, would leave none for later adds: ``memory.ids.renumber``).
 ``apply`` plans again on the namespace as it is then and imports the new records with their
 ids through the store's bulk import, which skips an id already present, and says which ids
 it renumbered, old -> new: importing the same file twice adds nothing the second time.
@@ -30,8 +30,9 @@ from typing import Any
 from bot.categories import canonical
 from bot.core.operations import BOT_FIELDS
 from memory.errors import MemoryInvalid
+from memory.ids import clock_ms, within_reach
 from memory.interface import MemoryNamespace
-from memory.model import Memory, clock_ms, within_reach
+from memory.model import Memory
 from memory.text import fold
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024

@@ -40,7 +40,8 @@ from memory.files.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.files.vectors import FileVectors
 from memory.held import Held
 from memory.history import Author, ChangeRecord, History, Retention, undone_elsewhere
-from memory.model import Memory, advanced
+from memory.ids import advanced
+from memory.model import Memory
 
 log = logging.getLogger(__name__)
 

@@ -7,7 +7,7 @@ so in one snapshot; when nothing changed that is one short round trip.
 A write locks the namespace's row (``UPDATE ... SET version = version + 1 RETURNING``), which
 serialises the namespace's writers across processes, catches up under that lock, then writes
 and commits; what is held takes the change only once the commit succeeded. The id clock is the
-row's ``high_id`` (only ids within a day of now: ``memory.model.clock_of``) and the highest id
+row's ``high_id`` (only ids within a day of now: ``memory.ids.clock_of``) and the highest id
 held. A touch adds one to each count in the database (``access_count + 1``), so two processes'
 touches add up, and commits without waiting for the disk, as the file store's touch is not
 fsynced.
@@ -30,7 +30,8 @@ from typing import Any
 from memory.errors import MemoryInvalid
 from memory.held import Held
 from memory.history import Author, ChangeRecord, History, Retention
-from memory.model import ID_REACH_MS, Memory, clock_ms, clock_of
+from memory.ids import ID_REACH_MS, clock_ms, clock_of
+from memory.model import Memory
 from memory.pg.database import Database
 from memory.pg.documents import PgDocuments
 from memory.pg.vectors import PgVectors
@@ -236,7 +237,7 @@ class PgBackend:
 
     def _lock(self, connection: Any) -> tuple[int, int]:
         """Lock the namespace's row for this transaction; its new version and id clock (the
-        highest id held or recorded within reach: ``memory.model.clock_of``)."""
+        highest id held or recorded within reach: ``memory.ids.clock_of``)."""
         version, high_id = connection.execute(LOCK, (self.name,)).fetchone()
         self._catch_up(connection, version)
         return int(version), max(clock_of([int(high_id)]), clock_of(self._held.memories))
