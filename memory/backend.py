@@ -31,9 +31,9 @@ from contextlib import AbstractContextManager
 from pathlib import PurePath
 from typing import Protocol
 
-from memory.bm25 import IndexCache
 from memory.held import Held
 from memory.history import Author, ChangeRecord, History, Retention
+from memory.indexfile import IndexCache
 from memory.interface import Documents, VectorStore
 from memory.model import Memory
 

@@ -70,23 +70,17 @@ import math
 import sys
 import threading
 from collections.abc import Callable, Mapping
-from typing import Any, Protocol
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+import memory.termindex as termindex_module
 import memory.text as text_module
 from memory.errors import MemorySaveFailed
+from memory.indexfile import Floats, IndexCache, Slots, analysis_fingerprint, load, ranges
 from memory.model import Memory
-from memory.termindex import (
-    Floats,
-    Slots,
-    TermIndex,
-    analysis_fingerprint,
-    fingerprint,
-    load,
-    ranges,
-)
+from memory.termindex import TermIndex, fingerprint
 from memory.text import created_terms, date_terms, frame_terms, terms
 
 log = logging.getLogger(__name__)
@@ -146,23 +140,10 @@ def _order(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tupl
     return key
 
 
-class IndexCache(Protocol):
-    """Where a ranker keeps its analysed memories between runs: only a cache, whose entries
-    are checked against the memories when read (the file backend's ``memory.index``)."""
-
-    def read(self) -> bytes | None:
-        """What was written last, or None if there is nothing that can be read."""
-        ...
-
-    def write(self, data: bytes) -> None:
-        """Keep ``data`` (atomically, not durably); ``MemorySaveFailed`` if it cannot."""
-        ...
-
-
 def _analysis() -> bytes | None:
     """The fingerprint of this analysis (``termindex.analysis_fingerprint``): what a cached
     index must have been made by."""
-    return analysis_fingerprint(text_module, sys.modules[__name__])
+    return analysis_fingerprint(text_module, termindex_module, sys.modules[__name__])
 
 
 class Bm25Ranker:

@@ -14,8 +14,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from memory.bm25 import Bm25Ranker, IndexCache
+from memory.bm25 import Bm25Ranker
 from memory.errors import MemoryNotFound
+from memory.indexfile import IndexCache
 from memory.meaning import Meaning
 from memory.model import Memory
 from memory.ranking import Ranker, SeedRanker

@@ -162,7 +162,8 @@ MEMORY_LAYERS = [
     {"memory.errors", "memory.text", "memory.jsontext", "memory.model", "memory.ids"},
     {"memory.history"},
     # search: keywords, meaning, duplicates, relevance
-    {"memory.termindex", "memory.bm25", "memory.ranking", "memory.hybrid", "memory.relevance"},
+    {"memory.indexfile", "memory.termindex", "memory.bm25", "memory.ranking", "memory.hybrid"},
+    {"memory.relevance"},
     {"memory.duplicates", "memory.embedding"},
     # the interface (Protocols, and the values they pass), and what speaks only of it
     {"memory.interface", "memory.documents", "memory.vectors", "memory.meaning"},
