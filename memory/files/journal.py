@@ -37,8 +37,9 @@ and is cut off, its bytes kept in ``memory.journal.torn-<time>`` first. Only und
 reader without it may be looking at another process's append in progress.
 
 Opening a namespace removes the temporary files that compactions killed mid-write left behind
-(``files.remove_stale_temporaries``): compaction runs under the lock, so while we hold it no
-temporary of ``memory.json`` or ``memory.journal`` has a writer, whichever pid is in its name.
+(``memory.files.io.remove_stale_temporaries``): compaction runs under the lock, so while we
+hold it no temporary of ``memory.json`` or ``memory.journal`` has a writer, whichever pid is in
+its name.
 The one exception is written outside the lock on purpose: a snapshot written ahead (``prepare``,
 ``.memory.json.compacting.*``, swapped in under the lock by ``compact``), removed only once its
 writer is gone. Lines appended between ``mark`` and the swap stay in the new journal.
@@ -59,20 +60,16 @@ from typing import Any
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
 from memory.files.io import (
     FileLock,
-    Status,
     append_bytes,
     beside,
     copy_aside,
-    digest,
     fsync_dir,
-    open_for_writing,
     quarantine,
     remove_stale_temporaries,
-    replace_checked,
-    settled_status,
     write_bytes_atomic,
     write_temporary,
 )
+from memory.files.swap import Status, digest, open_for_writing, replace_checked, settled_status
 from memory.files.watch import Signature, Watch, read_settled, signature
 from memory.jsontext import dump_json, dump_records, parse_json
 
@@ -128,7 +125,7 @@ class Prepared:
     mark: Mark
     digest: str
     base: Path | None
-    settled: Status | None  # memory.json's status when read ahead (``files.settled_status``)
+    settled: Status | None  # memory.json's status when read ahead (``swap.settled_status``)
 
 
 class NamespaceFiles:
@@ -419,9 +416,10 @@ class NamespaceFiles:
 
         ``compact(..., prepared)`` swaps it in later, under the lock, if it is still current.
         Everything that costs time is done here: the layout (``pause`` is called between its
-        slices, see ``files.dump_records``), the digest, the writes and their fsyncs, the copy
-        that becomes ``memory.journal.base``, and reading back the ``memory.json`` it replaces
-        (``files.settled_status``); the swap is left renames and the new journal.
+        slices, see ``memory.jsontext.dump_records``), the digest, the writes and their fsyncs,
+        the copy that becomes ``memory.journal.base``, and reading back the ``memory.json`` it
+        replaces (``memory.files.swap.settled_status``); the swap is left renames and the new
+        journal.
         """
         data = dump_records(records, pause=pause)
         settled = None

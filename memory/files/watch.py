@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryLoadFailed
-from memory.files.io import open_for_writing
+from memory.files.swap import open_for_writing
 from memory.jsontext import parse_json
 
 log = logging.getLogger(__name__)

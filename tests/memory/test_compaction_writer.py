@@ -18,7 +18,8 @@ from hypothesis import strategies as st
 from memory.errors import MemorySaveFailed
 from memory.files import MemoryStore
 from memory.files.handedit import MAX_VERSIONS, History
-from memory.files.io import SETTLED, digest, replace_checked, settled_status, write_temporary
+from memory.files.io import write_temporary
+from memory.files.swap import SETTLED, digest, replace_checked, settled_status
 from memory.jsontext import SLICE, dump_json, dump_records
 from memory.model import Memory
 
