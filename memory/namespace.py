@@ -57,11 +57,8 @@ from memory.model import (
     now_iso,
     parse_id,
     parse_limit,
-    related_to,
-    restored,
-    stats_of,
-    update_changes,
 )
+from memory.rules import related_to, restored, stats_of, update_changes
 from memory.text import content_key
 
 log = logging.getLogger(__name__)

@@ -160,7 +160,7 @@ def test_benchmarks_never_import_the_tests() -> None:
 MEMORY_LAYERS = [
     # values, text, errors: what everything uses
     {"memory.errors", "memory.text", "memory.jsontext", "memory.model", "memory.ids"},
-    {"memory.history"},
+    {"memory.history", "memory.rules"},
     # search: keywords, meaning, duplicates, relevance
     {"memory.indexfile", "memory.termindex", "memory.bm25", "memory.ranking", "memory.hybrid"},
     {"memory.relevance"},
