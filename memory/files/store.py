@@ -43,7 +43,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from pathlib import Path
 
-from memory.embedding import Embedder, EmbedderHealth
+from memory.embedding import Embedder
 from memory.errors import (
     MemoryLoadFailed,
     MemorySaveFailed,
@@ -57,7 +57,7 @@ from memory.files.io import FileLock
 from memory.files.journal import JOURNAL, SNAPSHOT
 from memory.files.records import FileRecordLog
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
-from memory.meaning import EmbeddingWorker
+from memory.meaning import EmbeddingWorker, guarded
 from memory.namespace import Namespace, validate_namespace
 
 __all__ = ["FileNamespace", "MemoryStore"]
@@ -128,12 +128,7 @@ class MemoryStore:
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
-        # One health guard for every namespace: an endpoint that is down is skipped by all.
-        self.embedder: Embedder | None = None
-        if embedder is not None:
-            self.embedder = (
-                embedder if isinstance(embedder, EmbedderHealth) else EmbedderHealth(embedder)
-            )
+        self.embedder = guarded(embedder)  # one health guard for every namespace
         self._worker = EmbeddingWorker()
         self._serving = FileLock(self.data_dir / BOT_FOLDER / SERVING_LOCK)
 

@@ -20,9 +20,9 @@ import logging
 import threading
 from collections import OrderedDict
 
-from memory.embedding import Embedder, EmbedderHealth
+from memory.embedding import Embedder
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
-from memory.meaning import EmbeddingWorker
+from memory.meaning import EmbeddingWorker, guarded
 from memory.namespace import Namespace, validate_namespace
 from memory.pg.backend import PgBackend
 from memory.pg.database import Database, redact
@@ -60,12 +60,7 @@ class PgStore:
         if max_cached_namespaces < 1:
             raise ValueError("max_cached_namespaces must be at least 1")
         self.retention = Retention(history_days, history_max)  # memory.history
-        # One health guard for every namespace, as the file store has (memory.files.store).
-        self.embedder: Embedder | None = None
-        if embedder is not None:
-            self.embedder = (
-                embedder if isinstance(embedder, EmbedderHealth) else EmbedderHealth(embedder)
-            )
+        self.embedder = guarded(embedder)  # one health guard for every namespace
         self._worker = EmbeddingWorker()
         self.location = redact(url)
         self.max_cached_namespaces = max_cached_namespaces
