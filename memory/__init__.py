@@ -3,7 +3,9 @@
 A library, free of Telegram and of LLMs: ``open_store("data").namespace("users/42")`` gives
 a namespace with the article's eight operations (add, search, list, get, update, delete,
 stats, related), and ``.documents("users/42")`` its small JSON documents. The interface is
-``memory.interface``; the file backend's design is in ``memory.files``.
+``memory.interface``; the operations are written once (``memory.namespace``) over the port
+each backend implements (``memory.backend``): files (``memory.files``, the default) and
+PostgreSQL (``memory.pg``), chosen by ``memory.open``.
 """
 
 from memory.documents import update_document
