@@ -47,9 +47,10 @@ from bot.core.operations import REMINDER_CATEGORY
 from bot.core.policy import Caller
 from bot.core.tokens import new_token
 from bot.errors import NotAllowed
+from memory.documents import update_document
 from memory.duplicates import MAX_NEAR, Near
 from memory.errors import DocumentConflict, MemoryNotFound, MemoryStoreError
-from memory.interface import MemoryNamespace, update_document
+from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_category, clean_content, clean_tags
 from memory.updates import SURE, judge
 

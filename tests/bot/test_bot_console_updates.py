@@ -17,7 +17,7 @@ from test_bot_console import Clock, Session
 
 from bot.chat.console import Console
 from bot.config import parse_config
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 # Thursday 10 December 2026, 03:30:20 UTC: the nightly tidy (03:30) fell due 20 seconds ago.
 NIGHT = datetime(2026, 12, 10, 3, 30, 20, tzinfo=UTC)

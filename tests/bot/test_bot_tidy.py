@@ -22,7 +22,7 @@ from bot.jobs import reminder_memory
 from bot.jobs.tidy import TidyJob
 from bot.view import reminder_view
 from memory import update_document
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 NOW = datetime.now(UTC)
 

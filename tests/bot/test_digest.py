@@ -34,8 +34,8 @@ from bot.errors import ConfigError
 from bot.jobs.digest import Digest
 from bot.jobs.digest_plan import SETTINGS_FILE
 from bot.schedule import Schedule, crontab_weekdays, parse_timezone
+from memory.files import MemoryStore
 from memory.model import format_time
-from memory.store import MemoryStore
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 BERLIN = ZoneInfo("Europe/Berlin")
