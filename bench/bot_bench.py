@@ -45,7 +45,7 @@ from bench.store_bench import queries, synthetic_records
 from bot.chat.app import BotApplication, build_application, serving
 from bot.chat.local_api import LocalBotAPI
 from bot.config import Config, parse_config
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 FIRST_USER = 42
 CHAT = {"id": FIRST_USER, "type": "private", "first_name": "Bench"}

@@ -45,9 +45,10 @@ from typing import Any
 import numpy as np
 
 from memory.embedding import AUTO, OfflineEmbedder
+from memory.files import MemoryStore
+from memory.files.vectors import FileVectors
 from memory.interface import VectorSet
-from memory.store import MemoryStore
-from memory.vectors import FileVectors, text_key
+from memory.vectors import text_key
 
 WORDS = (
     "meeting project code dentist doctor shopping milk eggs bread cat dog garden paint guitar "

@@ -40,7 +40,7 @@ from bot.chat.app import build_application, serving
 from bot.config import parse_config
 from bot.core import reminders, when
 from bot.core.policy import Actor, Caller
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 START = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)
 GROUP_ID, PRIVATE_ID = -1001234567890, 42

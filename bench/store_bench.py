@@ -39,8 +39,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.seed_port import SeedPortStore
+from memory.files import MemoryStore
 from memory.model import format_time_ms
-from memory.store import MemoryStore
 
 EN_WORDS = (
     "project meeting code deploy server budget report friend dinner travel flight hotel doctor "

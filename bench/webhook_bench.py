@@ -21,7 +21,7 @@ from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bot.chat.app import build_application, serving
 from bot.chat.webhook import inbox_server
 from bot.config import parse_config
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 async def run(updates: int, chats: int, folder: Path) -> None:

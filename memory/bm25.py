@@ -67,18 +67,20 @@ from __future__ import annotations
 import heapq
 import logging
 import math
+import sys
 import threading
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+import memory.termindex as termindex_module
+import memory.text as text_module
 from memory.errors import MemorySaveFailed
-from memory.files import write_bytes_atomic
+from memory.indexfile import Floats, IndexCache, Slots, analysis_fingerprint, load, ranges
 from memory.model import Memory
-from memory.termindex import Floats, Slots, TermIndex, fingerprint, load, ranges
+from memory.termindex import TermIndex, fingerprint
 from memory.text import created_terms, date_terms, frame_terms, terms
 
 log = logging.getLogger(__name__)
@@ -138,19 +140,25 @@ def _order(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tupl
     return key
 
 
+def _analysis() -> bytes | None:
+    """The fingerprint of this analysis (``termindex.analysis_fingerprint``): what a cached
+    index must have been made by."""
+    return analysis_fingerprint(text_module, termindex_module, sys.modules[__name__])
+
+
 class Bm25Ranker:
     """BM25 over a compact inverted index, kept up to date incrementally (see the docstring).
 
-    With ``index_path``, the analysed memories are read from that file when the index is first
-    built and written there by ``persist`` (``memory.termindex``).
+    With ``cache``, the analysed memories are read from it when the index is first built and
+    written to it by ``persist`` (``memory.termindex``).
     """
 
     name = "default"
 
-    def __init__(self, index_path: Path | None = None) -> None:
+    def __init__(self, cache: IndexCache | None = None) -> None:
         # A search updates the index (lazily), so even concurrent searches are serialized.
         self._lock = threading.Lock()
-        self._path = index_path
+        self._cache = cache
         self._pending: dict[int, Memory] = {}
         self._index = TermIndex(K1, B)
         self._total_length = 0.0
@@ -173,9 +181,10 @@ class Bm25Ranker:
             self._remove(memory_id)
 
     def persist(self) -> None:
-        """Write the analysed index beside the snapshot (if it has a path and changed)."""
-        if self._path is None:
+        """Write the analysed index to its cache (if it has one and it changed)."""
+        if self._cache is None:
             return
+        analysis = _analysis()
         with self._lock:
             self._flush()
             if self._saved:
@@ -183,13 +192,13 @@ class Bm25Ranker:
             copied = self._index.copy()
             self._saved = True  # as of this copy: a change meanwhile sets it back
         # Without the lock from here: searches go on while the file is made and written.
-        data = copied.dump()
+        data = copied.dump(analysis) if analysis is not None else None
         if data is None:
             with self._lock:
                 self._saved = False
             return
         try:
-            write_bytes_atomic(self._path, data, durable=False)
+            self._cache.write(data)
         except MemorySaveFailed as e:
             # Only a cache (its entries are checked against the memories when it is loaded):
             # the next open analyses the memories again.
@@ -463,7 +472,9 @@ class Bm25Ranker:
 
     def _build(self, memories: dict[int, Memory]) -> None:
         """Index an empty ranker in one pass, with the average length known beforehand."""
-        stored = load(self._path) if self._path is not None else None
+        data = self._cache.read() if self._cache is not None else None
+        analysis = _analysis() if data is not None else None
+        stored = load(data, analysis) if data is not None and analysis is not None else None
         listed = list(memories.values())
         ids = np.fromiter(memories, dtype=np.int64, count=len(listed))
         prints = np.frombuffer(b"".join(map(fingerprint, listed)), dtype=np.uint64).copy()

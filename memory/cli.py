@@ -23,7 +23,7 @@ punctuation): it prints that memory and says so on stderr. Content much like sto
 whole, and the message points to ``repair``. An id more than a day ahead of now (which would
 leave no ids for later adds) is given a fresh one, and the output lists old -> new.
 ``repair [FILE]`` reads every memory that can still be read out of a damaged file
-(``memory.salvage``; by default the namespace's newest ``memory.json.corrupt-*``, where an
+(``memory.files.salvage``; by default the namespace's newest ``memory.json.corrupt-*``, where an
 unreadable ``memory.json`` was moved) and adds them as ``import`` does: ids kept, ids already
 present skipped. It says how many it recovered, how many were already there and how many parts it
 could not read (and on which lines).
@@ -49,12 +49,13 @@ from typing import Any
 
 from memory.embedding import OfflineEmbedder, offline_available
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.files import parse_json
+from memory.files.salvage import salvage
 from memory.history import Author, ChangeRecord, acting, undo
-from memory.interface import MemoryNamespace, open_store
+from memory.interface import MemoryNamespace
+from memory.jsontext import parse_json
 from memory.model import Hit, Memory, Stats, parse_id
 from memory.namespace import RANKERS
-from memory.salvage import salvage
+from memory.open import open_store
 
 QUARANTINED = "memory.json.corrupt-*"
 

@@ -1,11 +1,14 @@
 """The store interface: what the bot may rely on, whatever keeps the bytes.
 
-Two backends implement it: files (``memory.store.MemoryStore``, the default: one folder per
+Two backends implement it: files (``memory.files.MemoryStore``, the default: one folder per
 namespace, ``memory.json`` in the article's format plus a journal) and PostgreSQL
 (``memory.pg.PgStore``) for several replicas. The bot is written against these Protocols
 only: no paths, no file helpers, no lock that only one process could hold. What must be
 serialised is serialised by the store, per namespace, so that a second process or replica is
-correct.
+correct. This module holds the Protocols and the small values they pass (``Document``,
+``VectorSet``, ``SearchStatus``, ``Lane``, ``Delivery``), and imports no backend: opening a
+store is ``memory.open``, the operations are ``memory.namespace``, the rules of documents
+``memory.documents``.
 
 Per namespace the store offers:
 
@@ -16,8 +19,8 @@ Per namespace the store offers:
 - ``Documents``: a small key-value store of JSON documents for everything else the bot keeps
   there (conversation history, token usage, digest settings, later reminders and change
   history). ``put`` is a compare-and-set on the document's ``version``, an opaque string the
-  store hands out; ``update_document`` builds a read-modify-write loop on it, so that two
-  processes changing one document never lose each other's change.
+  store hands out; ``update_document`` (``memory.documents``) builds a read-modify-write loop
+  on it, so that two processes changing one document never lose each other's change.
 
 Beside the namespaces, the store keeps what its client (the bot) holds as a whole:
 
@@ -38,11 +41,7 @@ Keys are like namespace names: segments of ASCII letters, digits, ``_`` and ``-`
 
 from __future__ import annotations
 
-import os
-import random
-import re
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Protocol
@@ -51,29 +50,10 @@ import numpy as np
 import numpy.typing as npt
 
 from memory.duplicates import Near
-from memory.errors import DocumentConflict, MemoryInvalid
 from memory.history import ChangeRecord, History
 from memory.model import Added, Hit, Memory, Stats
 
 ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
-UPDATE_TRIES = 20  # compare-and-set rounds before ``update_document`` gives up
-UPDATE_BACKOFF_SECONDS = 0.05  # the longest wait between two rounds
-MAX_DOCUMENT_BYTES = 1_000_000
-
-_KEY_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def validate_key(key: object) -> str:
-    """``key`` if it is a valid document key (``history``, ``reminders/17``), else an error."""
-    if (
-        not isinstance(key, str)
-        or not 0 < len(key) <= 200
-        or not all(_KEY_SEGMENT.fullmatch(part) for part in key.split("/"))
-    ):
-        raise MemoryInvalid(
-            f"invalid document key {key!r}: use letters, digits, '_', '-' and '/'", field="key"
-        )
-    return key
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,40 +90,6 @@ class Documents(Protocol):
     def list(self, prefix: str = "") -> list[Document]:
         """Every document whose key starts with ``prefix``, sorted by key."""
         ...
-
-
-def update_document(
-    documents: Documents,
-    key: str,
-    change: Callable[[Any], Any],
-    *,
-    durable: bool = True,
-) -> Any:
-    """Apply ``change`` (old value or None -> new value) to a document, atomically.
-
-    A read-modify-write on compare-and-set: if another process changed the document in
-    between, ``change`` runs again on the newer value. ``change`` must therefore be a pure
-    function of its argument. Returning None deletes the document. Returns the new value.
-
-    After a conflict it waits a random moment, up to twice as long each time (to
-    ``UPDATE_BACKOFF_SECONDS``), so that writers in step do not collide again and again.
-    """
-    for attempt in range(UPDATE_TRIES):
-        if attempt:
-            time.sleep(random.uniform(0, min(UPDATE_BACKOFF_SECONDS, 0.001 * 2**attempt)))
-        current = documents.get(key)
-        old, version = (current.value, current.version) if current else (None, ABSENT)
-        new = change(old)
-        try:
-            if new is None:
-                if current is not None:
-                    documents.delete(key, version=version)
-            else:
-                documents.put(key, new, version=version, durable=durable)
-        except DocumentConflict:
-            continue
-        return new
-    raise DocumentConflict(key, expected=version, actual="(changing too often)")
 
 
 class RecordLog(Protocol):
@@ -346,7 +292,7 @@ class MemoryNamespace(MeaningSearch, Protocol):
         """Add article-format records with their ids; how many were new. Content already
         stored (after folding) is skipped too, unless not ``skip_duplicates``.
 
-        An id more than a day past now (``memory.model.ID_REACH_MS``: the far future, which
+        An id more than a day past now (``memory.ids.ID_REACH_MS``: the far future, which
         would leave no ids for later adds) is given a fresh one, as an add would get;
         ``renumbered``, if given, receives old id -> new id of each.
 
@@ -533,28 +479,3 @@ class Store(Protocol):
     def __enter__(self) -> Store: ...
 
     def __exit__(self, *exc: object) -> None: ...
-
-
-def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
-    """The store at ``location``: a data directory (``"data"``), or a store URL.
-
-    ``file:///srv/bot/data`` is a data directory too; ``postgresql://user@host/db`` (or
-    ``postgres://``) is a PostgreSQL database (``memory.pg``, the ``postgres`` extra).
-    ``options`` go to the backend (``embedder``, ``history_days``, ``history_max`` for both;
-    ``compact_seconds``, ``idle_seconds`` for files; ``max_cached_namespaces``, ``pool_size``,
-    ``timeout`` for PostgreSQL).
-    """
-    text = os.fspath(location)
-    scheme = text.partition("://")[0].lower() if "://" in text else ""
-    if scheme in ("postgresql", "postgres"):
-        from memory.pg import PgStore  # needs the ``postgres`` extra; says so if it is missing
-
-        return PgStore(text, **options)
-    if scheme not in ("", "file"):
-        raise MemoryInvalid(f"unknown store URL scheme {scheme!r}", field="store")
-    from memory.store import MemoryStore  # the file backend; imported here, not at import time
-
-    path = text[len("file://") :] if scheme == "file" else text
-    if not path:
-        raise MemoryInvalid("the store location is empty", field="store")
-    return MemoryStore(path, **options)

@@ -43,8 +43,9 @@ from mcp.server.stdio import stdio_server
 from memory.embedding import Embedder, OfflineEmbedder, offline_available
 from memory.errors import MemoryInvalid, MemoryStoreError
 from memory.history import Author, acting
-from memory.interface import MemoryNamespace, open_store
+from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_content, parse_id, parse_limit
+from memory.open import open_store
 from memory.relevance import decide
 
 log = logging.getLogger(__name__)

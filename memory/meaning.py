@@ -37,6 +37,14 @@ PROGRESS_FROM = 100  # a backlog this long is reported in the log
 RETRY_SECONDS = 5.0
 
 
+def guarded(embedder: Embedder | None) -> Embedder | None:
+    """``embedder`` behind one health guard (``EmbedderHealth``) for every namespace of a
+    store: an endpoint that is down is skipped by all of them, not tried by each."""
+    if embedder is None or isinstance(embedder, EmbedderHealth):
+        return embedder
+    return EmbedderHealth(embedder)
+
+
 class Meaning:
     """One namespace's vectors: the index in RAM, where they are kept, and the embedder.
 

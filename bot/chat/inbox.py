@@ -41,7 +41,7 @@ returns it so that the admins are told. A store that refuses the poison log keep
 inbox, unhandled, until it can be set aside.
 
 The log is compacted (rewritten) on start-up, on a clean stop and whenever it has grown past
-``COMPACT_LINES`` records. The bytes are the store's (``memory.records`` for files): this
+``COMPACT_LINES`` records. The bytes are the store's (``memory.files.records`` for files): this
 module is the logic, and its methods ``_read``, ``_append``, ``_rewrite`` and ``_set_aside``
 the only ones that call the logs.
 

@@ -38,8 +38,9 @@ from bot.categories import canonical
 from bot.core import markdown_import, note_archive
 from bot.core.operations import BOT_FIELDS
 from memory.errors import MemoryInvalid
+from memory.ids import clock_ms, within_reach
 from memory.interface import MemoryNamespace
-from memory.model import Memory, clock_ms, parse_id, parse_time, within_reach
+from memory.model import Memory, parse_id, parse_time
 from memory.text import fold
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024

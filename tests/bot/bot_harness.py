@@ -10,7 +10,7 @@ from typing import Any
 
 from bench.fakes.telegram_server import Call, FakeBotAPI
 from bot.config import Config
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 StartBot = Callable[..., AbstractAsyncContextManager["Bot"]]
 

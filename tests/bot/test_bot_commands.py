@@ -14,7 +14,7 @@ from bot_harness import ALICE, LI, Bot, StartBot, is_help, memory_file
 from bench.fakes.telegram_server import FakeBotAPI
 from bench.tag_notes import NAMES_PLACES_THINGS
 from bot.view.i18n import COMMANDS
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 def memory_id(text: str) -> int:

@@ -29,7 +29,7 @@ from bot.core.due import Due
 from bot.core.policy import Actor, Caller
 from bot.core.reminders import Reminder
 from memory import Store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
 

@@ -15,9 +15,9 @@ from bench.fakes.telegram_protocol import Call
 from bench.fakes.telegram_server import FakeBotAPI
 from bot.__main__ import make_llm
 from bot.config import parse_config
-from memory.changelog import HISTORY
+from memory.files import MemoryStore
+from memory.files.changelog import HISTORY
 from memory.history import Author, acting
-from memory.store import MemoryStore
 
 
 def _id(reply: Call) -> int:

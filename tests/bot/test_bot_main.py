@@ -13,7 +13,7 @@ from pathlib import Path
 from bot_harness import ALICE
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 def run_bot(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:

@@ -24,8 +24,8 @@ from bot.chat.app import build_application, serving
 from bot.config import DigestConfig, parse_config
 from bot.jobs.digest import Digest
 from bot.jobs.digest_plan import SETTINGS_FILE
+from memory.files import MemoryStore
 from memory.model import format_time
-from memory.store import MemoryStore
 
 FORUM = -1001234567891
 GENERAL = f"chats/{FORUM}"

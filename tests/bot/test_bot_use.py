@@ -18,7 +18,7 @@ from bot.__main__ import make_llm
 from bot.config import parse_config
 from bot.view.callbacks import MAX_CALLBACK_DATA
 from bot.view.digest_view import build_report
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 BIRTHDAY = "小王的生日是3月5日"
 

@@ -11,7 +11,7 @@ from bot_harness import ALICE, LI, Bot
 
 from bot.core import adding, operations
 from bot.core.dating import date_named, day_asked
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 SAVED = datetime(2026, 12, 1, 10, 0, tzinfo=SHANGHAI)

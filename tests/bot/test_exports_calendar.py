@@ -26,7 +26,7 @@ from bot.config import parse_config
 from bot.core import reminders
 from bot.core.calendar_export import uid_of
 from bot.core.reminder_record import Reminder
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 def free_port() -> int:

@@ -25,7 +25,7 @@ from bot.chat.console import Console
 from bot.chat.services import KEY
 from bot.config import parse_config
 from bot.jobs.reminders import ReminderJob
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 START = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)  # Tuesday 09:00 in Shanghai
 CAROL = FakeBotAPI.user(45, "Carol")

@@ -38,7 +38,7 @@ from bot.errors import ReminderPressedAgain
 from bot.jobs.reminder_index import DueIndex
 from bot.jobs.reminders import ReminderJob
 from memory import Store, open_store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -23,7 +23,7 @@ from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
 from bot.chat.app import build_application, serving
 from bot.chat.services import KEY, Services
 from bot.config import parse_config
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 # Tuesday 1 December 2026, 09:00 in Shanghai (the bot's default zone here), 02:00 in Berlin.
 START = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)

@@ -20,7 +20,8 @@ from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import TOOLS, tool_schemas
 from bot.core import operations, reminders
 from bot.core.policy import Actor, Caller
-from memory.store import MemoryStore, Namespace
+from memory.files import FileNamespace as Namespace
+from memory.files import MemoryStore
 
 ARTICLE_TOOLS = [
     "addMemory",

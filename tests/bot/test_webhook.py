@@ -37,7 +37,7 @@ from bot.chat.connections import ConnectionLimits
 from bot.chat.webhook import SECRET_HEADER, WebhookServer, inbox_server
 from bot.config import Config, parse_config
 from bot.errors import ConfigError
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
 ALLOWED = ["message", "edited_message", "callback_query", "inline_query"]

@@ -29,8 +29,8 @@ from bot.categories import is_known
 from bot.core.entry import parse_entry, split_command
 from bot.view.i18n import t
 from memory.errors import MemoryInvalid, MemoryStoreError, NamespaceInvalid
+from memory.files import MemoryStore
 from memory.model import MAX_CONTENT_CHARS
-from memory.store import MemoryStore
 
 T = TypeVar("T")
 

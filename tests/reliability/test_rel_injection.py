@@ -23,7 +23,7 @@ from rel_harness import config_for, contents, running, user
 from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, ToolCalls
 from bench.fakes.telegram_server import BOT_USERNAME, Call, FakeBotAPI
 from bot.assistant.llm import make_client
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ALICE = user(42)
 BOB = user(43)

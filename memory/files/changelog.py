@@ -29,13 +29,12 @@ import logging
 import os
 import shutil
 from collections.abc import Sequence
-from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 from memory.errors import MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
-from memory.files import append_bytes, fsync_dir, parse_json, write_bytes_atomic
+from memory.files.io import append_bytes, beside, fsync_dir, write_bytes_atomic
 from memory.history import ChangeRecord, History, Retention
-from memory.model import format_time
+from memory.jsontext import parse_json
 
 log = logging.getLogger(__name__)
 
@@ -67,7 +66,7 @@ class ChangeLog:
         if bad:
             self._set_aside(bad, records)
         self._remember(records)
-        cutoff = self.cutoff()
+        cutoff = self.retention.cutoff()
         shown = [r for r in records if r.at >= cutoff][-self.retention.max :]
         return History(tuple(shown), self._unreadable, self._kept)
 
@@ -116,15 +115,11 @@ class ChangeLog:
         if self._count is None:
             return
         slack = max(10, self.retention.max // 10)
-        if self._count <= self.retention.max + slack and self._oldest >= self.cutoff():
+        if self._count <= self.retention.max + slack and self._oldest >= self.retention.cutoff():
             return
         history = self.read()  # within retention; unreadable lines copied aside first
         self._write(history.records)
         self._remember(list(history.records))
-
-    def cutoff(self) -> str:
-        """The time before which records are past retention."""
-        return format_time(datetime.now(UTC) - timedelta(days=self.retention.days))
 
     # -- internals --------------------------------------------------------------------------
 
@@ -172,8 +167,7 @@ class ChangeLog:
     def _set_aside(self, bad: int, records: list[ChangeRecord]) -> None:
         """Copy a file with unreadable lines aside, then rewrite it with the readable ones
         (so that the copy is made once); if the copy fails, the file stays as it is."""
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        target = self.path.with_name(f"{HISTORY}.corrupt-{stamp}")
+        target = beside(self.path, "corrupt")
         try:
             shutil.copyfile(self.path, target)
         except OSError as e:

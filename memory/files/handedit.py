@@ -35,7 +35,8 @@ from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryInvalid
-from memory.files import dump_json, write_bytes_atomic
+from memory.files.io import beside, write_bytes_atomic
+from memory.jsontext import dump_json
 from memory.model import Memory, format_time, parse_time
 
 MAX_VERSIONS = 16  # versions remembered per memory; an older one reads as the person's edit
@@ -338,7 +339,6 @@ def merge(
 
 def write_conflicts(snapshot: Path, conflicts: list[dict[str, Any]]) -> Path:
     """Write ``conflicts`` beside ``snapshot`` as ``<name>.conflict-<time>``; its path."""
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-    path = snapshot.with_name(f"{snapshot.name}.conflict-{stamp}")
+    path = beside(snapshot, "conflict")
     write_bytes_atomic(path, dump_json(conflicts))
     return path

@@ -20,18 +20,12 @@ processes notice either change by ``stat`` on their next operation, under the lo
 
 A person may edit ``memory.json`` while the store runs. A new signature of the snapshot that no
 compaction wrote (the journal's header names the one it did) is such an edit: ``poll`` hands its
-records over to be merged (``memory.handedit``), never taken wholesale. A file that does not
-parse, or is missing, may be a save in progress: it is read again after short pauses, and only
-then copied aside; whoever holds the namespace keeps serving what it holds and writes it back.
-No wait is long enough for every editor, so a file copied aside that way is watched: the swap
-keeps its inode, an editor still writing into it (an in-place save) writes into the file set
-aside, and once it parses it is merged like any other save, as saved when its first bytes
-were (before the store's copy was written back over it). The watched files are named in the
-journal's first line (``"watch"``), so that the next process to open the namespace merges one
-that was finished after the process that set it aside had gone. Likewise the snapshot that
-compaction replaces, if a process holds it open for writing (an editor that opened
-``memory.json`` before the swap): kept as ``memory.json.saved-<time>`` and watched, merged once
-written into, removed once closed unwritten.
+records over to be merged (``memory.files.handedit``), never taken wholesale. A file that does not
+parse, or is missing, may be a save in progress: it is read once settled, and set aside and
+watched if it still does not parse (``memory.files.watch``); whoever holds the namespace keeps
+serving what it holds and writes it back. The watched files are named in the journal's first
+line (``"watch"``), so that the next process to open the namespace merges one that was finished
+after the process that set it aside had gone.
 Compaction never replaces a ``memory.json`` it has not read (``replace_checked``): a file saved
 over it meanwhile is kept and merged. Compaction also keeps a copy of what it wrote,
 ``memory.journal.base``, the snapshot the journal follows, so that a process that did not hold
@@ -43,8 +37,9 @@ and is cut off, its bytes kept in ``memory.journal.torn-<time>`` first. Only und
 reader without it may be looking at another process's append in progress.
 
 Opening a namespace removes the temporary files that compactions killed mid-write left behind
-(``files.remove_stale_temporaries``): compaction runs under the lock, so while we hold it no
-temporary of ``memory.json`` or ``memory.journal`` has a writer, whichever pid is in its name.
+(``memory.files.io.remove_stale_temporaries``): compaction runs under the lock, so while we
+hold it no temporary of ``memory.json`` or ``memory.journal`` has a writer, whichever pid is in
+its name.
 The one exception is written outside the lock on purpose: a snapshot written ahead (``prepare``,
 ``.memory.json.compacting.*``, swapped in under the lock by ``compact``), removed only once its
 writer is gone. Lines appended between ``mark`` and the swap stay in the new journal.
@@ -56,32 +51,27 @@ import contextlib
 import json
 import logging
 import os
-import shutil
 import time
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 from memory.errors import MemoryLoadFailed, MemorySaveFailed
-from memory.files import (
+from memory.files.io import (
     FileLock,
-    Status,
     append_bytes,
-    digest,
-    dump_json,
-    dump_records,
+    beside,
+    copy_aside,
     fsync_dir,
-    open_for_writing,
-    parse_json,
     quarantine,
     remove_stale_temporaries,
-    replace_checked,
-    settled_status,
     write_bytes_atomic,
     write_temporary,
 )
+from memory.files.swap import Status, digest, open_for_writing, replace_checked, settled_status
+from memory.files.watch import Signature, Watch, read_settled, signature
+from memory.jsontext import dump_json, dump_records, parse_json
 
 log = logging.getLogger(__name__)
 
@@ -89,24 +79,6 @@ SNAPSHOT = "memory.json"
 JOURNAL = "memory.journal"
 LOCK = ".lock"
 BASE = "memory.journal.base"
-PAUSE = 0.1  # seconds between reads of a file that does not parse (a save in progress?)
-PAUSES = 20  # at most this many pauses, while the file keeps changing
-STABLE = 2  # pauses with the file unchanged after which it is taken as it is
-WATCHED = 16  # at most this many unreadable files set aside are watched, the newest
-
-_Signature = tuple[int, int, int]  # inode, mtime_ns, size
-
-
-@dataclass(frozen=True)
-class _Watched:
-    """An unreadable file set aside, that an editor may still be writing into."""
-
-    path: Path
-    seen: _Signature | None  # as last read: any write since changes it
-    saved: float  # when its save began (epoch seconds): its mtime when set aside
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.path.name, "seen": list(self.seen or ()), "saved": self.saved}
 
 
 @dataclass
@@ -153,15 +125,7 @@ class Prepared:
     mark: Mark
     digest: str
     base: Path | None
-    settled: Status | None  # memory.json's status when read ahead (``files.settled_status``)
-
-
-def _signature(path: Path) -> _Signature | None:
-    try:
-        st = os.stat(path)
-    except FileNotFoundError:
-        return None
-    return (st.st_ino, st.st_mtime_ns, st.st_size)
+    settled: Status | None  # memory.json's status when read ahead (``swap.settled_status``)
 
 
 class NamespaceFiles:
@@ -173,14 +137,14 @@ class NamespaceFiles:
         self.journal_path = folder / JOURNAL
         self.lock = FileLock(folder / LOCK)
         self.journal_lines = 0  # lines in the journal since the last compaction
-        self._snapshot_sig: _Signature | None = None
+        self._snapshot_sig: Signature | None = None
         self._snapshot_digest: str | None = None  # of the bytes last read or written there
         self.pending: list[Path] = []  # files a person saved that compaction displaced
         self.kept: list[Path] = []  # unreadable files set aside by compaction, to be told
         self._broken = False  # memory.json does not parse: compaction sets it aside
         # Unreadable files set aside, oldest first: an editor may still be writing into one
         # (an in-place save); it is merged once it parses. Named in the journal's first line.
-        self._watch: list[_Watched] = []
+        self._watch = Watch(self.snapshot_path)
         self._journal_ino: int | None = None
         self._journal_offset = 0
         self._fd: int | None = None
@@ -197,7 +161,7 @@ class NamespaceFiles:
 
     def poll(self) -> Change:
         """What changed on disk since the last ``poll``: everything on the first call."""
-        sig = _signature(self.snapshot_path)
+        sig = signature(self.snapshot_path)
         try:
             st = os.stat(self.journal_path)
             ino, size = st.st_ino, st.st_size
@@ -208,110 +172,23 @@ class NamespaceFiles:
         change = Change()
         if size > self._journal_offset:
             change.entries = self._read_journal(self._journal_offset, change)
-        self._take_watched()
+        self._watch.take(self.pending)
         if self.pending:  # saved before memory.json last changed: merged first
             self._read_edit(self.pending[0], change)
         elif sig != self._snapshot_sig:
             self._read_edit(self.snapshot_path, change)
         return change
 
-    def _watch_file(self, path: Path, seen: _Signature | None, saved: float | None = None) -> None:
-        """Watch ``path``, an unreadable file set aside, as read (``seen``)."""
-        if saved is None:
-            saved = seen[1] / 1e9 if seen else time.time()
-        self._watch = [*self._watch[1 - WATCHED :], _Watched(path, seen, saved)]
-
-    def _take_watched(self) -> None:
-        """Queue the watched files written into since they were last read, to be merged."""
-        watch = []
-        for watched in self._watch:
-            # Asked first: once nobody holds it open for writing, it can change no more.
-            replaced = watched.path.name.startswith(f"{SNAPSHOT}.saved-")
-            writing = open_for_writing(watched.path) if replaced else None
-            now = _signature(watched.path)
-            if now is None:
-                continue  # removed (by the person): nothing left to merge
-            if replaced and writing is False and now == watched.seen:
-                self._remove(watched.path)  # the store's own copy, closed unwritten
-                continue
-            watch.append(watched)
-            if now != watched.seen and watched.path not in self.pending:
-                self.pending.append(watched.path)
-        self._watch = watch
-
-    def _unwatch(self, path: Path) -> _Watched | None:
-        """Stop watching ``path``; how it was watched, if it was."""
-        found = next((watched for watched in self._watch if watched.path == path), None)
-        self._watch = [watched for watched in self._watch if watched.path != path]
-        return found
-
-    def _watched(self, header: dict[str, Any]) -> list[_Watched]:
-        """The watched files the journal's first line names: files beside memory.json only."""
-        entries = header.get("watch")
-        watch = []
-        for entry in entries[-WATCHED:] if isinstance(entries, list) else []:
-            name = entry.get("name") if isinstance(entry, dict) else None
-            if not isinstance(name, str) or Path(name).name != name:
-                continue  # not a file this store set aside: never read from elsewhere
-            if not name.startswith(f"{SNAPSHOT}."):
-                continue
-            seen, saved = entry.get("seen"), entry.get("saved")
-            ok = isinstance(seen, list) and len(seen) == 3 and all(type(v) is int for v in seen)
-            watch.append(
-                _Watched(
-                    self.folder / name,
-                    (seen[0], seen[1], seen[2]) if ok else None,
-                    float(saved) if type(saved) in (int, float) else 0.0,
-                )
-            )
-        return watch
-
     @property
     def snapshot_mtime(self) -> float:
         """When the snapshot last read or written was written (epoch seconds; 0: none)."""
         return self._snapshot_sig[1] / 1e9 if self._snapshot_sig else 0.0
 
-    def _read_settled(
-        self, path: Path, *, expected: bool = True
-    ) -> tuple[bytes | None, _Signature | None, Any]:
-        """The bytes of ``path``, its signature and its records (``None`` if not a JSON array).
-
-        A file that does not parse, or is missing, is read again after a pause while it keeps
-        changing: an editor may be half-way through an in-place save. A missing file that is
-        not ``expected`` (a namespace that has never been written) is taken as missing at once.
-        """
-        stable, last = 0, None
-        for _ in range(PAUSES + 1):
-            try:
-                with open(path, "rb") as f:
-                    st = os.fstat(f.fileno())
-                    sig: _Signature | None = (st.st_ino, st.st_mtime_ns, st.st_size)
-                    data: bytes | None = f.read()
-            except FileNotFoundError:
-                if not expected:
-                    return None, None, None
-                sig, data = None, None
-            except OSError as e:
-                raise MemoryLoadFailed(f"could not read {path}: {e}", path=path) from e
-            if data is not None:
-                try:
-                    records = parse_json(data)
-                    if isinstance(records, list):
-                        return data, sig, records
-                except (UnicodeDecodeError, ValueError):
-                    pass  # not (yet) JSON: read again below
-            stable = stable + 1 if (sig, data) == last else 0
-            if stable >= STABLE:
-                break
-            last = (sig, data)
-            time.sleep(PAUSE)
-        return data, sig, None
-
     def _read_edit(self, path: Path, change: Change) -> None:
         """Read a file a person saved (``memory.json``, or one compaction displaced)."""
-        data, sig, records = self._read_settled(path)
+        data, sig, records = read_settled(path)
         displaced = path != self.snapshot_path
-        watched = self._unwatch(path)  # set aside unreadable, written into since
+        watched = self._watch.drop(path)  # set aside unreadable, written into since
         if records is not None:
             change.edited, change.edited_at = records, sig[1] / 1e9 if sig else time.time()
             if watched is not None:
@@ -329,26 +206,18 @@ class NamespaceFiles:
         if watched is not None:  # still unreadable: watched on, and told already
             self.pending.remove(path)
             if data is not None:
-                self._watch_file(path, sig, watched.saved)
+                self._watch.add(path, sig, watched.saved)
             return
         change.broken = True
         if displaced:
             self.pending.remove(path)  # kept where it is, watched, and told
             if data is not None:
-                self._watch_file(path, sig)
+                self._watch.add(path, sig)
                 change.quarantined.append(path)
             return
         self._snapshot_sig = sig
         self._snapshot_digest = None if data is None else digest(data)
         self._broken = data is not None
-
-    def _remove(self, path: Path) -> None:
-        try:
-            path.unlink()
-        except FileNotFoundError:
-            return
-        except OSError as e:
-            log.warning("could not remove %s, a copy of %s: %s", path, SNAPSHOT, e)
 
     def done_with(self, path: Path) -> None:
         """Remove a displaced file once merged: its changes are in ``memory.json`` now."""
@@ -368,9 +237,7 @@ class NamespaceFiles:
         self.pending = [*dict.fromkeys([*self.pending, *found])]
         # A namespace never written has neither file: nobody is half-way through saving it.
         ever_written = self.journal_path.exists() or any(self.folder.glob(f"{SNAPSHOT}*"))
-        data, self._snapshot_sig, records = self._read_settled(
-            self.snapshot_path, expected=ever_written
-        )
+        data, self._snapshot_sig, records = read_settled(self.snapshot_path, expected=ever_written)
         self._snapshot_digest = None if data is None else digest(data)
         if data is not None and records is None:
             # The article resets to [] here and overwrites the file on the next save.
@@ -390,10 +257,10 @@ class NamespaceFiles:
         # What the last compaction (by any process) watched; those written into since it set
         # them aside are merged after this load. Its list, not ours: one merged by another
         # process is not named any more, and must not be merged twice.
-        self._watch = self._watched(header)
-        unchanged = {w.path for w in self._watch if _signature(w.path) == w.seen}
+        self._watch.read(header)
+        unchanged = self._watch.unchanged()
         self.pending = [path for path in self.pending if path not in unchanged]
-        self._take_watched()
+        self._watch.take(self.pending)
         if self._snapshot_sig is not None:
             change.trusted = header.get("snapshot") == list(self._snapshot_sig) or (
                 "digest" in header and header["digest"] == self._snapshot_digest
@@ -411,7 +278,7 @@ class NamespaceFiles:
             else:
                 kept = quarantine(self.snapshot_path)  # a rename: an editor writes on into it
                 change.quarantined.append(kept)
-                self._watch_file(kept, self._snapshot_sig)
+                self._watch.add(kept, self._snapshot_sig)
                 self._snapshot_sig = self._snapshot_digest = None
                 # What is held came from the journal alone; written back all the same, so that
                 # the journal's first line names the file watched (for the next process).
@@ -459,21 +326,12 @@ class NamespaceFiles:
             elif line.strip():
                 bad += 1
         if bad:
-            kept = self.copy_aside(self.journal_path)
+            kept = copy_aside(self.journal_path)
             change.quarantined.append(kept)
             log.warning("%d unreadable lines in %s; a copy is in %s", bad, self.journal_path, kept)
         self._journal_offset = offset + complete
         self.journal_lines += len(entries)
         return entries
-
-    def copy_aside(self, path: Path) -> Path:
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        target = path.with_name(f"{path.name}.corrupt-{stamp}")
-        try:
-            shutil.copyfile(path, target)
-        except OSError as e:
-            raise MemoryLoadFailed(f"could not copy {path} aside: {e}", path=path) from e
-        return target
 
     def _cut_torn_tail(self, size: int, tail: bytes) -> None:
         """Cut the journal back to ``size``, keeping the ``tail`` beyond it in a file beside it.
@@ -481,8 +339,7 @@ class NamespaceFiles:
         The next append must not glue onto those bytes, so the journal is cut even if they
         cannot be kept (a full disk); then the log has them.
         """
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        kept = self.journal_path.with_name(f"{self.journal_path.name}.torn-{stamp}")
+        kept = beside(self.journal_path, "torn")
         try:
             write_bytes_atomic(kept, tail)
         except MemorySaveFailed as e:
@@ -559,9 +416,10 @@ class NamespaceFiles:
 
         ``compact(..., prepared)`` swaps it in later, under the lock, if it is still current.
         Everything that costs time is done here: the layout (``pause`` is called between its
-        slices, see ``files.dump_records``), the digest, the writes and their fsyncs, the copy
-        that becomes ``memory.journal.base``, and reading back the ``memory.json`` it replaces
-        (``files.settled_status``); the swap is left renames and the new journal.
+        slices, see ``memory.jsontext.dump_records``), the digest, the writes and their fsyncs,
+        the copy that becomes ``memory.journal.base``, and reading back the ``memory.json`` it
+        replaces (``memory.files.swap.settled_status``); the swap is left renames and the new
+        journal.
         """
         data = dump_records(records, pause=pause)
         settled = None
@@ -635,9 +493,7 @@ class NamespaceFiles:
         else:
             data = dump_json(records)
             new_digest = digest(data)
-        stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%S%fZ")
-        kind = "corrupt" if self._broken else "saved"
-        aside = self.snapshot_path.with_name(f"{SNAPSHOT}.{kind}-{stamp}")
+        aside = beside(self.snapshot_path, "corrupt" if self._broken else "saved")
         try:
             found = replace_checked(
                 self.snapshot_path,
@@ -664,22 +520,22 @@ class NamespaceFiles:
             self.kept.append(aside)
             # Its signature as read, which the swap checked (the digest) and kept (inode,
             # mtime, size): an editor's write after the swap, however soon, changes it.
-            self._watch_file(aside, self._snapshot_sig)
+            self._watch.add(aside, self._snapshot_sig)
         elif self._snapshot_digest is not None and found is None:
             # The snapshot replaced, as expected. An editor that opened it before the swap may
             # still write into it (an in-place save): then it is watched, merged if written
             # into, and removed once closed unchanged. Asked first: once closed, it stays.
             writing = open_for_writing(aside)
-            if _signature(aside) != self._snapshot_sig:
+            if signature(aside) != self._snapshot_sig:
                 found = aside  # written into since the swap checked it
             elif writing:
-                self._watch_file(aside, self._snapshot_sig)
+                self._watch.add(aside, self._snapshot_sig)
             else:
-                self._remove(aside)
+                self._watch.remove(aside)
         if found is not None:
             log.warning("%s was saved while being replaced; kept in %s, to merge", SNAPSHOT, found)
             self.pending.append(found)
-        self._snapshot_sig = _signature(self.snapshot_path)
+        self._snapshot_sig = signature(self.snapshot_path)
         self._snapshot_digest = new_digest
         self._keep_base(data, prepared.base if prepared is not None else None)
         self._close_fd()
@@ -689,9 +545,9 @@ class NamespaceFiles:
             "snapshot": list(self._snapshot_sig or ()),
             "digest": self._snapshot_digest,
         }
-        self._watch = [watched for watched in self._watch if watched.path.exists()]
-        if self._watch:
-            header_entry["watch"] = [watched.to_json() for watched in self._watch]
+        watched = self._watch.header()
+        if watched:
+            header_entry["watch"] = watched
         header = json.dumps(header_entry).encode() + b"\n"
         write_bytes_atomic(self.journal_path, header + tail)
         st = os.stat(self.journal_path)

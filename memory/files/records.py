@@ -7,8 +7,8 @@ them. A new file's folder entry is fsynced once, when the file is created, so th
 record is never in a file that a power cut forgets. An append that fails (a full disk) is cut
 back to where the file ended, so a half line never spoils the next one; a line a crash cut
 short is skipped by ``read``. ``rewrite`` replaces the file atomically and durably
-(``memory.files.write_bytes_atomic``); ``read`` first removes the temporaries of rewrites a
-kill interrupted (``memory.files.remove_stale_temporaries``).
+(``memory.files.io.write_bytes_atomic``); ``read`` first removes the temporaries of rewrites a
+kill interrupted (``memory.files.io.remove_stale_temporaries``).
 
 One process writes a log; nothing here locks it against a second one.
 """
@@ -22,15 +22,10 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from memory.documents import validate_key
 from memory.errors import MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
-from memory.files import (
-    append_bytes,
-    fsync_dir,
-    parse_json,
-    remove_stale_temporaries,
-    write_bytes_atomic,
-)
-from memory.interface import validate_key
+from memory.files.io import append_bytes, fsync_dir, remove_stale_temporaries, write_bytes_atomic
+from memory.jsontext import parse_json
 
 SUFFIX = ".jsonl"
 

@@ -2,7 +2,7 @@
 
 ``MemoryStore(data_dir).namespace("users/42")`` is a ``Namespace`` with the article's eight
 operations. Its memories live in ``data_dir/users/42/memory.json`` (the article's format) plus an
-append-only journal (see ``memory.journal``), so that:
+append-only journal (see ``memory.files.journal``), so that:
 
 - an acknowledged add, update or delete is on disk (fsynced) before the call returns, and
   survives ``kill -9`` or a power cut;
@@ -16,7 +16,7 @@ append-only journal (see ``memory.journal``), so that:
   also across processes: a new id is ``max(now_ms, highest id seen + 1)``, chosen under the lock;
 - threads and asyncio tasks (a mutex) and processes (an ``flock``) can share a namespace: every
   operation takes both, then catches up with what other processes appended before acting.
-- every change is recorded in ``data_dir/users/42/memory.history`` (``memory.changelog``),
+- every change is recorded in ``data_dir/users/42/memory.history`` (``memory.files.changelog``),
   written ahead of the change, who made it and through which door (``memory.history``), within
   the retention ``history_days`` / ``history_max``; undo and ``/history`` read it.
 
@@ -36,15 +36,14 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-import re
 import tempfile
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from pathlib import Path
 
-from memory.documents import FileDocuments
-from memory.embedding import Embedder, EmbedderHealth
+from memory.embedding import Embedder
 from memory.errors import (
     MemoryLoadFailed,
     MemorySaveFailed,
@@ -52,38 +51,48 @@ from memory.errors import (
     NamespaceInvalid,
     StoreInUse,
 )
-from memory.files import FileLock
+from memory.files.backend import FileBackend
+from memory.files.documents import FileDocuments
+from memory.files.io import FileLock
+from memory.files.journal import JOURNAL, SNAPSHOT
+from memory.files.records import FileRecordLog
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
-from memory.journal import JOURNAL, SNAPSHOT
-from memory.meaning import EmbeddingWorker
-from memory.namespace import RANKERS, Namespace
-from memory.records import FileRecordLog
+from memory.meaning import EmbeddingWorker, guarded
+from memory.namespace import Namespace, validate_namespace
 
-__all__ = ["RANKERS", "MemoryStore", "Namespace", "validate_namespace"]
+__all__ = ["FileNamespace", "MemoryStore"]
 
 log = logging.getLogger(__name__)
 
 BOT_FOLDER = ".bot"  # the client's own files: no namespace name has a dot, so none is here
 SERVING_LOCK = "serving.lock"  # held by the one bot process serving the directory
-_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
-def validate_namespace(name: object) -> str:
-    """``name`` if it is a safe namespace name (``users/42``), else ``NamespaceInvalid``.
+class FileNamespace(Namespace):
+    """A namespace of the file store: the operations (``memory.namespace``) over its folder
+    (``memory.files.backend``), and the folder's housekeeping."""
 
-    Segments of ASCII letters, digits, ``_`` and ``-`` joined by ``/``: no ``..``, no absolute
-    path, no NUL, nothing that leaves the data directory, and (no dots) no segment that could
-    take the place of a namespace's own files such as ``memory.json``.
-    """
-    text = name if isinstance(name, str) else repr(name)
-    if not isinstance(name, str) or not name or len(name) > 200:
-        raise NamespaceInvalid(f"invalid namespace name {text!r}", namespace=text)
-    if not all(_SEGMENT.fullmatch(part) for part in name.split("/")):
-        raise NamespaceInvalid(
-            f"invalid namespace name {name!r}: use letters, digits, '_', '-' and '/'",
-            namespace=name,
-        )
-    return name
+    def __init__(
+        self,
+        folder: Path,
+        name: str,
+        retention: Retention,
+        *,
+        embedder: Embedder | None = None,
+        wake: Callable[[Namespace], None] | None = None,
+        wait: Callable[[float | None], bool] | None = None,
+    ) -> None:
+        self.path = folder
+        self._folder = FileBackend(folder, name, retention)
+        super().__init__(name, self._folder, embedder=embedder, wake=wake, wait=wait)
+
+    def flush(self) -> None:
+        """Bring ``memory.json`` up to date with every change (compaction)."""
+        self._folder.flush()
+
+    def maintain(self, compact_seconds: float, idle_seconds: float) -> None:
+        """Compact after ``compact_seconds`` of pending changes; release after idling."""
+        self._folder.maintain(compact_seconds, idle_seconds)
 
 
 class MemoryStore:
@@ -114,17 +123,12 @@ class MemoryStore:
         self.idle_seconds = idle_seconds
         self.max_open_namespaces = max_open_namespaces
         self.max_memories = max_memories
-        self._namespaces: dict[str, Namespace] = {}
-        self._recent: OrderedDict[str, Namespace] = OrderedDict()  # least recently asked first
+        self._namespaces: dict[str, FileNamespace] = {}
+        self._recent: OrderedDict[str, FileNamespace] = OrderedDict()  # least recently asked first
         self._lock = threading.Lock()
         self._stop = threading.Event()
         self._janitor: threading.Thread | None = None
-        # One health guard for every namespace: an endpoint that is down is skipped by all.
-        self.embedder: Embedder | None = None
-        if embedder is not None:
-            self.embedder = (
-                embedder if isinstance(embedder, EmbedderHealth) else EmbedderHealth(embedder)
-            )
+        self.embedder = guarded(embedder)  # one health guard for every namespace
         self._worker = EmbeddingWorker()
         self._serving = FileLock(self.data_dir / BOT_FOLDER / SERVING_LOCK)
 
@@ -134,13 +138,13 @@ class MemoryStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def namespace(self, name: str) -> Namespace:
+    def namespace(self, name: str) -> FileNamespace:
         """The namespace called ``name`` (``users/42``); created on disk by its first write."""
         validate_namespace(name)
         with self._lock:
             namespace = self._namespaces.get(name)
             if namespace is None:
-                namespace = Namespace(
+                namespace = FileNamespace(
                     self.data_dir / name,
                     name,
                     self.retention,
@@ -166,7 +170,7 @@ class MemoryStore:
         """Wait until every memory noted so far is embedded (benchmarks, tests, tools)."""
         return self._worker.wait(timeout)
 
-    def _over_budget(self) -> list[Namespace]:
+    def _over_budget(self) -> list[FileNamespace]:
         """The least recently asked for namespaces to release so the rest fit the budget."""
         held = sum(namespace.held for namespace in self._recent.values())
         victims = []
@@ -178,7 +182,7 @@ class MemoryStore:
             victims.append(victim)
         return victims
 
-    def _release(self, namespace: Namespace) -> None:
+    def _release(self, namespace: FileNamespace) -> None:
         try:
             namespace.release()
         except MemoryStoreError as e:
@@ -186,7 +190,7 @@ class MemoryStore:
             log.warning("could not flush %s on release: %s", namespace.name, e.message)
 
     def documents(self, name: str) -> FileDocuments:
-        """The documents of the namespace called ``name`` (``memory.documents``)."""
+        """The documents of the namespace called ``name`` (``memory.files.documents``)."""
         return FileDocuments(self.data_dir / validate_namespace(name))
 
     def bot_documents(self) -> FileDocuments:
@@ -194,7 +198,8 @@ class MemoryStore:
         return FileDocuments(self.data_dir / BOT_FOLDER)
 
     def bot_log(self, name: str) -> FileRecordLog:
-        """The client's record log ``name``: ``data_dir/.bot/<name>.jsonl`` (``memory.records``)."""
+        """The client's record log ``name``: ``data_dir/.bot/<name>.jsonl``
+        (``memory.files.records``)."""
         return FileRecordLog(self.data_dir / BOT_FOLDER, name)
 
     def updates(self) -> None:
