@@ -201,6 +201,10 @@ def run_telegram(config: Config) -> int:
             file=sys.stderr,
         )
         return 1
+    except MemoryStoreError as e:  # a live replica is this one already, or the database failed
+        reason = SecretFilter(config.secrets()).redact(e.message)
+        print(f"Cannot serve the bot: {reason}", file=sys.stderr)
+        return 1
     except OSError as e:  # the webhook server's address: in use, or not this machine's
         if not config.telegram.webhook:
             raise

@@ -27,6 +27,7 @@ import hashlib
 import hmac
 import os
 import re
+import socket
 import tomllib
 import typing
 from collections.abc import Callable, Mapping
@@ -88,6 +89,17 @@ def _check_storage(location: str) -> object:
     return location
 
 
+REPLICA_IDENTITY = re.compile(r"[A-Za-z0-9._:-]{1,100}")
+
+
+def _check_identity(identity: str) -> object:
+    if identity and not REPLICA_IDENTITY.fullmatch(identity):
+        raise ValueError(
+            f"must be empty or 1 to 100 letters, digits, '.', '_', ':' or '-', not {identity!r}"
+        )
+    return identity
+
+
 def _check_schedule(expression: str) -> object:
     # Whether a crontab expression fires does not depend on the time zone (checked on its own).
     return Schedule.parse(expression, UTC)
@@ -110,6 +122,8 @@ class TelegramConfig:
     port: int = field(default=8443, metadata=_between(1, 65535))
     secret_token: str = field(default="", repr=False)  # "": derived from the token
     max_connections: int = field(default=40, metadata=_between(1, 100))
+    # Past this, an update's handling (model turns included) is cancelled and set aside.
+    handler_deadline_seconds: float = field(default=300.0, metadata=_between(1, 86_400))
 
     @property
     def file_url(self) -> str:
@@ -243,6 +257,8 @@ class ReplicasConfig:
     lease_seconds: float = field(default=30.0, metadata=_between(1, 3600))
     poll_seconds: float = field(default=0.25, metadata=_between(0.01, 60))
     max_chats: int = field(default=64, metadata=_between(1, 10_000))
+    # Who this replica is across restarts ("": the host name and [telegram] port).
+    identity: str = field(default="", metadata=_checked(_check_identity))
 
 
 @dataclass(frozen=True)
@@ -267,6 +283,15 @@ class Config:
     def store_location(self) -> str | Path:
         """What ``memory.open_store`` opens: ``storage`` if set, else ``data_dir``."""
         return self.storage or self.data_dir
+
+    @property
+    def replica_identity(self) -> str:
+        """``[replicas] identity``, or this host's name and ``[telegram] port``: stable across
+        restarts, and two replicas on one host listen on different ports."""
+        if self.replicas.identity:
+            return self.replicas.identity
+        host = re.sub(r"[^A-Za-z0-9._-]+", "-", socket.gethostname()) or "localhost"
+        return f"{host[:90]}:{self.telegram.port}"
 
     @property
     def store_name(self) -> str:

@@ -73,6 +73,7 @@ from bot.chat import (
     welcome,
 )
 from bot.chat.access import gatekeeper
+from bot.chat.deadlines import reason
 from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
 from bot.chat.lanes import SharedUpdates
 from bot.chat.pacing import PacedLimiter
@@ -163,12 +164,19 @@ def build_application(
         replicas = config.replicas
         updates = SharedUpdates(
             shared,
+            identity=config.replica_identity,
             set_aside=_tell_admins_set_aside,
             lease=replicas.lease_seconds,
             poll=replicas.poll_seconds,
             max_lanes=replicas.max_chats,
+            deadline=telegram.handler_deadline_seconds,
         )
     queue = InboxQueue(Inbox.of(store)) if request is None and shared is None else None
+    processor = ChatOrderedUpdateProcessor(
+        on_start=queue.start if queue is not None else None,
+        on_done=queue.done if queue is not None else None,
+        deadline=telegram.handler_deadline_seconds,
+    )
     builder = (
         ApplicationBuilder()
         .token(telegram.token)
@@ -181,12 +189,7 @@ def build_application(
             )
         )
         .rate_limiter(PacedLimiter(pacer, max_retries=RETRIES_ON_429))
-        .concurrent_updates(
-            ChatOrderedUpdateProcessor(
-                on_start=queue.start if queue is not None else None,
-                on_done=queue.done if queue is not None else None,
-            )
-        )
+        .concurrent_updates(processor)
         .post_init(post_init)
         .post_shutdown(post_shutdown)
     )
@@ -199,6 +202,7 @@ def build_application(
     if updates is not None:
         builder = builder.update_queue(updates)
     application = builder.build()
+    processor.on_overdue = lambda update: _overdue(application, update)
     digest = (
         Digest(config.digest, store, clock=clock, chats=chats)
         if clock is not None
@@ -297,7 +301,7 @@ async def post_init(application: BotApplication) -> None:
             await _tell_admins_set_aside(application, pending)
         await application.update_queue.replay(application, recovered.again)
     if isinstance(application.update_queue, SharedUpdates):
-        application.update_queue.start(application)
+        await application.update_queue.start(application)
 
 
 async def post_shutdown(application: BotApplication) -> None:
@@ -464,8 +468,27 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _tell_admins(context, f"{type(error).__name__}: {error}")
 
 
-async def _tell_admins_set_aside(application: BotApplication, pending: Pending) -> None:
-    """Tell the admins of an update the inbox set aside as poison (``bot.chat.inbox``)."""
+def _overdue(application: BotApplication, update: object) -> None:
+    """An update past the handler deadline (``bot.chat.deadlines``): set aside in the inbox
+    and the admins told; the chat has gone on."""
+    if not isinstance(update, Update):
+        return
+    config: Config = application.bot_data[KEY].config
+    deadline = config.telegram.handler_deadline_seconds
+    queue = application.update_queue
+    pending = queue.give_up(update, reason(deadline)) if isinstance(queue, InboxQueue) else None
+    pending = pending or Pending(update.to_dict(), 0)
+    application.create_task(
+        _tell_admins_set_aside(application, pending, overdue=deadline),
+        name=f"set aside {update.update_id}",
+    )
+
+
+async def _tell_admins_set_aside(
+    application: BotApplication, pending: Pending, *, overdue: float | None = None
+) -> None:
+    """Tell the admins of an update set aside as poison (``bot.chat.inbox``, ``bot.chat.lanes``):
+    after crashes, or ``overdue`` (the handler deadline it ran past)."""
     update = Update.de_json(pending.update, application.bot)
     chat = update.effective_chat.id if update.effective_chat is not None else "?"
     message, query = update.effective_message, update.callback_query
@@ -473,14 +496,15 @@ async def _tell_admins_set_aside(application: BotApplication, pending: Pending) 
     text = text or ((query.data or "") if query is not None else "")
     config: Config = application.bot_data[KEY].config
     for admin in config.telegram.admin_user_ids:
-        notice = t(
-            "en",
-            "admin_poison",
-            update_id=pending.update_id,
-            chat=chat,
-            tries=pending.tries,
-            text=escape(text[:POISON_PREVIEW]),
-        )
+        about = {
+            "update_id": pending.update_id,
+            "chat": chat,
+            "text": escape(text[:POISON_PREVIEW]),
+        }
+        if overdue is None:
+            notice = t("en", "admin_poison", tries=pending.tries, **about)
+        else:
+            notice = t("en", "admin_overdue", seconds=f"{overdue:g}", **about)
         try:
             await application.bot.send_message(admin, notice, parse_mode="HTML")
         except TelegramError as e:

@@ -285,7 +285,8 @@ def inbox_accept(application: AnyApplication) -> Accept:
 
 
 def bot_health(application: AnyApplication) -> Health:
-    """``health`` for one process: the Application running and its store's ``ping()``.
+    """``health`` for one process: the Application running, its replica its own (replicas), and
+    its store's ``ping()``.
 
     The ping runs in a thread (store work never runs on the event loop), one at a time: checks
     that arrive while one is running wait for it, so a store that hangs holds one thread, not
@@ -302,6 +303,8 @@ def bot_health(application: AnyApplication) -> Health:
         queue = application.update_queue
         if isinstance(queue, SharedUpdates) and not queue.running:
             return "the bot is not handling the shared updates"
+        if isinstance(queue, SharedUpdates) and not queue.present:
+            return f"another process is replica {queue.identity} (set [replicas] identity)"
         if running is None or running.done():
             running = asyncio.ensure_future(asyncio.to_thread(store.ping))
             running.add_done_callback(lambda done: done.cancelled() or done.exception())
