@@ -12,9 +12,10 @@ operation waits at most ``timeout`` for a connection (the server down: it fails 
 ``Database.session`` is the exception to pooling: one connection of its own, for what lasts as
 long as a session does (a replica's identity is a session-level advisory lock:
 ``memory.pg.updates``), closed with the pool if its holder has not. Both of its ends send TCP
-keepalives, so that the server learns within ``KEEPALIVE_SECONDS`` that a client host vanished
-(its locks are released then), and the client that the server did; a killed process's
-connection is closed by its kernel at once.
+keepalives and give up on data unacknowledged as long (``tcp_user_timeout``), so that the
+server learns within about ``KEEPALIVE_SECONDS`` that a client host vanished (its locks are
+released then), and the client that the server did; a killed process's connection is closed by
+its kernel at once.
 """
 
 from __future__ import annotations
@@ -122,12 +123,14 @@ class Database:
                 keepalives_idle=KEEPALIVE_IDLE,
                 keepalives_interval=KEEPALIVE_INTERVAL,
                 keepalives_count=KEEPALIVE_COUNT,
+                tcp_user_timeout=KEEPALIVE_SECONDS * 1000,  # unanswered data: as long
             )
             try:  # the server's side (a unix socket has none: its peer is on the same host)
                 connection.execute(
                     f"SET tcp_keepalives_idle = {KEEPALIVE_IDLE};"
                     f" SET tcp_keepalives_interval = {KEEPALIVE_INTERVAL};"
-                    f" SET tcp_keepalives_count = {KEEPALIVE_COUNT}"
+                    f" SET tcp_keepalives_count = {KEEPALIVE_COUNT};"
+                    f" SET tcp_user_timeout = {KEEPALIVE_SECONDS * 1000}"
                 )
             except BaseException:
                 connection.close()
