@@ -52,7 +52,9 @@ ENVIRONMENT = {
     "TELEGRAM_WEBHOOK_SECRET": ("telegram", "secret_token"),
 }
 WEBHOOK_PATH = "/telegram"  # where updates are posted when webhook_url names no path
-HEALTH_PATH = "/healthz"  # the webhook server's health check (bot.chat.webhook)
+HEALTH_PATH = "/healthz"  # the webhook server's health checks (bot.chat.webhook) start here
+LIVE_PATH = HEALTH_PATH + "/live"  # the process serves: for routing and restarts
+READY_PATH = HEALTH_PATH + "/ready"  # it can store too: for monitoring (/healthz: the same)
 WEBHOOK_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts
 WEBHOOK_PORTS = (443, 80, 88, 8443)  # the ports Telegram's own server posts to
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # where a plain-http webhook_url may point (tests)
@@ -399,8 +401,9 @@ def _check_webhook(telegram: TelegramConfig, source: str) -> None:
         raise wrong("must be https:// (Telegram posts only over TLS; http only to 127.0.0.1)")
     if parts.fragment or parts.username or parts.password:
         raise wrong("must have no #fragment and no user name or password")
-    if telegram.webhook_path == HEALTH_PATH:
-        raise wrong(f"must not end in {HEALTH_PATH}, the health check's path")
+    path = telegram.webhook_path
+    if path == HEALTH_PATH or path.startswith(HEALTH_PATH + "/"):
+        raise wrong(f"must not end in {HEALTH_PATH} or a path under it: the health checks'")
     # Telegram's own server posts to four ports only; a self-hosted one (base_url) may differ.
     official = parts.scheme == "https" and telegram.base_url == TELEGRAM_API
     if official and port is not None and port not in WEBHOOK_PORTS:

@@ -16,6 +16,7 @@ from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiohttp
 import psycopg
 import pytest
 
@@ -25,7 +26,7 @@ from bot.chat import lanes
 from bot.chat.app import build_application, serving
 from bot.chat.inbox import MAX_TRIES
 from bot.chat.lanes import SharedUpdates
-from bot.chat.webhook import bot_health
+from bot.chat.webhook import bot_health, inbox_server
 from bot.config import parse_config
 from memory import open_store
 from memory.errors import MemoryStoreError, StoreInUse
@@ -355,6 +356,42 @@ async def test_polling_waits_while_the_database_is_down_and_then_keeps_the_order
     with open_store(pg_url) as store:
         contents = [m.content for m in store.namespace("users/81").memories()]
     assert contents == ["step 0", "step 1", "step 2"]
+
+
+async def health(http: aiohttp.ClientSession, port: int, path: str) -> tuple[int, dict[str, Any]]:
+    async with http.get(f"http://127.0.0.1:{port}{path}") as response:
+        return response.status, await response.json()
+
+
+async def test_while_the_database_is_down_a_replica_is_live_but_not_ready(
+    telegram: FakeBotAPI, pg_server: Server, pg_url: str, tmp_path: Path
+) -> None:
+    """A load balancer routing by /healthz/live keeps sending updates to a replica during an
+    outage (it answers them 503 until it can keep them, and /healthz/live stays 200); a
+    monitor on /healthz/ready (or /healthz, the same) sees the outage, and its end."""
+    port = free_port()
+    async with (
+        replica(telegram, pg_url, tmp_path, "one", timeout=2, port=port) as one,
+        aiohttp.ClientSession() as http,
+    ):
+        assert one.application is not None
+        async with inbox_server(one.application):
+            for path in ("/healthz/live", "/healthz/ready", "/healthz"):
+                assert await health(http, port, path) == (200, {"ok": True}), path
+            pg_server.stop()
+            try:
+                assert await health(http, port, "/healthz/live") == (200, {"ok": True})
+                for path in ("/healthz/ready", "/healthz"):
+                    status, answer = await health(http, port, path)
+                    assert status == 503 and "store cannot be reached" in answer["reason"]
+            finally:
+                pg_server.start()
+            for _ in range(600):  # the pool reconnects by itself
+                if (await health(http, port, "/healthz/ready"))[0] == 200:
+                    break
+                await asyncio.sleep(0.1)
+            assert await health(http, port, "/healthz/ready") == (200, {"ok": True})
+            assert await health(http, port, "/healthz/live") == (200, {"ok": True})
 
 
 async def test_a_replica_whose_identity_another_process_took_stops_claiming(

@@ -60,14 +60,14 @@ async def until(condition: Callable[[], bool], what: str, timeout: float = 60) -
 
 
 async def ready(port: int, process: BotProcess) -> None:
-    """Until the replica's /healthz answers 200."""
+    """Until the replica's /healthz/ready answers 200."""
     async with aiohttp.ClientSession() as http:
         for _ in range(1200):
             assert process.process is not None and process.process.returncode is None, (
                 process.text()
             )
             try:
-                async with http.get(f"http://127.0.0.1:{port}/healthz") as answer:
+                async with http.get(f"http://127.0.0.1:{port}/healthz/ready") as answer:
                     if answer.status == 200:
                         return
             except aiohttp.ClientError:
