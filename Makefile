@@ -4,6 +4,9 @@
 # the documentation's.
 PYTHON ?= python3
 VENV := .venv
+# The suite's workers: its tests mostly wait (on servers, child processes, fsync), so more
+# workers than cores still shortens it; make test WORKERS=0 runs it in one process.
+WORKERS ?= 4
 RUN_STAMP := $(VENV)/.installed-run
 DEV_STAMP := $(VENV)/.installed-dev
 DOCS_STAMP := $(VENV)/.installed-docs
@@ -39,11 +42,11 @@ lint: $(DEV_STAMP)
 
 # Everything, as CI runs it (.ci/run).
 test: lint
-	$(VENV)/bin/python -m pytest -q
+	$(VENV)/bin/python -m pytest -q -n $(WORKERS)
 
 # The daily loop: lint, types and the tests not marked slow.
 check: lint
-	$(VENV)/bin/python -m pytest -q -m "not slow"
+	$(VENV)/bin/python -m pytest -q -n $(WORKERS) -m "not slow"
 
 docs: $(DOCS_STAMP)
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/python -m mkdocs build --strict

@@ -166,6 +166,7 @@ def run_telegram(config: Config) -> int:
     from telegram.error import InvalidToken, TelegramError
 
     from bot.chat.app import build_application
+    from bot.chat.calendar_feed import ListenFailed
     from memory import MemoryStoreError
 
     if not config.telegram.allowed_user_ids:
@@ -204,6 +205,13 @@ def run_telegram(config: Config) -> int:
     except MemoryStoreError as e:  # a live replica is this one already, or the database failed
         reason = SecretFilter(config.secrets()).redact(e.message)
         print(f"Cannot serve the bot: {reason}", file=sys.stderr)
+        return 1
+    except ListenFailed as e:  # the calendar feed's own server ([calendar] listen)
+        print(
+            f"Cannot listen on {config.calendar.listen}:{config.calendar.port} for the "
+            f"calendar feed: {e.strerror or e}\nCheck calendar.listen and calendar.port.",
+            file=sys.stderr,
+        )
         return 1
     except OSError as e:  # the webhook server's address: in use, or not this machine's
         if not config.telegram.webhook:

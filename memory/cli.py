@@ -33,6 +33,9 @@ as made by ``cli`` through the door ``cli``, one change per run. ``history [ID]`
 newest changes (``--limit``, 20), or every recorded version of one memory, deleted or not;
 ``undo`` reverts the newest change not undone yet, from any door (``--change ID``: that one),
 as ``memory.history.undo`` does: a memory changed since is left as it is, and said so.
+
+``mcp`` serves the namespace to other AI tools over the Model Context Protocol, on standard
+input and output (``memory.mcp_server``; the optional ``mcp`` package, which it asks for).
 """
 
 from __future__ import annotations
@@ -111,6 +114,9 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--limit", default="20")
     undo = commands.add_parser("undo", help="revert the newest change (or --change ID)")
     undo.add_argument("--change", help="the id of the change to revert (see `history`)")
+    mcp = commands.add_parser("mcp", help="serve the namespace over MCP on stdin and stdout")
+    mcp.add_argument("--keywords", action="store_true", help="search by keywords only")
+    mcp.add_argument("--read-only", action="store_true", help="offer no tool that changes")
     return parser
 
 
@@ -251,6 +257,24 @@ def _undo(ns: MemoryNamespace, change: str | None) -> dict[str, Any]:
     }
 
 
+def _serve_mcp(args: argparse.Namespace) -> int:
+    """``mcp``: the namespace served over MCP (``memory.mcp_server``), which needs the optional
+    ``mcp`` package; without it, say how to install it."""
+    try:
+        from memory.mcp_server import serve
+    except ModuleNotFoundError as e:
+        if (e.name or "").partition(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        print(
+            "error: the MCP server needs the mcp package:"
+            " pip install 'cogito-memory-bot[mcp]' (or: pip install mcp)",
+            file=sys.stderr,
+        )
+        return 1
+    location = args.store or args.data_dir
+    return serve(location, args.ns, keywords=args.keywords, read_only=args.read_only)
+
+
 def to_json(value: Any) -> Any:
     """The JSON form of a command's result."""
     if isinstance(value, Memory | Hit | Stats | ChangeRecord):
@@ -321,6 +345,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return migrate(arguments[1:])
     args = build_parser().parse_args(argv)
+    if args.command == "mcp":
+        return _serve_mcp(args)
     embedder = None
     if args.command == "search" and args.ranker == "hybrid":
         if offline_available():

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -18,6 +19,13 @@ def test_importing_memory_leaves_telegram_and_openai_out() -> None:
     loaded = _modules_after("import memory, memory.store, memory.ranking")
     assert "memory" in loaded
     assert not {"telegram", "openai"} & loaded
+
+
+def test_the_command_line_leaves_the_optional_mcp_package_out() -> None:
+    """``mcp`` (an extra, with a web stack) is imported by ``python -m memory ... mcp`` only."""
+    loaded = _modules_after("import memory, memory.cli")
+    assert "memory.cli" in loaded
+    assert not {"mcp", "mcp_types", "memory.mcp_server"} & loaded
 
 
 def test_importing_bot_works() -> None:
@@ -66,14 +74,21 @@ def test_bot_imports_no_file_backend_module_and_opens_the_store_in_one_place() -
     ).read_text("utf-8")
 
 
-# -- the parts of bot/ and what each may import (README, "How the code is laid out") --------
+# -- the parts of bot/ and what each may import (docs/architecture.md) ---------------------
+# From the bottom: the basics, core, view, then the assistant and the jobs (side by side), and
+# the doors (chat) on top. No arrow runs back up, and nothing below chat imports it.
 
 ROOT = Path(__file__).resolve().parents[1]
+# The bot's basics, below every part: they import nothing of bot/ but each other.
+BASICS = ("bot.config", "bot.config_check", "bot.errors", "bot.logs", "bot.categories")
+BASICS += ("bot.schedule", "bot.deploy")
+PARTS = ("bot.core", "bot.view", "bot.assistant", "bot.jobs", "bot.chat")
 # For each part: the parts of bot/ (and the outside packages) it must never import.
 FORBIDDEN = {
+    **{basic: {*PARTS, "openai"} for basic in BASICS},
     "bot.core": {"bot.chat", "bot.assistant", "bot.jobs", "bot.view", "telegram", "openai"},
-    "bot.view": {"bot.chat", "bot.assistant", "bot.jobs", "bot.core", "openai"},
-    "bot.assistant": {"bot.chat", "bot.jobs", "telegram"},
+    "bot.view": {"bot.chat", "bot.assistant", "bot.jobs", "openai"},
+    "bot.assistant": {"bot.chat", "bot.jobs", "bot.view", "telegram"},
     "bot.jobs": {"bot.chat", "bot.assistant", "openai"},
 }
 
@@ -144,3 +159,17 @@ def test_benchmarks_never_import_the_tests() -> None:
                 assert not _within(node.module, "tests"), path
             elif isinstance(node, ast.Import):
                 assert not any(_within(a.name, "tests") for a in node.names), path
+
+
+def test_each_package_of_bot_names_all_its_modules_and_only_them() -> None:
+    """A package's docstring is the map a newcomer reads first: every lower-case ``name`` in it
+    is one of its modules (or a top-level package), and every module is named."""
+    outside = {"bot", "memory", "telegram", "openai"}
+    for init in sorted((ROOT / "bot").rglob("__init__.py")):
+        folder = init.parent
+        modules = {p.stem for p in folder.glob("*.py")} - {"__init__"}
+        modules |= {p.parent.name for p in folder.glob("*/__init__.py")}
+        docstring = ast.get_docstring(ast.parse(init.read_text("utf-8"))) or ""
+        named = set(re.findall(r"``([a-z_][a-z0-9_]*)``", docstring)) - outside
+        missing, unnamed = sorted(named - modules), sorted(modules - named)
+        assert named == modules, f"{folder.name}: no such module {missing}, not named {unnamed}"

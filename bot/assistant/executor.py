@@ -41,6 +41,7 @@ from bot.assistant.tools import TOOLS_BY_NAME, parse_arguments
 from memory.errors import MemoryStoreError
 from memory.history import acting, current_author
 from memory.interface import MemoryNamespace
+from memory.model import Memory
 
 log = logging.getLogger(__name__)
 
@@ -94,6 +95,11 @@ class ToolExecutor:
         """The ``source`` of the next memory this turn adds (None without a message)."""
         self._adds += 1
         return f"{self.source}:{self._adds}" if self.source is not None else None
+
+    def may_change(self, memory: Memory) -> bool:
+        """Whether the model may change ``memory`` in this turn (``TurnPolicy.allows_change``):
+        the turn is the ``bot.core.policy.Permission`` of the operations its tools call."""
+        return self.policy.allows_change(memory, self.changes)
 
     def execute(self, name: str, arguments: str | None) -> str:
         """Run the tool ``name`` with its raw JSON ``arguments``; the result as compact JSON."""

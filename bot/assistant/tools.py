@@ -1,9 +1,13 @@
 """The article's eight memory operations as LLM tools, and ``scheduleReminder``.
 
 A tool is a schema layer (like llm's ``Tool.function``): a name, a description, a JSON schema
-whose parameters are described for the model, and one call into ``bot.core.operations`` (or
-the namespace it was given) . Neither
-storage nor ranking lives here.
+whose parameters are described for the model, and one call into the operation the command
+calls: ``bot.core.operations`` (``searchMemory`` as free text, ``getAllMemories`` as /list,
+``getMemory``, ``updateMemory`` as /edit, ``deleteMemory`` as /forget, ``getMemoryStats`` as
+/stats, ``getRelatedMemories`` as /related), ``bot.core.adding`` (``addMemory`` as /remember)
+and ``bot.core.reminders`` through the turn's desk (``scheduleReminder``). So the model answers
+what a command would: the same memories, the same weights, the same "most used". Neither
+storage nor ranking lives here; what a change may touch is the turn's (``Turn.may_change``).
 
 How calls are run, checked and undone for one turn is ``bot.assistant.executor``.
 """
@@ -18,7 +22,7 @@ from typing import Any, Protocol
 from bot.assistant.changes import Proposal, Revision
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
-from bot.categories import canonical, in_category, merge_counts
+from bot.categories import canonical
 from bot.core import adding, operations
 from memory import parse_json
 from memory.errors import MemoryInvalid
@@ -38,6 +42,10 @@ class Turn(Protocol):
 
     def next_source(self) -> str | None:
         """The ``source`` of the next memory the turn adds."""
+        ...
+
+    def may_change(self, memory: Memory) -> bool:
+        """Whether the model may change ``memory`` for its speaker (``bot.core.policy``)."""
         ...
 
 
@@ -152,13 +160,11 @@ def _search(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _all(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    category = args.get("category")
-    memories = run.namespace.memories()
-    if category is not None:  # either language's word for a known one (bot.categories)
-        memories = in_category(memories, clean_category(category))
+    # Either language's word for a known category (bot.categories), as /list reads it.
+    newest = operations.listing(run.namespace, args.get("category"))
     limit = min(max(1, args.get("limit", ALL_MEMORIES_DEFAULT)), ALL_MEMORIES_MAX)
-    shown = [_memory(m) for m in memories[-limit:]]
-    return {"ok": True, "total": len(memories), "shown": len(shown), "memories": shown}
+    shown = [_memory(m) for m in reversed(newest[:limit])]  # the newest, in stored order
+    return {"ok": True, "total": len(newest), "shown": len(shown), "memories": shown}
 
 
 def _get(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
@@ -173,7 +179,7 @@ def _waiting(run: Turn, proposal: Proposal) -> dict[str, Any]:
 
 def _update(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     before = operations.find(run.namespace, args["id"])
-    if not run.policy.allows_change(before, run.changes):
+    if not run.may_change(before):
         return {
             "ok": False,
             "error": {
@@ -195,8 +201,13 @@ def _update(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     )
     if not run.policy.admit(proposal, run.changes):
         return _waiting(run, proposal)
-    memory = run.namespace.update(
-        before.id, content=proposal.content, tags=proposal.tags, category=proposal.category
+    memory = operations.edit(
+        run.namespace,
+        run,
+        before.id,
+        content=proposal.content,
+        tags=proposal.tags,
+        category=proposal.category,
     )
     run.policy.made(proposal, run.changes)
     if memory.id not in run.changes.added and memory.id not in run.changes.updated:
@@ -209,7 +220,7 @@ def _delete(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     proposal = Proposal("delete", operations.find(run.namespace, args["id"]))
     if not run.policy.admit(proposal, run.changes):
         return _waiting(run, proposal)
-    deleted = run.namespace.delete(proposal.id)
+    deleted = operations.forget(run.namespace, run, proposal.id)
     run.policy.made(proposal, run.changes)
     run.changes.deleted.append(deleted.id)
     run.undo.append(Revision("reinstate", deleted, None))
@@ -217,20 +228,20 @@ def _delete(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stats(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    stats = run.namespace.stats()
+    stats = operations.stats(run.namespace)  # /stats's: no unused memory is "most used"
     return {
         "ok": True,
         "total": stats.total,
-        "byCategory": merge_counts(stats.by_category),
+        "byCategory": stats.by_category,
         "topTags": dict(stats.top_tags),
         "mostAccessed": [_detailed(m) for m in stats.most_accessed],
     }
 
 
 def _related(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    hits = run.namespace.related(args["id"], args.get("limit", 5))
-    found = [{**_memory(h.memory), "score": h.score} for h in hits]
-    return {"ok": True, "count": len(found), "memories": found}
+    # /related's weights: a shared tag over a shared category, the default category nothing.
+    _, memories = operations.related(run.namespace, args["id"], args.get("limit", 5))
+    return {"ok": True, "count": len(memories), "memories": [_memory(m) for m in memories]}
 
 
 def _remind(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
@@ -239,6 +250,22 @@ def _remind(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     local, minutes, repeat = args.get("local"), args.get("minutes"), args.get("repeat")
     return run.reminders.schedule(args["text"], local=local, minutes=minutes, repeat=repeat)
 
+
+def _offer(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    if run.reminders is None:
+        raise MemoryInvalid("reminders cannot be offered here", field="reminders")
+    return run.reminders.offer(args["text"], local=args["local"], repeat=args.get("repeat"))
+
+
+_WHEN = {
+    "text": {"type": "string", "description": "What to remind of."},
+    "local": {
+        "type": "string",
+        "description": "User's local time: YYYY-MM-DD HH:MM, YYYY-MM-DD or HH:MM.",
+    },
+    "minutes": {"type": "integer", "description": "Or: minutes from now."},
+    "repeat": {"type": "string", "description": "daily, weekdays, weekly, monthly or yearly."},
+}
 
 TOOLS: tuple[Tool, ...] = (
     Tool(
@@ -342,22 +369,22 @@ TOOLS: tuple[Tool, ...] = (
         "scheduleReminder",
         "Set a reminder when the user asks for one. Give local, or minutes, or repeat (with "
         "local for its time); the bot computes and shows the time.",
+        _object(_WHEN, ("text",)),
+        _remind,
+    ),
+    Tool(
+        "offerReminder",
+        "The user says they will do something at a time, unasked: offer a reminder (set only "
+        "on their Yes).",
         _object(
             {
-                "text": {"type": "string", "description": "What to remind of."},
-                "local": {
-                    "type": "string",
-                    "description": "User's local time: YYYY-MM-DD HH:MM, YYYY-MM-DD or HH:MM.",
-                },
-                "minutes": {"type": "integer", "description": "Or: minutes from now."},
-                "repeat": {
-                    "type": "string",
-                    "description": "daily, weekdays, weekly, monthly or yearly.",
-                },
+                "text": _WHEN["text"],
+                "local": _WHEN["local"],
+                "repeat": {"type": "string", "description": "yearly for a birthday."},
             },
-            ("text",),
+            ("text", "local"),
         ),
-        _remind,
+        _offer,
     ),
 )
 

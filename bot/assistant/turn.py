@@ -50,8 +50,8 @@ from datetime import datetime
 from typing import Any
 
 from bot.assistant.changes import ChangeFile, Waiting
+from bot.assistant.dialogue import Usage, add_usage, append_history, load_history
 from bot.assistant.executor import ToolExecutor, error_result
-from bot.assistant.history import Usage, add_usage, append_history, load_history
 from bot.assistant.limits import Changes, MessageCut, TurnPolicy, cut_message
 from bot.assistant.llm import ChatModel, LLMFailure, Meter, TextSink, ToolCall
 from bot.assistant.prompt import memory_context, recent_history, system_prompt

@@ -14,7 +14,8 @@ chats; in groups a mention of the bot or a reply to it, see ``bot.chat.access``)
   (``bot.assistant.reminder_desk``), follow in one confirmation listing them, whose Apply all /
   Discard buttons are resolved in the presser's namespace (``bot.chat.confirmations``);
 - each reminder the turn set gets its own confirmation, and the answer's ↩ Undo cancels them
-  with the turn's changes;
+  with the turn's changes; each one it offered (``offerReminder``) its offer, with Yes /
+  another time / No (``bot.chat.offering``), set only on Yes;
 - a failure of the endpoint or a model stopped at the round limit is told plainly, in the
   user's language, with what to do; the turn's memory changes were undone.
 
@@ -44,12 +45,14 @@ from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
 from bot.chat.access import message_source
 from bot.chat.confirmations import changes_keyboard, pending_prompt
+from bot.chat.offering import send_offer
 from bot.chat.reminding import remember_reminder
 from bot.config import LLMConfig
 from bot.core.chat_zones import chat_zone
 from bot.core.policy import Caller
-from bot.jobs import reminder_view
+from bot.core.reminder_offers import ReminderOffer
 from bot.jobs.reminders import ReminderJob
+from bot.view import reminder_view
 from bot.view.i18n import t
 from bot.view.markdown import markdown_to_html
 from bot.view.replies import reply_html
@@ -174,6 +177,7 @@ class Conversation:
             await reply_html(message, prompt, keyboard)
         if result.ok and desk is not None:
             await self._confirm(message, desk, language)
+            await self._offer(message, caller, desk, language)
 
     async def _desk(self, message: Message, caller: Caller, language: str) -> ReminderDesk | None:
         """What the model's ``scheduleReminder`` sets reminders with, for this message."""
@@ -202,6 +206,22 @@ class Conversation:
             await asyncio.to_thread(remember_reminder, self.store, desk.caller, reminder, source)
             text, keyboard = reminder_view.confirmation(reminder, language)
             await reply_html(message, text, keyboard)
+
+    async def _offer(
+        self, message: Message, caller: Caller, desk: ReminderDesk, language: str
+    ) -> None:
+        """Each reminder the model offered (``offerReminder``), with its buttons: set on Yes."""
+        for number, (text, due) in enumerate(desk.offered, start=1):
+            offer = ReminderOffer(
+                f"{message.message_id}-{number}",
+                message.chat.id,
+                text,
+                due,
+                caller.actor,
+                language,
+                thread_id=_thread(message),
+            )
+            await send_offer(self.store, caller, message, offer)
 
 
 def make_conversation(

@@ -83,7 +83,7 @@ PRESENCE_EVERY = 1.0  # seconds between checks that this process still is its re
 
 
 class SetAside(Protocol):
-    """Told of an update set aside (the admins are: ``bot.chat.app``); ``overdue``: the
+    """Told of an update set aside (the admins are: ``bot.chat.failures``); ``overdue``: the
     deadline it ran past, None after crashes."""
 
     async def __call__(

@@ -1,7 +1,7 @@
 """Webhook mode: Telegram posts each update to the bot's own web server (aiohttp).
 
 ``WebhookServer(settings, accept=..., health=...)`` listens on ``telegram.listen`` and
-``telegram.port`` and answers two routes:
+``telegram.port`` and answers these routes:
 
 - ``POST`` on ``telegram.webhook_path``: one update, as Telegram posts it. Its header
   ``X-Telegram-Bot-Api-Secret-Token`` must be the configured (or derived) secret, compared in
@@ -51,13 +51,14 @@ import json
 import logging
 import time
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from telegram import Update
 from telegram.ext import Application
 
+from bot.chat import calendar_feed
 from bot.chat.connections import (
     AcceptErrors,
     Connection,
@@ -104,8 +105,10 @@ class WebhookServer:
         accept: Accept,
         health: Health,
         limits: ConnectionLimits | None = None,
+        routes: Sequence[web.RouteDef] = (),
     ) -> None:
         self.settings = settings
+        self.routes = routes  # more to serve (the calendar feed: bot.chat.calendar_feed)
         self.port = settings.port  # the port it listens on, once started
         self.limits = limits or ConnectionLimits()
         self._accept = accept
@@ -126,6 +129,7 @@ class WebhookServer:
         app.router.add_get(LIVE_PATH, self._live)
         app.router.add_get(READY_PATH, self._healthz)
         app.router.add_get(HEALTH_PATH, self._healthz)  # /healthz/ready's old name
+        app.add_routes(self.routes)
         app.on_response_prepare.append(name_server)
         runner = web.AppRunner(
             app, access_log=None, handle_signals=False, shutdown_timeout=STOP_TIMEOUT
@@ -336,6 +340,14 @@ def bot_health(application: AnyApplication) -> Health:
 
 def inbox_server(application: AnyApplication) -> WebhookServer:
     """The webhook server of one process on the file store (``inbox_accept``, ``bot_health``),
-    as ``[telegram]`` of the application's config says."""
-    settings = typing.cast(Services, application.bot_data[KEY]).config.telegram
-    return WebhookServer(settings, accept=inbox_accept(application), health=bot_health(application))
+    as ``[telegram]`` of the application's config says; with the calendar feed too, unless
+    ``[calendar]`` gives it a server of its own (``bot.chat.calendar_feed``)."""
+    found = typing.cast(Services, application.bot_data[KEY])
+    calendar = found.config.calendar
+    routes = calendar_feed.routes(found) if calendar.enabled and not calendar.listen else []
+    return WebhookServer(
+        found.config.telegram,
+        accept=inbox_accept(application),
+        health=bot_health(application),
+        routes=routes,
+    )

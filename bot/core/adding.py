@@ -19,7 +19,6 @@ value) is not stored until someone chooses:
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -30,6 +29,7 @@ from zoneinfo import ZoneInfo
 from bot.categories import canonical
 from bot.core.dating import date_named
 from bot.core.policy import Caller
+from bot.core.tokens import new_token
 from bot.errors import NotAllowed
 from memory.duplicates import Near
 from memory.errors import DocumentConflict, MemoryNotFound, MemoryStoreError
@@ -37,7 +37,6 @@ from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_category, clean_content, clean_tags
 
 PREFIX = "adding/"
-TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
 KEEP_SECONDS = 7 * 24 * 3600  # a choice nobody made is dropped after a week
 
 
@@ -177,7 +176,7 @@ def _keep_waiting(
         at = old.value.get("at", 0) if isinstance(old.value, dict) else 0
         if not isinstance(at, int | float) or now - at > KEEP_SECONDS:
             documents.delete(old.key)
-    token = secrets.token_urlsafe(6)  # 8 characters of TOKEN_PATTERN
+    token = new_token()
     record = {**record, "by": asker.actor.key, "near": [n.memory.id for n in near], "at": now}
     documents.put(PREFIX + token, record)
     return token

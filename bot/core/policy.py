@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, replace
+from typing import Protocol
 
 from memory.model import Memory
 
@@ -58,6 +59,16 @@ class Actor:
     def is_user(self) -> bool:
         """Whether a person acts (not a chat)."""
         return self.kind == "user"
+
+
+class Permission(Protocol):
+    """What an operation that changes a memory asks (``bot.core.operations.edit``, ``forget``):
+    a ``Caller`` for the doors, the turn (``bot.assistant.executor.ToolExecutor``, by its
+    ``TurnPolicy``) for the model's tools."""
+
+    def may_change(self, memory: Memory) -> bool:
+        """Whether ``memory`` may be edited or deleted."""
+        ...
 
 
 @dataclass(frozen=True)

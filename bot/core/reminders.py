@@ -42,10 +42,11 @@ from dataclasses import replace
 from datetime import datetime, timedelta
 from typing import Any
 
+from bot.core.due import Due
 from bot.core.policy import Caller
 from bot.core.reminder_record import CANCELLED, DONE, ENDED, PAUSED, PENDING, PREFIX, key_of
 from bot.core.reminder_record import Reminder as Reminder  # also read as reminders.Reminder
-from bot.core.when import MAX_AHEAD, Due
+from bot.core.when import MAX_AHEAD
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
 from memory import Documents, Store, update_document
 from memory.errors import DocumentConflict, MemoryInvalid
@@ -94,10 +95,15 @@ def _valid_id(reminder_id: str) -> bool:
 
 
 def every(store: Store, namespace: str | None = None) -> list[Reminder]:
-    """Every readable reminder (of ``namespace``), in key order; unreadable ones are logged."""
+    """Every readable reminder (of ``namespace``), in key order; unreadable ones are logged.
+
+    A namespace's prefix also holds its topics' reminders (``reminders/chats/-100/topics/5/``
+    under ``reminders/chats/-100/``: ``bot.core.topics``); they are another namespace's."""
     prefix = f"{PREFIX}/{namespace}/" if namespace is not None else f"{PREFIX}/"
     found = []
     for document in store.bot_documents().list(prefix):
+        if namespace is not None and "/" in document.key[len(prefix) :]:
+            continue
         try:
             found.append(Reminder.from_json(document.value))
         except ValueError as e:

@@ -391,5 +391,6 @@ def read(text: str) -> Reading | None:
     rest = scanner.rest()
     if LEFTOVER_TIME.search(rest.lower()):
         return None
+    reading.rest = rest
     reading.text = _clean(rest)
     return reading

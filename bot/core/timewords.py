@@ -90,6 +90,7 @@ class Reading:
     weekdays: tuple[int, ...] = ()
     unsupported: bool = False  # "every hour": a rule a Due cannot hold
     parts: list[str] = field(default_factory=list)
+    rest: str = ""  # the phrase with each time expression replaced by a space (``text`` uncleaned)
 
     @property
     def has_time(self) -> bool:

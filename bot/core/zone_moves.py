@@ -1,6 +1,6 @@
 """A chat's reminders after its zone changed: moved to the same local time, or kept as they are.
 
-A reminder keeps its own zone and local wall time (``bot.core.when.Due``), so a new chat zone
+A reminder keeps its own zone and local wall time (``bot.core.due.Due``), so a new chat zone
 changes no reminder by itself: each still rings at the moment it was set for ("kept"). Moving
 one gives it the new zone with the same wall time and date: a 09:00 reminder set while the chat
 was on UTC rings at 09:00 in Berlin, and a weekly one at 09:00 Berlin time from then on, across
@@ -23,7 +23,8 @@ from datetime import datetime
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from bot.core import reminder_record, reminders, when
+from bot.core import reminder_record, reminders
+from bot.core.due import wall_time
 from bot.core.reminders import Reminder
 from memory import Store, update_document
 from memory.errors import DocumentConflict
@@ -55,9 +56,9 @@ def moved(reminder: Reminder, zone: ZoneInfo, now: datetime) -> Reminder | None:
     due, series_at = reminder.due, reminder.series_at
     if series_at is None:
         return None
-    anchor = when.wall_time(due.local().date(), due.wall, zone)
+    anchor = wall_time(due.local().date(), due.wall, zone)
     new_due = replace(due, at=anchor, zone=zone)
-    next_at = when.wall_time(series_at.astimezone(due.zone).date(), due.wall, zone)
+    next_at = wall_time(series_at.astimezone(due.zone).date(), due.wall, zone)
     if next_at <= now:
         if due.repeat is None:
             return None

@@ -61,11 +61,12 @@ from bot.core import delivery, reminders
 from bot.core.lease import Leases
 from bot.core.pacing import Pacer
 from bot.core.reminder_record import PAUSED_REFUSED, Reminder
-from bot.jobs import reminder_memory, reminder_send, reminder_view
+from bot.jobs import reminder_memory, reminder_send
 from bot.jobs.chat_senders import ChatSenders
 from bot.jobs.reminder_index import DueIndex
 from bot.jobs.reminder_send import Outgoing
-from bot.jobs.schedule import parse_timezone
+from bot.schedule import parse_timezone
+from bot.view import reminder_view
 from memory import Store
 
 log = logging.getLogger(__name__)

@@ -24,7 +24,7 @@ from bench.fakes.openai_server import (
     ToolCalls,
 )
 from bot.assistant.changes import CHANGES_FILE, ChangeFile
-from bot.assistant.history import read_usage
+from bot.assistant.dialogue import read_usage
 from bot.assistant.llm import ChatModel, RetryPolicy, make_client
 from bot.assistant.prompt import estimate_tokens
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings
@@ -133,6 +133,7 @@ async def test_scenario_1_a_stated_fact_is_stored_with_tags_and_a_category(
         "getMemoryStats",
         "getRelatedMemories",
         "scheduleReminder",
+        "offerReminder",
     }
     assistant_message = second.messages[-2]
     assert assistant_message["tool_calls"][0]["function"]["name"] == "addMemory"

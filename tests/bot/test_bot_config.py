@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config, load_config, parse_config, parse_section
+from bot.config import Config, load_config, parse_config
+from bot.config_check import parse_section
 from bot.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
@@ -67,7 +68,10 @@ def test_the_environment_overrides_the_secrets(tmp_path: Path) -> None:
         ('[telegram]\ntokn = "x"', "unknown key telegram.tokn"),
         ("[telegram]\nallowed_user_ids = 42", "telegram.allowed_user_ids must be a list"),
         ('[telegram]\nallowed_user_ids = ["42"]', "telegram.allowed_user_ids must be a list"),
-        ('[telegram]\ngroup_scope = "all"', 'telegram.group_scope must be "chat" or "user"'),
+        (
+            '[telegram]\ngroup_scope = "all"',
+            'telegram.group_scope must be "chat" or "user" or "topic"',
+        ),
         ('[telegram]\nflood_control = "yes"', "telegram.flood_control must be true or false"),
         ("[llm]\ntimeout = 0", "llm.timeout must be a positive number"),
         ("[llm]\ntimeout = true", "llm.timeout must be a number"),

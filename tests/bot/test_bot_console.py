@@ -24,7 +24,8 @@ from test_bot_chinese import english_left, latin_words
 
 from bot.chat.console import Console
 from bot.config import parse_config
-from bot.core import delivery, reminders, when
+from bot.core import delivery, reminders
+from bot.core.due import Due
 from bot.core.policy import Actor, Caller
 from bot.core.reminders import Reminder
 from memory import Store
@@ -295,7 +296,7 @@ def reminder_of(store: MemoryStore, chat_id: int, text: str, due: datetime) -> R
         caller,
         chat_id=chat_id,
         text=text,
-        due=when.Due(due, ZoneInfo("UTC"), wall),
+        due=Due(due, ZoneInfo("UTC"), wall),
         language="en",
         now=due - timedelta(hours=1),
     )

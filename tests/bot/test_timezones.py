@@ -336,7 +336,7 @@ async def test_a_berlin_group_gets_its_digest_at_nine_in_berlin_titled_as_the_gr
         await bot.say("/timezone Berlin", user=ALICE, chat=group)
         await bot.say("/remember the bins go out on Thursday", user=ALICE, chat=group)
         [on] = await bot.say("/digest on", user=ALICE, chat=group)
-        assert "Mon 2026-12-07 09:00 (Europe/Berlin)" in on.text  # not Shanghai's, not UTC
+        assert "2026-12-07 (Mon) 09:00 Europe/Berlin" in on.text  # not Shanghai's, not UTC
         digest = bot.services.digest
         assert digest is not None
         # Monday 09:00 in Shanghai (the configured zone): not this group's time.

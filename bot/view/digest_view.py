@@ -3,8 +3,8 @@
 ``build_report`` reads a namespace's memories as they are (``Namespace.memories``, never
 ``search``), so reporting is not access: no ``accessCount`` or ``accessedAt`` changes because a
 memory appeared in a report. ``render_report`` turns the report into Telegram HTML in the
-user's language, escaped like every other reply (``bot.view.render``); ``bot.jobs.digest`` splits
-and sends it.
+user's language, escaped like every other reply (``bot.view.render``), its times as every time
+is written (``bot.view.times``); ``bot.jobs.digest`` sends it.
 
 - Most used: the ``top`` memories with the highest ``accessCount`` (the article's
   ``mostAccessed``), ties broken by the most recently used, then the newer: one ordering,
@@ -24,9 +24,9 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime, timedelta, tzinfo
 
-from bot.core.offsets import zone_label
 from bot.view.i18n import t
 from bot.view.render import PREVIEW_CHARS, escape, preview
+from bot.view.times import local_time
 from memory.model import Memory, most_used, parse_time
 
 
@@ -91,7 +91,7 @@ def render_report(
     if not report.most_used:
         lines.append(t(language, "digest_top_none"))
     if report.since is not None:
-        since = escape(report.since.astimezone(timezone).strftime("%Y-%m-%d %H:%M"))
+        since = escape(local_time(report.since, timezone, language))
         lines.append("")
         if report.added_count:
             lines.append(t(language, "digest_added", since=since, count=report.added_count))
@@ -109,19 +109,12 @@ def render_report(
     return "\n".join(lines)
 
 
-def when_text(moment: datetime | None, timezone: tzinfo, language: str) -> str:
-    """A run time as ``/digest`` shows it: ``Mon 2025-03-10 09:00 (Asia/Shanghai)``."""
+def next_report_text(moment: datetime | None, timezone: tzinfo, language: str) -> str:
+    """The next report as ``/digest`` shows it (HTML): ``2025-03-10 (Mon) 09:00
+    Asia/Shanghai``, or that none is scheduled."""
     if moment is None:
         return t(language, "digest_never")
-    local = moment.astimezone(timezone)
-    return t(
-        language,
-        "digest_when",
-        weekday=t(language, "weekdays_plain").split()[local.weekday()],
-        date=local.strftime("%Y-%m-%d"),
-        time=local.strftime("%H:%M"),
-        zone=escape(zone_label(timezone)),
-    )
+    return escape(local_time(moment, timezone, language))
 
 
-__all__ = ["Report", "build_report", "render_report", "when_text"]
+__all__ = ["Report", "build_report", "next_report_text", "render_report"]

@@ -1,13 +1,12 @@
-"""History and undo, as Telegram sees them: /undo, /history and their buttons.
+"""The versions of memories, as Telegram sees them: /undo, /history and their buttons.
 
 The records are the store's (``memory.history``: every change to a memory, by whom, when and
 through which door, one *change* per update, the model's whole turn included); this module
-reads them through ``bot.core.operations`` and renders them. Callback data::
-
-    cu:<change>   ↩ Undo under the "🧠 Memory updated" line (the model's turn), under what
-                  Apply all did, and nowhere else: undo that one change
-    hv:<ref>      under /history: put back the version the record ``ref`` left (for a
-                  deletion: the memory as it was, with its id, times and counts)
+reads them through ``bot.core.undoing`` and renders them. Its buttons
+(``bot.view.callbacks``): ↩ Undo (``cu:``) under the "🧠 Memory updated" line (the model's
+turn) and under what Apply all did, and nowhere else: it undoes that one change; under
+/history, a version's button (``hv:``) puts back the version its record left (for a deletion:
+the memory as it was, with its id, times and counts).
 
 ``/undo`` reverts the newest change made in this chat that is not undone yet; again, the one
 before. Undoing a change also cancels the reminders it set (the model's turn, an Apply all:
@@ -33,22 +32,22 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.reminder_desk import cancel_change
-from bot.chat.access import button_press, caller_of, run_changing, with_admin
+from bot.chat.access import caller_of, run_changing, with_admin
+from bot.chat.presses import pressed
 from bot.chat.services import services
-from bot.core import operations
+from bot.core import operations, undoing
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, RestoreNotAllowed
-from bot.jobs import reminder_memory, reminder_view
+from bot.jobs import reminder_memory
+from bot.view import callbacks, reminder_view
 from bot.view.i18n import STRINGS, language_of, t
 from bot.view.render import escape, memory_block, preview
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound
-from memory.history import CHANGE_PATTERN, ChangeRecord, History, Undone, state, versions
+from memory.history import ChangeRecord, History, Undone, state, versions
 from memory.model import Memory
 
-UNDO_PATTERN = rf"^cu:{CHANGE_PATTERN}$"
-RESTORE_PATTERN = rf"^hv:{CHANGE_PATTERN}$"
 RECENT = 10  # changes listed by /history without an id
 VERSIONS = 10  # versions of one memory listed by /history <id>
 BUTTONS = 6  # restore buttons under one /history reply
@@ -77,7 +76,7 @@ def _who(record: ChangeRecord, language: str) -> str:
         if author.door.startswith("/")
         else _word(language, f"door_{author.door}", author.door)
     )
-    if not author.name and author.by in ("cli", "library"):
+    if not author.name and author.by in ("cli", "library", "mcp"):
         return escape(_word(language, f"door_{author.by}", author.by))
     number = author.by.partition(":")[2]
     name = author.name or (t(language, "history_someone", id=number) if number else author.by)
@@ -130,7 +129,7 @@ def _damage(history: History, language: str) -> str:
 
 
 def _button(label: str, record: ChangeRecord) -> InlineKeyboardButton:
-    return InlineKeyboardButton(label, callback_data=f"hv:{record.ref}")
+    return callbacks.RESTORE.button(label, record.ref)
 
 
 def recent_view(
@@ -220,19 +219,19 @@ async def _undo_as(
     caller = await with_admin(context, update, caller)
     chat_id = chat.id if chat is not None else None
     found = services(context)
-    done, history = await found.operations.run(
-        caller.namespace, operations.undo, caller, chat=chat_id, change=change
+    done, history = await found.workers.run(
+        caller.namespace, undoing.undo, caller, chat=chat_id, change=change
     )
     undone = done.change if done is not None else change
     job = found.reminders
     if undone is None or job is None:
         return _Undid(done, history)
-    cancelled, refused = await found.operations.call(
+    cancelled, refused = await found.workers.call(
         lambda: cancel_change(job.store, caller, undone, job.clock())
     )
     for reminder in cancelled:
         job.track(reminder)
-    await found.operations.call(lambda: reminder_memory.follow_all(job.store, cancelled))
+    await found.workers.call(lambda: reminder_memory.follow_all(job.store, cancelled))
     return _Undid(done, history, tuple(cancelled), refused)
 
 
@@ -271,9 +270,9 @@ async def show_history(
     value: str | None,
 ) -> None:
     """Answer ``message`` with the recent changes, or every version of memory ``value``."""
-    run = services(context).operations.run
+    run = services(context).workers.run
     try:
-        history, current = await run(caller.namespace, operations.memory_history, value)
+        history, current = await run(caller.namespace, undoing.memory_history, value)
     except MemoryInvalid:
         await reply_html(message, t(language, "bad_id", value=escape(preview(value or "", 40))))
         return
@@ -294,59 +293,51 @@ async def show_history(
 
 async def history_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """🕘 History pressed in a memory's menu: as /history with its id."""
-    query = update.callback_query
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    await query.answer()
-    await show_history(context, message, caller, language_of(update.effective_user), value)
+    await press.answer()
+    await show_history(context, press.message, press.caller, press.language, press.value)
 
 
 async def undo_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """↩ Undo pressed under a change (the model's turn, an Apply all): undo that change."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, change, message = pressed
     try:
-        undid = await _undo_as(update, context, caller, change)
+        undid = await _undo_as(update, context, press.caller, press.value)
     except NotAllowed:
-        await query.answer(t(language, "not_yours_changes_plain"), show_alert=True)
+        await press.refuse("not_yours_changes_plain")
         return
     if not undid.anything:
-        key = "not_yours_changes_plain" if undid.refused else "undo_gone_plain"
-        await query.answer(t(language, key), show_alert=True)
+        await press.refuse("not_yours_changes_plain" if undid.refused else "undo_gone_plain")
         return
-    await query.answer()
-    await reply_html(message, undone_text(undid.done, undid.history, language, undid.cancelled))
+    await press.answer()
+    text = undone_text(undid.done, undid.history, press.language, undid.cancelled)
+    await reply_html(press.message, text)
 
 
 async def restore_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A version's button under /history pressed: put that version back."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, ref, message = pressed
     try:
-        memory = await run_changing(update, context, caller, operations.restore_version, ref)
+        memory = await run_changing(
+            update, context, press.caller, undoing.restore_version, press.value
+        )
     except RestoreNotAllowed:
-        await query.answer(t(language, "restore_not_yours_plain"), show_alert=True)
+        await press.refuse("restore_not_yours_plain")
         return
     except NotAllowed:
-        await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        await press.refuse("not_yours_plain")
         return
     except (MemoryInvalid, MemoryNotFound):
         memory = None
     if memory is None:
-        await query.answer(t(language, "stale_plain"), show_alert=True)
+        await press.stale()
         return
-    await query.answer()
-    await reply_html(
-        message, t(language, "restored", memory=memory_block(memory, language=language))
-    )
+    await press.answer()
+    block = memory_block(memory, language=press.language)
+    await reply_html(press.message, t(press.language, "restored", memory=block))

@@ -1,48 +1,35 @@
 """What reminders look like: the confirmation, the delivery, the list, and their buttons.
 
-The time is always the resolved local time ``YYYY-MM-DD (Wed) HH:MM Zone`` (Chinese: ``周三``)::
+The time is always the resolved local time (``bot.view.times.local_time``, Chinese ``周三``)::
 
     ⏰ 2026-12-02 (Wed) 09:00 Asia/Shanghai — call mom
     🔁 every Monday
 
-Callback data carries the reminder's id only (eight characters; Telegram allows 64 bytes)::
-
-    rd:<id>          ✅ Done under a delivery
-    rz:<id>:<what>   ⏰ snooze: 10 (minutes), 60, or t (tomorrow at the same time)
-    rc:<id>          🗑 Cancel (under the confirmation and in /reminders)
-    re:<id>          ✏️ Change: asks for the new time as a reply
-    rm:<memory id>   ⏰ under a memory with a time in it: make it a reminder
-
-A press is resolved in the presser's namespace, as every button (``bot.chat.buttons``).
+Its buttons carry the reminder's id only (eight characters; ``rd:``, ``rz:``, ``rc:``,
+``re:`` in ``bot.view.callbacks``): ✅ Done and the snoozes under a delivery, 🗑 Cancel under
+the confirmation and in /reminders, ✏️ Change. A press is resolved in the presser's namespace,
+as every button (``bot.chat.presses``).
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from datetime import datetime
-from zoneinfo import ZoneInfo
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup
+from telegram import InlineKeyboardMarkup
 
-from bot.core.offsets import zone_label
+from bot.core.due import Repeat
 from bot.core.reminder_record import PAUSED, PAUSED_REFUSED, Reminder
-from bot.core.when import Repeat
+from bot.view.callbacks import CANCEL_REMINDER, CHANGE_REMINDER, DONE, SNOOZE
 from bot.view.i18n import t
 from bot.view.render import escape, preview
+from bot.view.times import local_time
 
-MAX_CALLBACK_DATA = 64
 LISTED = 20  # reminders shown by /reminders; the rest are counted
 TEXT_PREVIEW = 200
 BUTTON_PREVIEW = 28
 SNOOZES = (("10", "button_snooze_10_plain"), ("60", "button_snooze_60_plain"))
 PAUSED_WHY = {PAUSED_REFUSED: "reminder_paused_refused"}  # else: the chat refused the bot
-
-
-def when_text(at: datetime, zone: ZoneInfo, language: str) -> str:
-    """``2026-12-02 (Wed) 09:00 Asia/Shanghai``: ``at`` in ``zone``, plain text."""
-    local = at.astimezone(zone)
-    weekday = t(language, "weekdays_plain").split()[local.weekday()]
-    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M} {zone_label(zone)}"
 
 
 def repeat_text(repeat: Repeat, language: str) -> str:
@@ -77,7 +64,7 @@ def reminder_line(
     """``⏰ <when> — <text>`` (HTML), at its next occurrence unless ``at``; ``⌛`` if ``due``
     (its time has come)."""
     moment = at or reminder.upcoming_at or reminder.due.at
-    when = escape(when_text(moment, reminder.due.zone, language))
+    when = escape(local_time(moment, reminder.due.zone, language))
     key = "reminder_line_due" if due else "reminder_line"
     return t(language, key, when=when, text=_text(reminder))
 
@@ -97,18 +84,13 @@ def _details(reminder: Reminder, language: str, *, due: bool = False) -> list[st
     return lines
 
 
-def _button(label: str, data: str) -> InlineKeyboardButton:
-    assert len(data.encode()) <= MAX_CALLBACK_DATA, data
-    return InlineKeyboardButton(label, callback_data=data)
-
-
 def manage_keyboard(reminder: Reminder, language: str) -> InlineKeyboardMarkup:
     """🗑 Cancel and ✏️ Change."""
     return InlineKeyboardMarkup(
         [
             [
-                _button(t(language, "button_reminder_cancel_plain"), f"rc:{reminder.id}"),
-                _button(t(language, "button_reminder_change_plain"), f"re:{reminder.id}"),
+                CANCEL_REMINDER.button(t(language, "button_reminder_cancel_plain"), reminder.id),
+                CHANGE_REMINDER.button(t(language, "button_reminder_change_plain"), reminder.id),
             ]
         ]
     )
@@ -155,20 +137,20 @@ def delivery(
     else:
         lines = [t(language, "reminder_delivery_of")]
     if late:
-        when = escape(when_text(at, reminder.due.zone, language))
+        when = escape(local_time(at, reminder.due.zone, language))
         lines.append(t(language, "reminder_late", time=when))
     if group:
         lines.append(t(language, "reminder_for", mention=mention(reminder)))
     if repeat:
         lines.append(t(language, "reminder_maybe_repeat"))
     rid = reminder.id
-    snoozes = [_button(t(language, key), f"rz:{rid}:{what}") for what, key in SNOOZES]
+    snoozes = [SNOOZE.button(t(language, key), rid, what) for what, key in SNOOZES]
     keyboard = InlineKeyboardMarkup(
         [
-            [_button(t(language, "button_done_plain"), f"rd:{rid}"), *snoozes],
+            [DONE.button(t(language, "button_done_plain"), rid), *snoozes],
             [
-                _button(t(language, "button_snooze_tomorrow_plain"), f"rz:{rid}:t"),
-                _button(t(language, "button_reminder_cancel_plain"), f"rc:{rid}"),
+                SNOOZE.button(t(language, "button_snooze_tomorrow_plain"), rid, "t"),
+                CANCEL_REMINDER.button(t(language, "button_reminder_cancel_plain"), rid),
             ],
         ]
     )
@@ -214,7 +196,7 @@ def listing(
             index=index,
             preview=preview(reminder.text or "…", BUTTON_PREVIEW),
         )
-        rows.append([_button(label, f"rc:{reminder.id}")])
+        rows.append([CANCEL_REMINDER.button(label, reminder.id)])
     if len(reminders) > LISTED:
         lines.append(t(language, "reminders_more", count=len(reminders) - LISTED))
     return "\n".join(lines), InlineKeyboardMarkup(rows)
@@ -222,5 +204,5 @@ def listing(
 
 def memory_line(reminder: Reminder) -> str:
     """The memory a reminder is also kept as (plain text): its time and its text."""
-    when = when_text(reminder.due.at, reminder.due.zone, reminder.language)
+    when = local_time(reminder.due.at, reminder.due.zone, reminder.language)
     return f"⏰ {when} — {reminder.text}"

@@ -7,6 +7,10 @@ the reference for the job itself: ``latest(now)`` is the scheduled time of the c
 which identifies it (see ``bot.jobs.digest``), ``next_after(now)`` the next run shown by
 ``/digest``.
 
+It sits beside ``bot.config``, among the bot's basics (it imports nothing of the bot): the
+configuration checks ``[digest] schedule`` and every ``timezone`` key with it when it is read,
+and ``bot.jobs.digest`` runs on it.
+
 Three places where APScheduler 3's ``CronTrigger.from_crontab`` differs from crontab are
 settled here, so that the expression means what crontab(5) says:
 

@@ -1,4 +1,6 @@
-"""The assistant's documents in a namespace: short-term history and token usage.
+"""The assistant's documents in a namespace: the recent dialogue and token usage.
+
+(Not ``memory.history``, the record of every change to a memory: this is what was said.)
 
 ``history`` (``history.json`` in the file store) holds the last messages of the conversation
 (user messages and the bot's answers, not the tool traffic), so that "and the other one?"
