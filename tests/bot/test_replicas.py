@@ -395,23 +395,26 @@ async def test_while_the_database_is_down_a_replica_is_live_but_not_ready(
 
 
 async def test_a_replica_whose_identity_another_process_took_stops_claiming(
-    telegram: FakeBotAPI, pg_url: str, tmp_path: Path
+    telegram: FakeBotAPI, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     """Two replicas configured with one identity: the second cannot start while the first
-    holds it; if the first's session is lost and the second gets in meanwhile, the first gives
-    up its lanes and claims none (and says so in its health), so that they never both hold
-    lanes; the chats are handled by the second."""
+    holds it; if the first's session is lost and the second gets in before the first takes it
+    again (within a second, ``PRESENCE_EVERY``: held off here so that the second surely gets
+    in), the first gives up its lanes and claims none (and says so in its health), so that they
+    never both hold lanes; the chats are handled by the second."""
     user = FakeBotAPI.user(83, "Twice")
     async with replica(telegram, pg_url, tmp_path, "first", identity="same") as first:
         with pytest.raises(StoreInUse):
             async with replica(telegram, pg_url, tmp_path, "twin", identity="same"):
                 pass
+        monkeypatch.setattr(lanes, "PRESENCE_EVERY", 3600.0)  # the first does not look
         with psycopg.connect(pg_url, autocommit=True) as admin:  # its session lost
             admin.execute(
-                "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity"
                 " WHERE application_name LIKE 'cogito same#%'"
             )
         async with replica(telegram, pg_url, tmp_path, "second", identity="same") as second:
+            monkeypatch.setattr(lanes, "PRESENCE_EVERY", 0.05)  # and now it does
             for _ in range(600):
                 if not first.present:
                     break
