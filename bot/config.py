@@ -193,6 +193,16 @@ class DigestConfig:
 
 
 @dataclass(frozen=True)
+class TidyConfig:
+    """``[tidy]``: the nightly tidy of each chat's memories (``bot.jobs.tidy``)."""
+
+    enabled: bool = True
+    default: str = field(default="on", metadata=choices("on", "off"))
+    schedule: str = field(default="30 3 * * *", metadata=checked(_check_schedule))
+    grace_hours: float = field(default=6.0, metadata=between(0, 24))
+
+
+@dataclass(frozen=True)
 class ReminderConfig:
     """``[reminders]``: ``/remind`` and its delivery (``bot.jobs.reminders``)."""
 
@@ -264,6 +274,7 @@ class Config:
     telegram: TelegramConfig = field(default_factory=TelegramConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
+    tidy: TidyConfig = field(default_factory=TidyConfig)
     reminders: ReminderConfig = field(default_factory=ReminderConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)

@@ -28,6 +28,7 @@ from memory import parse_json
 from memory.errors import MemoryInvalid
 from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_category, clean_content, clean_tags
+from memory.updates import newest_first
 
 
 class Turn(Protocol):
@@ -124,7 +125,7 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
         keep_both=bool(args.get("keepBoth")),
     )
     if done.near:
-        return {
+        result: dict[str, Any] = {
             "ok": False,
             "stored": False,
             "nearDuplicates": [{**_memory(n.memory), "why": n.reason} for n in done.near],
@@ -133,6 +134,19 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
             "if the user said it is a different thing, call addMemory again with "
             "keepBoth=true; if unsure, ask the user.",
         }
+        update = next((n for n in done.near if n.reason == "update"), None)
+        if update is not None:  # a new value for what one memory says (memory.updates)
+            old = update.memory
+            result["wouldReplace"] = {**_memory(old), "sure": update.sure}
+            result["message"] = (
+                f'Not stored: this gives a new value for memory {old.id} ("{old.content}")'
+                + (", and says it changed" if update.sure else "")
+                + f". If it is the same thing, replace it: updateMemory with id {old.id} and "
+                "the new content (the old version stays in its history). If the user means a "
+                "different thing (another person, place or item), call addMemory again with "
+                "keepBoth=true. If unsure, ask the user."
+            )
+        return result
     memory = done.memory
     assert memory is not None
     if done.duplicate:
@@ -149,7 +163,12 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
 
 def _search(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     found = operations.search(run.namespace, args["query"], args.get("limit", 10))
-    answers = [_memory(h.memory) for h in found.shown]
+    # Of two memories giving one thing different values, the newer comes first (search).
+    _, _, older = newest_first([h.memory for h in found.shown])
+    answers = [
+        {**_memory(h.memory), "older": True} if h.memory.id in older else _memory(h.memory)
+        for h in found.shown
+    ]
     weaker = [_memory(h.memory) for h in found.weaker]
     result: dict[str, Any] = {"ok": True, "count": len(answers), "memories": answers}
     if weaker:  # not answers: the model may still judge them, knowing they are weak
@@ -273,7 +292,8 @@ TOOLS: tuple[Tool, ...] = (
         "Store a new long-term memory: a fact the user stated, or something you came across "
         "that the user will want later. Write the content as one self-contained sentence. "
         "Content already stored is not stored twice; when similar memories exist, nothing is "
-        "stored and they are returned (nearDuplicates): update one of them instead.",
+        "stored and they are returned (nearDuplicates); when it gives a new value for what one "
+        "says, that one is named (wouldReplace): update it instead, unless it is another thing.",
         _object(
             {
                 "content": {"type": "string", "description": "What to remember, self-contained."},
@@ -292,8 +312,9 @@ TOOLS: tuple[Tool, ...] = (
     Tool(
         "searchMemory",
         "Search the long-term memories; `memories` are those that answer the query, best first "
-        "(none: nothing stored answers it), `weakerMatches` merely resemble it. Use it before "
-        "answering anything about the past or about what the user told you.",
+        "(none: nothing stored answers it), `weakerMatches` merely resemble it. A memory marked "
+        "`older` gives an older value of what a memory before it says: answer with the newer. "
+        "Use it before answering anything about the past or about what the user told you.",
         _object(
             {
                 "query": {

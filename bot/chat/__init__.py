@@ -12,7 +12,7 @@ other part of ``bot``; nothing imports it but ``bot.__main__``.
   ``versions`` (/undo, /history), ``reminding`` and ``reminder_buttons``, ``offering`` and
   ``offer_answers`` (a reminder offered for what people say they will do), ``timezones``,
   ``welcome`` (/start, /help), ``exports`` (/export md|ics, /calendar) and ``calendar_feed``
-  (the calendar link served over HTTP).
+  (the calendar link served over HTTP), ``tidying`` (/tidy and its questions).
 - Messages: ``messages`` (free text), ``noting`` (notes without a model), ``conversation``
   (with one), ``media``, ``incoming``, ``attachments``, ``bursts``, ``edits``, ``imports``,
   ``inline``.

@@ -14,8 +14,9 @@ told it arrived, until it has been handled: a crash loses none, and one Telegram
 is handled once. Handler groups: -1 is the gatekeeper (allow list, chats the
 bot does not serve); 0 holds the commands (``HANDLERS``), the buttons (``PRESSES``, by the
 table of ``bot.view.callbacks``) and free text. Later features add theirs to
-``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), registered
-here too: at its cron times, and once at start-up to catch up a report missed while stopped.
+``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), the
+reminders (``bot.jobs.reminders``) and the nightly tidy (``bot.jobs.tidy``), registered here too:
+at their times, and once at start-up to catch up what was missed while stopped.
 
 Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches the
 one error handler (``bot.chat.failures.on_error``). Telegram's flood control is
@@ -73,6 +74,7 @@ from bot.chat import (
     offer_answers,
     reminder_buttons,
     reminding,
+    tidying,
     timezones,
     versions,
     welcome,
@@ -90,6 +92,8 @@ from bot.core.pacing import Pacer
 from bot.core.workers import Workers
 from bot.jobs.digest import Digest
 from bot.jobs.reminders import ReminderJob
+from bot.jobs.tidy import TidyJob
+from bot.schedule import parse_timezone
 from bot.view import callbacks
 from bot.view.callbacks import Callback
 from bot.view.i18n import COMMANDS, t
@@ -140,6 +144,7 @@ HANDLERS = {
     "timezone": timezones.timezone,
     "undo": versions.undo_command,
     "history": versions.history_command,
+    "tidy": tidying.tidy_command,
 }
 
 
@@ -176,6 +181,7 @@ PRESSES: dict[
     callbacks.IMPORT: imports.apply_import,
     callbacks.CANCEL_IMPORT: imports.cancel_import,
     callbacks.WELCOME: welcome.press_welcome,
+    callbacks.TIDY_QUESTION: tidying.choose,
 }
 
 
@@ -253,6 +259,12 @@ def build_application(
         if clock is not None
         else ReminderJob(config.reminders, store, chats=chats, pacer=pacer)
     )
+    zone = parse_timezone(config.reminders.timezone)  # a chat's, until it chooses one
+    tidy = (
+        TidyJob(config.tidy, store, default_zone=zone, clock=clock, chats=chats)
+        if clock is not None
+        else TidyJob(config.tidy, store, default_zone=zone, chats=chats)
+    )
     conversation = None
     if llm is not None:
         from bot.chat.conversation import make_conversation  # loads openai: only when configured
@@ -264,7 +276,15 @@ def build_application(
 
         transcriber = Transcriber(config.transcription)
     application.bot_data[KEY] = Services(
-        config, store, Workers(store), llm, digest, conversation, reminders, transcriber
+        config,
+        store,
+        Workers(store),
+        llm,
+        digest,
+        conversation,
+        reminders,
+        transcriber,
+        tidy,
     )
     calendar = config.calendar
     if request is None and calendar.enabled and calendar.listen:  # not the console's
@@ -275,6 +295,7 @@ def build_application(
     if jobs:
         digest.register(application)
         reminders.register(application)
+        tidy.register(application)
     return application
 
 

@@ -164,11 +164,13 @@ def recall_view(
 
     Each memory shown has a "⋯" button to its own menu (🗑 Forget, 🔗 Related, 🕘 History):
     a search result carries no 🗑 of its own, so that a reply is read, not pruned by mistake.
+    A memory a newer one shown before it gives another value is marked "(older)".
     """
     tail = f"\n\n{footer}" if footer else ""
     total = f"{found.total}+" if found.capped else str(found.total)
+    older = t(language, "older_mark")  # a newer memory gives the same thing another value
     blocks = [
-        memory_block(m, i, language=language)
+        memory_block(m, i, language=language, note=older if m.id in found.older else "")
         for i, m in enumerate(found.memories, start=found.start + 1)
     ]
     if not found.query:

@@ -1,4 +1,5 @@
-"""The buttons of an add held for a near-duplicate: keep both, replace the old one, cancel.
+"""The buttons of an add held for a near-duplicate: keep both, replace the old one, cancel;
+and what a replacement says ("🔁 Replaced: old → new", with ↩ Undo).
 
 A button carries the waiting add's token only (``bot.core.adding``: the text stays on the
 server; ``nk:``, ``nr:``, ``nc:`` in ``bot.view.callbacks``): "Keep both" stores the new memory
@@ -23,9 +24,11 @@ from bot.core import adding
 from bot.errors import NotAllowed
 from bot.view import callbacks
 from bot.view.i18n import t
-from bot.view.render import PREVIEW_CHARS, escape, memory_block, preview
+from bot.view.render import PREVIEW_CHARS, escape, memory_block, meta_line, preview
 from bot.view.replies import edit_html
+from memory.duplicates import Near
 from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.history import current_author
 from memory.model import Memory
 
 BUTTON_PREVIEW = 24
@@ -36,15 +39,37 @@ CHOICES = {
 }  # what each button asks of ``bot.core.adding.settle``
 
 
+def replaced_reply(
+    old: Memory, memory: Memory, language: str, change: str | None = None
+) -> tuple[str, InlineKeyboardMarkup | None]:
+    """What replacing ``old`` by ``memory`` (its new version) says, with ↩ Undo for the
+    ``change`` that did it (``memory.history``: the old version comes back)."""
+    text = t(
+        language,
+        "replaced",
+        old=escape(preview(old.content, PREVIEW_CHARS)),
+        new=escape(memory.content),
+        meta=meta_line(memory, language),
+    )
+    if change is None:
+        return text, None
+    undo = callbacks.UNDO.button(t(language, "button_undo_plain"), change)
+    return text, InlineKeyboardMarkup([[undo]])
+
+
 def choice_prompt(
-    content: str, near: Sequence[Memory], token: str, language: str
+    content: str, found: Sequence[Near], token: str, language: str
 ) -> tuple[str, InlineKeyboardMarkup]:
-    """The question asked before storing ``content`` beside its near-duplicates ``near``."""
+    """The question asked before storing ``content`` beside its near-duplicates ``found``: a
+    new value for the first of them (an ``update``) is asked as such."""
+    update = bool(found) and found[0].reason == "update"
+    near = [n.memory for n in found]
     blocks = [
         memory_block(m, i, limit=PREVIEW_CHARS, language=language)
         for i, m in enumerate(near, start=1)
     ]
-    text = t(language, "near_duplicate", content=escape(preview(content, 200)))
+    key = "near_update" if update else "near_duplicate"
+    text = t(language, key, content=escape(preview(content, 200)))
     rows = [[callbacks.KEEP_BOTH.button(t(language, "button_keep_both_plain"), token)]]
     for index, memory in enumerate(near):
         label = t(
@@ -82,9 +107,10 @@ async def choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if settled.memory is None:
         await edit_html(query, t(language, "cancelled"))
     elif settled.replaced is not None:
-        await edit_html(
-            query, t(language, "edited", memory=memory_block(settled.memory, language=language))
+        text, keyboard = replaced_reply(
+            settled.replaced, settled.memory, language, current_author().change
         )
+        await edit_html(query, text, keyboard)
     elif settled.duplicate:
         await edit_html(
             query,

@@ -34,7 +34,7 @@ from bot.chat.access import (
 )
 from bot.chat.attachments import send_all_back
 from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view, with_row
-from bot.chat.choices import choice_prompt
+from bot.chat.choices import choice_prompt, replaced_reply
 from bot.chat.offering import offer_for_memory
 from bot.chat.presses import pressed
 from bot.chat.services import services
@@ -49,6 +49,7 @@ from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
+from memory.history import current_author
 from memory.model import clean_tags
 
 log = logging.getLogger(__name__)
@@ -120,8 +121,9 @@ async def remember_entry(
     attachment: Mapping[str, Any] | None = None,
 ) -> None:
     """Store ``entry`` for ``caller`` and answer ``message`` as /remember does (stored, already
-    stored, or which near-duplicate; ⏰ for a time it names). ``source`` defaults to the
-    message's own; ``attachment`` is the file it was said in (a voice note)."""
+    stored, replaced an older value with ↩ Undo, or which near-duplicate; ⏰ for a time it
+    names). ``source`` defaults to the message's own; ``attachment`` is the file it was said in
+    (a voice note)."""
     if not entry.content:
         await reply_html(message, t(language, "usage_remember"))
         return
@@ -134,6 +136,7 @@ async def remember_entry(
             entry.category,
             source=source or message_source(message),
             asker=caller,
+            replace=True,
             zone=await chat_zone(context, message.chat_id),
             attachment=attachment,
         )
@@ -141,11 +144,19 @@ async def remember_entry(
         await reply_html(message, invalid_reason(language, e, entry.content))
         return
     if done.token is not None:  # near-duplicates: the person chooses
-        near = [n.memory for n in done.near]
-        await reply_html(message, *choice_prompt(entry.content, near, done.token, language))
+        await reply_html(message, *choice_prompt(entry.content, done.near, done.token, language))
         return
     memory = done.memory
     assert memory is not None
+    if done.replaced is not None:  # a new value: the old one is in its history
+        text, undo = replaced_reply(done.replaced, memory, language, current_author().change)
+        offer = await offer_for_memory(context, message, caller, memory, language)
+        if offer is None:
+            await reply_html(message, text, undo)
+            return
+        rows = [b for row in offer[1].inline_keyboard for b in row]
+        await reply_html(message, f"{text}\n\n{offer[0]}", with_row(undo, rows))
+        return
     if done.duplicate:
         await reply_html(
             message,

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from bot.core.policy import Caller
     from bot.jobs.digest import Digest
     from bot.jobs.reminders import ReminderJob
+    from bot.jobs.tidy import TidyJob
 
 KEY = "services"
 
@@ -40,6 +41,7 @@ class Services:
     conversation: FreeText | None = None  # free text through ``llm`` (None: no model)
     reminders: ReminderJob | None = None  # the reminders' delivery and its index
     transcriber: Transcriber | None = None  # voice notes to text (None: not configured)
+    tidy: TidyJob | None = None  # the nightly tidy and /tidy (None: not set up)
 
 
 class FreeText(Protocol):

@@ -184,6 +184,8 @@ async def _set(
     asked = await found.workers.call(lambda: chat_zones.set_chat_zone(job.store, chat_id, zone))
     if found.digest is not None:
         found.digest.zone_chosen(zone)
+    if found.tidy is not None:
+        found.tidy.zone_chosen(zone)
     waiting = await found.workers.call(
         lambda: zone_moves.movable(job.store, caller.namespace, chat_id, zone)
     )

@@ -78,6 +78,8 @@ def _who(record: ChangeRecord, language: str) -> str:
     )
     if not author.name and author.by in ("cli", "library", "mcp"):
         return escape(_word(language, f"door_{author.by}", author.by))
+    if author.by == "bot":  # a job of the bot's own (the nightly tidy): its door says which
+        return escape(_word(language, f"door_{author.door}", author.door))
     number = author.by.partition(":")[2]
     name = author.name or (t(language, "history_someone", id=number) if number else author.by)
     return t(language, "history_who", who=escape(name), door=escape(door))

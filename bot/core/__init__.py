@@ -8,9 +8,9 @@ never the language model, never another part of ``bot``.
 - Who may do what: ``policy`` (the one permission rule), ``tokens`` (what waits for a press),
   ``topics`` (a forum topic's own namespace).
 - The memory operations: ``operations`` (remember as given, recall and what answers, forget,
-  edit, related, list, stats, export), ``adding`` (remember, with near-duplicates),
-  ``undoing`` (undo, versions, restore), ``imports`` (a memory file), ``workers`` (the threads
-  they run in).
+  edit, related, list, stats, export), ``adding`` (remember, with near-duplicates and updates
+  that replace), ``tidying`` (the nightly tidy), ``undoing`` (undo, versions, restore),
+  ``imports`` (a memory file), ``workers`` (the threads they run in).
 - Other formats: ``markdown_export``, ``markdown_import`` and ``note_archive`` (memories as
   Markdown, a .zip of notes), ``calendar_export`` and ``calendar_feeds`` (reminders as
   iCalendar, the private links).

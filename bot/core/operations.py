@@ -59,6 +59,7 @@ from memory.interface import Documents, MemoryNamespace, SearchStatus, update_do
 from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
 from memory.text import created_terms, date_terms
+from memory.updates import newest_first, whose_first
 
 RECALL_LIMIT = 5  # weaker matches a page
 _DAY_TERM = re.compile(r"@\d\d-\d\d")  # memory.text's term of a day of the year
@@ -143,6 +144,7 @@ class Matches:
     token: str | None = None  # names ``query`` for the buttons of other pages (``recall_query``)
     answers: int = 0
     page: int = 0
+    older: frozenset[int] = frozenset()  # superseded by a newer value shown before them
 
     @property
     def more(self) -> bool:
@@ -173,7 +175,9 @@ def recall_page(
     the returned ``token``. A question about a relative day ("what did I save today", "昨天记了
     什么") has the memories stored that day (in ``zone``, UTC by default) or speaking of it as
     its answers (``bot.core.dating``). A reminder's memory is an answer only as the first one,
-    and a ``statement`` has only a clear match for an answer (``answer_of``).
+    and a ``statement`` has only a clear match for an answer (``answer_of``). Of two memories
+    that give one thing different values, the newer is shown first and the older is ``older``
+    (``memory.updates.newest_first``).
     """
     count, number = parse_limit(size), max(page, 0)
     if not query.strip():
@@ -188,11 +192,14 @@ def recall_page(
         that_day = on_day(namespace.memories(), day, zone)
         ids = {m.id for m in that_day}
         rest = [hit.memory for hit in matches(query, hits) if hit.memory.id not in ids]
-        found, answers = [*that_day, *rest], len(that_day)
+        found, answers, older = [*that_day, *rest], len(that_day), frozenset[int]()
     else:
         answer = answer_of(query, hits, statement=statement)
-        found = [hit.memory for hit in (*answer.shown, *answer.weaker)]
-        answers = len(answer.shown)
+        answering, weaker, older = newest_first(
+            [hit.memory for hit in answer.shown], [hit.memory for hit in answer.weaker]
+        )
+        answering = whose_first(query, answering)
+        found, answers = [*answering, *weaker], len(answering)
     first = min(answers, count)  # the first page: the answers (at most a page of them)
     last_page = -(-(len(found) - first) // count) if len(found) > first else 0
     number = min(number, last_page)
@@ -206,7 +213,7 @@ def recall_page(
     token = None
     if len(found) > first:
         token = keep_query(namespace.documents(), query) if use else query_token(query)
-    return Matches(query, tuple(shown), start, len(found), capped, token, answers, number)
+    return Matches(query, tuple(shown), start, len(found), capped, token, answers, number, older)
 
 
 STATEMENT_MARGIN = 3.0  # a statement searched shows only a clear match (``answer_of``)
@@ -237,6 +244,20 @@ def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> An
         return answer
     moved = [hit for hit in answer.shown if hit not in shown]
     return Answer(tuple(shown), (*moved, *answer.weaker))
+
+
+def newest(query: str, answer: Answer) -> tuple[Answer, frozenset[int]]:
+    """``answer`` to ``query`` with the newer of two memories that give one thing different
+    values before the older, and what is about someone the query does not ask about after the
+    rest (``memory.updates.newest_first``, ``whose_first``); the ids of the older ones."""
+    by_id = {hit.memory.id: hit for hit in (*answer.shown, *answer.weaker)}
+    shown, weaker, older = newest_first(
+        [hit.memory for hit in answer.shown], [hit.memory for hit in answer.weaker]
+    )
+    shown = whose_first(query, shown)
+    if [m.id for m in shown] == [h.memory.id for h in answer.shown]:
+        return answer, older
+    return Answer(tuple(by_id[m.id] for m in shown), tuple(by_id[m.id] for m in weaker)), older
 
 
 def _dated(query: str, hits: Sequence[Hit]) -> list[Hit]:
@@ -298,10 +319,11 @@ def recall_query(documents: Documents, token: str) -> str | None:
 
 def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> Answer:
     """What answers ``query`` (``answer_of``; the model's ``searchMemory``), the answers
-    counted as used, and the weaker matches after them (at most ``limit`` in all)."""
+    counted as used, and the weaker matches after them (at most ``limit`` in all); of two
+    that give one thing different values, the newer first (``newest``)."""
     count = parse_limit(limit)
     hits = namespace.search(query, max(count, RECALL_LIMIT), ranker=SEARCH_RANKER, touch=False)
-    answer = answer_of(query, hits)
+    answer = newest(query, answer_of(query, hits))[0]
     used = [hit.memory.id for hit in answer.shown]
     touched = {memory.id: memory for memory in namespace.touch(used)} if used else {}
     shown = tuple(

@@ -361,6 +361,7 @@ class Digest(DigestPlan):
             language=settings.language,
             zone=zone,
             chat=chat_id,
+            name=name,
         )
         ours = Claim(period, self.owner, now, 1 if held is None else held.tries + 1)
         # Marked before it is claimed: a claim never exists unmarked (the sweep's index).

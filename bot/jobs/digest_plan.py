@@ -37,6 +37,7 @@ from bot.config import DigestConfig
 from bot.core.chat_zones import zone_of_chat
 from bot.core.lease import Claim
 from bot.core.topics import where
+from bot.jobs.tidy_settings import digest_line
 from bot.schedule import Schedule, parse_timezone
 from bot.view.digest_view import build_report, render_report
 from memory import Documents, Store, update_document
@@ -295,6 +296,7 @@ class DigestPlan:
             zone=zone,
             chat=settings.chat_id if settings.chat_id is not None else chat_of(name),
             title=title,
+            name=name,
         )
 
     def _render(
@@ -308,10 +310,14 @@ class DigestPlan:
         zone: ZoneInfo,
         chat: int | None,
         title: str | None = None,
+        name: str | None = None,
     ) -> str:
-        """The report, its times in the chat's zone, titled as a group's or as "your"."""
+        """The report, its times in the chat's zone, titled as a group's or as "your", with
+        what the last tidy of namespace ``name`` did (``bot.jobs.tidy_settings``)."""
         report = build_report(
             memories, now=now, since=since, top=self.config.top, stale_days=self.config.stale_days
         )
         group = (title or settings.title or "") if chat is not None and chat < 0 else None
-        return render_report(report, language or guess_language(memories), zone, group=group)
+        language = language or guess_language(memories)
+        tidy = digest_line(self.store, name, language, zone) if name is not None else ""
+        return render_report(report, language, zone, group=group, tidy=tidy)

@@ -3,7 +3,7 @@
 - Languages: ``i18n`` (the table of strings), with those of one subject each beside it:
   ``help_strings``, ``reminder_strings``, ``zone_strings``, ``problem_strings``,
   ``change_strings``, ``digest_strings``, ``export_strings``, ``offer_strings``,
-  ``media_text``.
+  ``update_strings`` (updates and the tidy), ``media_text``.
 - Rendering: ``render`` (memories as Telegram HTML), ``markdown`` (the model's Markdown made
   safe), ``replies`` (replies that always reach the chat), ``times`` (the one way a time is
   written), ``reminder_view`` and ``digest_view`` (the reminders and the digest).

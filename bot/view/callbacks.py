@@ -41,6 +41,8 @@ nothing::
     ia:<token>               import the memory.json sent
     ic:<token>               cancel that import
     w:examples | w:help      under /start
+    tq:<token>:<n>:<n|o|b>   a tidy's question (``bot.core.tidying``): keep the newer, the
+                             older, or both of conflict n
 """
 
 from __future__ import annotations
@@ -132,10 +134,13 @@ LOCATION_ZONE = Callback("tzl", rf"{DEGREES}:{DEGREES}")
 IMPORT = Callback("ia", IMPORT_TOKEN)
 CANCEL_IMPORT = Callback("ic", IMPORT_TOKEN)
 WELCOME = Callback("w", "(examples|help)")
+# The nightly tidy's questions (bot.chat.tidying).
+TIDY_QUESTION = Callback("tq", rf"{TOKEN}:\d:[nob]")
 
 CALLBACKS = (
     *(FORGET, DELETE, KEEP, MENU, RELATED, HISTORY, LIST_PAGE, RECALL_PAGE),
     *(KEEP_BOTH, REPLACE, CANCEL_ADD, REMEMBER_THIS, APPLY, DISCARD, UNDO, RESTORE),
     *(DONE, SNOOZE, CANCEL_REMINDER, CHANGE_REMINDER, FROM_MEMORY, OFFER),
     *(CHOOSE_ZONE, MOVE_REMINDERS, KEEP_REMINDERS, LOCATION_ZONE, IMPORT, CANCEL_IMPORT, WELCOME),
+    TIDY_QUESTION,
 )

@@ -74,10 +74,11 @@ def _line(memory: Memory) -> str:
 
 
 def render_report(
-    report: Report, language: str, timezone: tzinfo, *, group: str | None = None
+    report: Report, language: str, timezone: tzinfo, *, group: str | None = None, tidy: str = ""
 ) -> str:
     """The report as Telegram HTML in ``language``; times shown in ``timezone``. ``group``:
-    the group's name ("" if not known) for a group's report, None for a private chat's."""
+    the group's name ("" if not known) for a group's report, None for a private chat's;
+    ``tidy``: what the last nightly tidy did (a line of HTML, ``bot.jobs.tidy_settings``)."""
     if group is None:
         title = t(language, "digest_title", total=report.total)
     elif group:
@@ -104,6 +105,8 @@ def render_report(
     if report.stale_count:
         lines.append("")
         lines.append(t(language, "digest_stale", count=report.stale_count, days=report.stale_days))
+    if tidy:
+        lines += ["", tidy]
     lines.append("")
     lines.append(t(language, "digest_footer"))
     return "\n".join(lines)

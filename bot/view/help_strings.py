@@ -11,9 +11,10 @@ home, family, health, finance, shopping, travel, study, idea, todo: \
 <code>/remember work: standup at 10 #meeting</code>) or by a hashtag and a colon \
 (<code>/remember #recipes: pancakes need 2 eggs</code>); <code>Password: hunter2</code> stays \
 one note. Without hashtags I pick tags from the keywords. Dates such as “next Tuesday 3pm” are \
-worked out and shown with the memory. Something already stored is not stored twice; if a \
-memory is much like one you have, I ask: keep both, replace the old one, or cancel. Send \
-/remember as a reply to store that message.
+worked out and shown with the memory. Something already stored is not stored twice. A new \
+value for something you told me (“the cabin wifi password is now …”) replaces the old one, \
+and ↩ Undo brings it back; if a memory is much like one you have, I ask: keep both, replace \
+the old one, or cancel. Send /remember as a reply to store that message.
 /recall <i>question</i> — the best matching memories (no question: the most recent). \
 <code>/recall today</code> or <code>/recall Dec 8</code> finds what you saved or planned that day.
 /forget <i>id</i> [<i>id</i> …] — delete memories (I ask first, for each).
@@ -40,6 +41,8 @@ As a reply, it reminds you of that message. "remind me …" in a message works t
 answer is one change; a memory changed since is left as it is.
 /history [<i>id</i>] — the recent changes (deletions too), or every version of one memory, \
 who made it and when, with a button to restore one.
+/tidy [on|off] — tidy up now: duplicates merged, past events marked, ended reminders closed, \
+conflicting values asked about. It also runs every night unless /tidy off; /undo reverts it.
 
 Say it in words too: “remember that my locker is 23”, “note: …”, “don't forget …”. Any \
 other message is searched; without a language model, a statement gets a 💾 Remember this \
@@ -55,7 +58,8 @@ HELP_ZH = """<b>命令</b>
 <code>/remember 工作：明天十点开会 #会议</code>），或话题标签加冒号\
 （<code>/remember #菜谱：松饼要两个鸡蛋</code>）；<code>公司WiFi密码：abc</code> 仍是一整条记忆。\
 没写标签时，我会从关键词里挑选。“下周二下午三点”这样的日期会被换算成具体日期，和记忆一起显示。\
-已经记住的内容不会重复保存；和已有记忆很像时，我会问你：都保留、替换旧的，还是取消。\
+已经记住的内容不会重复保存。你说的是之前某件事的新值（“公司WiFi密码改成……了”）时，\
+我会替换旧的，用 ↩ 撤销可以恢复；和已有记忆很像时，我会问你：都保留、替换旧的，还是取消。\
 回复某条消息并发送 /remember，可以记住那条消息。
 /recall <i>问题</i> — 找出最相关的记忆（不写问题：最近的记忆）。
 /forget <i>编号</i> [<i>编号</i> …] — 删除记忆（每条都会先确认）。
@@ -81,6 +85,8 @@ HELP_ZH = """<b>命令</b>
 之后又被改过的记忆保持原样。
 /history [<i>编号</i>] — 最近的改动（包括删除），或一条记忆的每个版本、谁在何时改的，\
 可以用按钮恢复某个版本。
+/tidy [on|off] — 立即整理：合并重复、标记已过去的事、结束已完成的提醒、询问相互矛盾的值。\
+每晚也会自动整理，除非 /tidy off；/undo 可以撤销。
 
 也可以直接说：“记住我的柜子是23号”“帮我记一下……”“备忘：……”。其他消息我会在记忆里搜索；\
 没有配置语言模型时，陈述句下面有 💾 记住这条 按钮，点一下就保存。

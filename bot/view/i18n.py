@@ -25,6 +25,7 @@ from bot.view import (
     offer_strings,
     problem_strings,
     reminder_strings,
+    update_strings,
     zone_strings,
 )
 from bot.view.media_text import MEDIA_STRINGS
@@ -53,6 +54,7 @@ COMMANDS = (
     ("timezone", "cmd_timezone_plain"),
     ("undo", "cmd_undo_plain"),
     ("history", "cmd_history_plain"),
+    ("tidy", "cmd_tidy_plain"),
     ("help", "cmd_help_plain"),
     ("start", "cmd_start_plain"),
 )
@@ -381,6 +383,7 @@ for _part in (
     digest_strings,
     export_strings,
     offer_strings,
+    update_strings,
 ):
     STRINGS["en"].update(_part.EN)
     STRINGS["zh"].update(_part.ZH)

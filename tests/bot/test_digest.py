@@ -554,8 +554,9 @@ def test_the_application_schedules_the_digest_unless_told_not_to(tmp_path: Path)
             assert application.job_queue is not None
             return sorted(job.name or "" for job in application.job_queue.jobs())
 
-    assert job_names({}) == ["digest", "digest-catch-up", "digest-sweep", "reminders"]
-    assert job_names({"enabled": False}) == ["reminders"]
+    tidy = ["tidy", "tidy-catch-up"]  # the nightly tidy (bot.jobs.tidy)
+    assert job_names({}) == ["digest", "digest-catch-up", "digest-sweep", "reminders", *tidy]
+    assert job_names({"enabled": False}) == ["reminders", *tidy]
     assert job_names({}, jobs=False) == []  # the console: no report may count as sent
 
 
