@@ -191,7 +191,14 @@ MEMORY_LAYERS = [
     {"memory.errors", "memory.text", "memory.jsontext", "memory.model", "memory.ids"},
     {"memory.history", "memory.rules"},
     # search: keywords, meaning, duplicates, relevance
-    {"memory.indexfile", "memory.termindex", "memory.bm25", "memory.ranking", "memory.hybrid"},
+    {
+        "memory.indexfile",
+        "memory.termindex",
+        "memory.maxscore",
+        "memory.bm25",
+        "memory.ranking",
+        "memory.hybrid",
+    },
     {"memory.relevance"},
     {"memory.updates"},
     {"memory.duplicates", "memory.embedding"},
