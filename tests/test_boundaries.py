@@ -200,7 +200,7 @@ MEMORY_LAYERS = [
         "memory.hybrid",
     },
     {"memory.relevance"},
-    {"memory.updates"},
+    {"memory.facts", "memory.updates"},
     {"memory.duplicates", "memory.embedding"},
     # the interface (Protocols, and the values they pass), and what speaks only of it
     {"memory.interface", "memory.documents", "memory.vectors", "memory.meaning"},
