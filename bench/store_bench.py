@@ -40,7 +40,7 @@ from typing import Any
 
 from bench.seed_port import SeedPortStore
 from memory.files import MemoryStore
-from memory.model import format_time_ms
+from memory.timestamps import format_time_ms
 
 EN_WORDS = (
     "project meeting code deploy server budget report friend dinner travel flight hotel doctor "

@@ -53,13 +53,12 @@ from memory.model import (
     clean_date,
     clean_extra,
     clean_tags,
-    format_time_ms,
-    now_iso,
     parse_id,
     parse_limit,
 )
 from memory.rules import related_to, restored, stats_of, update_changes
 from memory.text import content_key
+from memory.timestamps import format_time_ms, now_iso
 
 log = logging.getLogger(__name__)
 

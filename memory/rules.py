@@ -23,8 +23,8 @@ from memory.model import (
     clean_content,
     clean_tags,
     most_used,
-    now_iso,
 )
+from memory.timestamps import now_iso
 
 TOP_TAGS = 10
 MOST_ACCESSED = 5

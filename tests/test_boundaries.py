@@ -188,7 +188,14 @@ def test_each_package_of_bot_names_all_its_modules_and_only_them() -> None:
 # its package's.
 MEMORY_LAYERS = [
     # values, text, errors: what everything uses
-    {"memory.errors", "memory.text", "memory.jsontext", "memory.model", "memory.ids"},
+    {
+        "memory.errors",
+        "memory.text",
+        "memory.jsontext",
+        "memory.timestamps",
+        "memory.model",
+        "memory.ids",
+    },
     {"memory.history", "memory.rules"},
     # search: keywords, meaning, duplicates, relevance
     {

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory import Documents, update_document
-from memory.model import now_iso
+from memory.timestamps import now_iso
 
 HISTORY = "history"  # document keys
 USAGE = "usage"

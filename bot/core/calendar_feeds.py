@@ -33,7 +33,7 @@ from typing import Any
 from memory import Store
 from memory.errors import DocumentConflict
 from memory.interface import ABSENT
-from memory.model import format_time
+from memory.timestamps import format_time
 
 log = logging.getLogger(__name__)
 

@@ -55,8 +55,9 @@ from bot.errors import NotAllowed
 from memory.errors import DocumentConflict, MemoryNotFound
 from memory.facts import read
 from memory.interface import MemoryNamespace
-from memory.model import Memory, parse_time
+from memory.model import Memory
 from memory.text import content_key
+from memory.timestamps import parse_time
 from memory.updates import SURE, Level, judge
 
 PAST_TAGS = {"en": "past", "zh": "已过"}

@@ -24,7 +24,7 @@ from bot.config import DigestConfig, parse_config
 from bot.jobs.digest import Digest
 from bot.jobs.digest_plan import SETTINGS_FILE
 from memory.files import MemoryStore
-from memory.model import format_time
+from memory.timestamps import format_time
 
 FORUM = -1001234567891
 GENERAL = f"chats/{FORUM}"

@@ -35,7 +35,7 @@ from bot.core import delivery, reminders, when
 from bot.core.lease import LEASE  # the digest takes a left claim over as a reminder does
 from bot.core.policy import Actor, Caller
 from memory import open_store
-from memory.model import format_time
+from memory.timestamps import format_time
 
 REPLICAS = 3
 SHANGHAI = "Asia/Shanghai"
