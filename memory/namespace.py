@@ -34,6 +34,7 @@ from pathlib import PurePath
 from typing import Any
 
 from memory.backend import Backend, Writing
+from memory.documents import Documents
 from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
 from memory.errors import MemoryInvalid, MemoryStoreError, NamespaceInvalid
@@ -41,7 +42,7 @@ from memory.held import Held, same_file
 from memory.history import ChangeRecord, History, copied_records, current_author, new_record, state
 from memory.hybrid import dense_query, rank
 from memory.ids import clock_ms, new_id, renumber
-from memory.interface import Documents, SearchStatus, VectorStore
+from memory.interface import SearchStatus
 from memory.meaning import Meaning
 from memory.model import (
     Added,
@@ -59,6 +60,7 @@ from memory.model import (
 from memory.rules import related_to, restored, stats_of, update_changes
 from memory.text import content_key
 from memory.timestamps import format_time_ms, now_iso
+from memory.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
