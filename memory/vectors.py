@@ -1,4 +1,5 @@
-"""A namespace's embeddings held in RAM (``VectorIndex``), and the key of an embedded text.
+"""A namespace's embeddings: where they are kept (``VectorStore``), how they are held in RAM
+(``VectorIndex``), and the key of an embedded text.
 
 Where a namespace keeps its vectors is its backend's (``VectorStore``, which loads and saves a
 ``VectorSet``: the file ``memory.vectors`` beside ``memory.json``, ``memory.files.vectors``;
