@@ -202,6 +202,10 @@ def run_telegram(config: Config) -> int:
             file=sys.stderr,
         )
         return 1
+    except MemoryStoreError as e:  # a live replica is this one already, or the database failed
+        reason = SecretFilter(config.secrets()).redact(e.message)
+        print(f"Cannot serve the bot: {reason}", file=sys.stderr)
+        return 1
     except ListenFailed as e:  # the calendar feed's own server ([calendar] listen)
         print(
             f"Cannot listen on {config.calendar.listen}:{config.calendar.port} for the "

@@ -27,6 +27,7 @@ import hashlib
 import hmac
 import os
 import re
+import socket
 import tomllib
 import typing
 from collections.abc import Mapping
@@ -52,7 +53,9 @@ ENVIRONMENT = {
     "TELEGRAM_WEBHOOK_SECRET": ("telegram", "secret_token"),
 }
 WEBHOOK_PATH = "/telegram"  # where updates are posted when webhook_url names no path
-HEALTH_PATH = "/healthz"  # the webhook server's health check (bot.chat.webhook)
+HEALTH_PATH = "/healthz"  # the webhook server's health checks (bot.chat.webhook) start here
+LIVE_PATH = HEALTH_PATH + "/live"  # the process serves: for routing and restarts
+READY_PATH = HEALTH_PATH + "/ready"  # it can store too: for monitoring (/healthz: the same)
 WEBHOOK_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts
 WEBHOOK_PORTS = (443, 80, 88, 8443)  # the ports Telegram's own server posts to
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # where a plain-http webhook_url may point (tests)
@@ -63,6 +66,17 @@ def _check_storage(location: str) -> object:
     if location and not location.lower().startswith(("postgresql://", "postgres://")):
         raise ValueError("storage must be empty or a postgresql:// URL")
     return location
+
+
+REPLICA_IDENTITY = re.compile(r"[A-Za-z0-9._:-]{1,100}")
+
+
+def _check_identity(identity: str) -> object:
+    if identity and not REPLICA_IDENTITY.fullmatch(identity):
+        raise ValueError(
+            f"must be empty or 1 to 100 letters, digits, '.', '_', ':' or '-', not {identity!r}"
+        )
+    return identity
 
 
 def _check_schedule(expression: str) -> object:
@@ -87,6 +101,8 @@ class TelegramConfig:
     port: int = field(default=8443, metadata=between(1, 65535))
     secret_token: str = field(default="", repr=False)  # "": derived from the token
     max_connections: int = field(default=40, metadata=between(1, 100))
+    # Past this, an update's handling (model turns included) is cancelled and set aside.
+    handler_deadline_seconds: float = field(default=300.0, metadata=between(1, 86_400))
 
     @property
     def file_url(self) -> str:
@@ -230,6 +246,8 @@ class ReplicasConfig:
     lease_seconds: float = field(default=30.0, metadata=between(1, 3600))
     poll_seconds: float = field(default=0.25, metadata=between(0.01, 60))
     max_chats: int = field(default=64, metadata=between(1, 10_000))
+    # Who this replica is across restarts ("": the host name and [telegram] port).
+    identity: str = field(default="", metadata=checked(_check_identity))
 
 
 @dataclass(frozen=True)
@@ -268,6 +286,15 @@ class Config:
     def store_location(self) -> str | Path:
         """What ``memory.open_store`` opens: ``storage`` if set, else ``data_dir``."""
         return self.storage or self.data_dir
+
+    @property
+    def replica_identity(self) -> str:
+        """``[replicas] identity``, or this host's name and ``[telegram] port``: stable across
+        restarts, and two replicas on one host listen on different ports."""
+        if self.replicas.identity:
+            return self.replicas.identity
+        host = re.sub(r"[^A-Za-z0-9._-]+", "-", socket.gethostname()) or "localhost"
+        return f"{host[:90]}:{self.telegram.port}"
 
     @property
     def store_name(self) -> str:
@@ -412,8 +439,9 @@ def _check_webhook(telegram: TelegramConfig, source: str) -> None:
         raise wrong("must be https:// (Telegram posts only over TLS; http only to 127.0.0.1)")
     if parts.fragment or parts.username or parts.password:
         raise wrong("must have no #fragment and no user name or password")
-    if telegram.webhook_path == HEALTH_PATH:
-        raise wrong(f"must not end in {HEALTH_PATH}, the health check's path")
+    path = telegram.webhook_path
+    if path == HEALTH_PATH or path.startswith(HEALTH_PATH + "/"):
+        raise wrong(f"must not end in {HEALTH_PATH} or a path under it: the health checks'")
     # Telegram's own server posts to four ports only; a self-hosted one (base_url) may differ.
     official = parts.scheme == "https" and telegram.base_url == TELEGRAM_API
     if official and port is not None and port not in WEBHOOK_PORTS:

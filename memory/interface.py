@@ -315,8 +315,26 @@ class UpdateQueue(Protocol):
     lease; False once the lease is no longer this replica's, which must then stop), ``done``
     after. ``release`` gives the lane back. A replica that dies holds its lanes until their
     leases run out; another replica then claims them and handles the unfinished update again.
-    Failures are ``MemoryLoadFailed`` and ``MemorySaveFailed``.
+    A replica that ``enter``s under a stable identity has its lanes back at once when it is
+    restarted: its new incarnation gives up the dead one's leases. Failures are
+    ``MemoryLoadFailed`` and ``MemorySaveFailed``.
     """
+
+    def enter(self, identity: str) -> str:
+        """Become the replica ``identity`` until ``leave``: the owner name to ``claim`` under,
+        new at every call (a fencing token). The leases an earlier process of ``identity``
+        left are given up at once, for it is dead; ``StoreInUse`` if a live process is
+        ``identity``: two never share one."""
+        ...
+
+    def present(self) -> bool:
+        """Whether this process is still the replica it ``enter``ed as (taking the identity
+        again if the database lost its session); False if another process is it now."""
+        ...
+
+    def leave(self) -> None:
+        """Stop being the replica (a clean stop, its lanes released first)."""
+        ...
 
     def receive(self, update: dict[str, Any], lane: str) -> bool:
         """Keep ``update`` (durable on return) in ``lane``; False if its id came before."""

@@ -78,7 +78,7 @@ from bot.chat import (
     welcome,
 )
 from bot.chat.access import gatekeeper
-from bot.chat.failures import RETRIES_ON_429, on_error, tell_admins_set_aside
+from bot.chat.failures import RETRIES_ON_429, on_error, set_aside_overdue, tell_admins_set_aside
 from bot.chat.inbox import Inbox, InboxQueue, SyncingRequest
 from bot.chat.lanes import SharedUpdates
 from bot.chat.pacing import PacedLimiter
@@ -201,12 +201,19 @@ def build_application(
         replicas = config.replicas
         updates = SharedUpdates(
             shared,
+            identity=config.replica_identity,
             set_aside=tell_admins_set_aside,
             lease=replicas.lease_seconds,
             poll=replicas.poll_seconds,
             max_lanes=replicas.max_chats,
+            deadline=telegram.handler_deadline_seconds,
         )
     queue = InboxQueue(Inbox.of(store)) if request is None and shared is None else None
+    processor = ChatOrderedUpdateProcessor(
+        on_start=queue.start if queue is not None else None,
+        on_done=queue.done if queue is not None else None,
+        deadline=telegram.handler_deadline_seconds,
+    )
     builder = (
         ApplicationBuilder()
         .token(telegram.token)
@@ -219,12 +226,7 @@ def build_application(
             )
         )
         .rate_limiter(PacedLimiter(pacer, max_retries=RETRIES_ON_429))
-        .concurrent_updates(
-            ChatOrderedUpdateProcessor(
-                on_start=queue.start if queue is not None else None,
-                on_done=queue.done if queue is not None else None,
-            )
-        )
+        .concurrent_updates(processor)
         .post_init(post_init)
         .post_shutdown(post_shutdown)
     )
@@ -237,6 +239,7 @@ def build_application(
     if updates is not None:
         builder = builder.update_queue(updates)
     application = builder.build()
+    processor.on_overdue = lambda update: set_aside_overdue(application, update)
     digest = (
         Digest(config.digest, store, clock=clock, chats=chats)
         if clock is not None
@@ -331,7 +334,7 @@ async def post_init(application: BotApplication) -> None:
             await tell_admins_set_aside(application, pending)
         await application.update_queue.replay(application, recovered.again)
     if isinstance(application.update_queue, SharedUpdates):
-        application.update_queue.start(application)
+        await application.update_queue.start(application)
     server = application.bot_data.get(CALENDAR_SERVER)
     if isinstance(server, calendar_feed.CalendarServer):
         await server.start()

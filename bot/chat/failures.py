@@ -5,9 +5,10 @@ Expected failures (an unknown id) are answered by the handlers; everything else 
 tells the user briefly in their language (a press: in a pop-up) and, for unexpected errors,
 notifies the admins (``[telegram] admin_user_ids``). Telegram refusing to deliver (blocked,
 removed from the group), its flood control past the retries and network trouble are one log
-line each: nobody can be told, and nothing is wrong with the bot. An update the inbox set aside
-as poison (``bot.chat.inbox``, ``bot.chat.lanes``) is reported to the admins by
-``tell_admins_set_aside``.
+line each: nobody can be told, and nothing is wrong with the bot. An update set aside as poison
+(``bot.chat.inbox``, ``bot.chat.lanes``), after crashes or past the handler deadline
+(``bot.chat.deadlines``; ``set_aside_overdue`` sets it aside in the inbox), is reported to the
+admins by ``tell_admins_set_aside``.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from telegram import Update
 from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
 from telegram.ext import Application, ContextTypes
 
-from bot.chat.inbox import Pending
+from bot.chat.deadlines import reason
+from bot.chat.inbox import InboxQueue, Pending
 from bot.chat.services import KEY, services
 from bot.config import Config
 from bot.view.i18n import language_of, t
@@ -63,25 +65,44 @@ async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _tell_admins(context, f"{type(error).__name__}: {error}")
 
 
-async def tell_admins_set_aside(
-    application: Application[Any, Any, Any, Any, Any, Any], pending: Pending
+def set_aside_overdue(
+    application: Application[Any, Any, Any, Any, Any, Any], update: object
 ) -> None:
-    """Tell the admins of an update the inbox set aside as poison (``bot.chat.inbox``)."""
+    """An update past the handler deadline (``bot.chat.deadlines``): set aside in the inbox
+    (``InboxQueue.give_up``) and the admins told; its chat has gone on."""
+    if not isinstance(update, Update):
+        return
+    config: Config = application.bot_data[KEY].config
+    deadline = config.telegram.handler_deadline_seconds
+    queue = application.update_queue
+    pending = queue.give_up(update, reason(deadline)) if isinstance(queue, InboxQueue) else None
+    pending = pending or Pending(update.to_dict(), 0)
+    application.create_task(
+        tell_admins_set_aside(application, pending, overdue=deadline),
+        name=f"set aside {update.update_id}",
+    )
+
+
+async def tell_admins_set_aside(
+    application: Application[Any, Any, Any, Any, Any, Any],
+    pending: Pending,
+    *,
+    overdue: float | None = None,
+) -> None:
+    """Tell the admins of an update set aside as poison (``bot.chat.inbox``, ``bot.chat.lanes``):
+    after crashes, or ``overdue`` (the handler deadline it ran past)."""
     update = Update.de_json(pending.update, application.bot)
     chat = update.effective_chat.id if update.effective_chat is not None else "?"
     message, query = update.effective_message, update.callback_query
     text = (message.text or message.caption or "") if message is not None else ""
     text = text or ((query.data or "") if query is not None else "")
     config: Config = application.bot_data[KEY].config
+    about = {"update_id": pending.update_id, "chat": chat, "text": escape(text[:POISON_PREVIEW])}
     for admin in config.telegram.admin_user_ids:
-        notice = t(
-            "en",
-            "admin_poison",
-            update_id=pending.update_id,
-            chat=chat,
-            tries=pending.tries,
-            text=escape(text[:POISON_PREVIEW]),
-        )
+        if overdue is None:
+            notice = t("en", "admin_poison", tries=pending.tries, **about)
+        else:
+            notice = t("en", "admin_overdue", seconds=f"{overdue:g}", **about)
         try:
             await application.bot.send_message(admin, notice, parse_mode="HTML")
         except TelegramError as e:

@@ -1,7 +1,7 @@
 """Webhook mode: Telegram posts each update to the bot's own web server (aiohttp).
 
 ``WebhookServer(settings, accept=..., health=...)`` listens on ``telegram.listen`` and
-``telegram.port`` and answers two routes:
+``telegram.port`` and answers these routes:
 
 - ``POST`` on ``telegram.webhook_path``: one update, as Telegram posts it. Its header
   ``X-Telegram-Bot-Api-Secret-Token`` must be the configured (or derived) secret, compared in
@@ -12,9 +12,16 @@
   ``accept`` raises, the answer is 500 (503 for the store's error: it cannot keep updates now)
   and Telegram posts it again later; if it raises ``UpdateRefused`` (an update that can never
   be handled), 400.
-- ``GET /healthz``: ``health()`` is None when the bot can take updates, else a short reason:
-  200 ``{"ok": true}`` or 503 ``{"ok": false, "reason": ...}``, for a load balancer. A check
-  slower than ``HEALTH_TIMEOUT`` is a 503 too.
+- ``GET /healthz/live``: 200 ``{"ok": true}`` whenever the event loop answers: the process
+  serves. Route updates by this one: during a database outage a replica still takes its
+  requests (and answers 503 to an update it cannot keep, so Telegram posts it again), and a
+  file-store bot still answers ``/help`` and says that nothing can be saved now; a balancer
+  that dropped every replica for the outage would answer nobody, and take them back only at
+  its next check after it.
+- ``GET /healthz/ready``: ``health()`` is None when the bot can take updates and store them,
+  else a short reason: 200 ``{"ok": true}`` or 503 ``{"ok": false, "reason": ...}``, for
+  monitoring and alerts. A check slower than ``HEALTH_TIMEOUT`` is a 503 too. ``GET /healthz``
+  is the same check, as before the two were split (existing probes keep working).
 
 Anything else is 404 (405 for another method on a known path). The answer to an update has no
 body: Telegram would read a JSON body as a Bot API call to make. A refusal (403, 400, 408, 413)
@@ -63,7 +70,7 @@ from bot.chat.connections import (
 from bot.chat.inbox import InboxQueue
 from bot.chat.lanes import SharedUpdates
 from bot.chat.services import KEY, Services
-from bot.config import HEALTH_PATH
+from bot.config import HEALTH_PATH, LIVE_PATH, READY_PATH
 from bot.errors import UpdateRefused
 from memory.errors import MemoryStoreError
 
@@ -119,7 +126,9 @@ class WebhookServer:
         """Listen (``OSError`` if the address cannot be had: in use, not this machine's)."""
         app = web.Application(client_max_size=MAX_BODY, middlewares=[middleware])
         app.router.add_post(self.settings.webhook_path, self._update)
-        app.router.add_get(HEALTH_PATH, self._healthz)
+        app.router.add_get(LIVE_PATH, self._live)
+        app.router.add_get(READY_PATH, self._healthz)
+        app.router.add_get(HEALTH_PATH, self._healthz)  # /healthz/ready's old name
         app.add_routes(self.routes)
         app.on_response_prepare.append(name_server)
         runner = web.AppRunner(
@@ -147,12 +156,13 @@ class WebhookServer:
         self._accept_errors.install()
         self.port = listening.sockets[0].getsockname()[1]
         log.info(
-            "webhook server listening on %s:%d (updates on %s, health on %s; "
+            "webhook server listening on %s:%d (updates on %s, health on %s and %s; "
             "at most %d connections open)",
             self.settings.listen,
             self.port,
             self.settings.webhook_path,
-            HEALTH_PATH,
+            LIVE_PATH,
+            READY_PATH,
             self.limits.max_open,
         )
 
@@ -219,6 +229,9 @@ class WebhookServer:
             log.exception("could not accept update %s; answered 500 (posted again)", update_id)
             return web.Response(status=500, text="Internal Server Error")
         return web.Response()
+
+    async def _live(self, request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
 
     async def _healthz(self, request: web.Request) -> web.Response:
         try:
@@ -289,7 +302,8 @@ def inbox_accept(application: AnyApplication) -> Accept:
 
 
 def bot_health(application: AnyApplication) -> Health:
-    """``health`` for one process: the Application running and its store's ``ping()``.
+    """``health`` for one process: the Application running, its replica its own (replicas), and
+    its store's ``ping()``.
 
     The ping runs in a thread (store work never runs on the event loop), one at a time: checks
     that arrive while one is running wait for it, so a store that hangs holds one thread, not
@@ -306,6 +320,8 @@ def bot_health(application: AnyApplication) -> Health:
         queue = application.update_queue
         if isinstance(queue, SharedUpdates) and not queue.running:
             return "the bot is not handling the shared updates"
+        if isinstance(queue, SharedUpdates) and not queue.present:
+            return f"another process is replica {queue.identity} (set [replicas] identity)"
         if running is None or running.done():
             running = asyncio.ensure_future(asyncio.to_thread(store.ping))
             running.add_done_callback(lambda done: done.cancelled() or done.exception())

@@ -10,7 +10,7 @@ topics (Bot API 9.3: topics in the bot's private chats) works the same way:
 ``users/<user id>/topics/<thread id>``, and ``users/<user id>`` for what is said outside them.
 
 A topic's namespace lies under its chat's in name only: the store keeps every namespace apart
-(``memory.store``: a document of ``chats/-100`` is ``chats/-100/<key>.json`` and never a
+(``memory.files.store``: a document of ``chats/-100`` is ``chats/-100/<key>.json`` and never a
 folder), and what is listed per namespace (``bot.core.reminders.every``) is filtered by the
 namespace itself, never by prefix.
 

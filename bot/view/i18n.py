@@ -189,6 +189,11 @@ STRINGS: dict[str, dict[str, str]] = {
             "the bot; it is set aside in data/.bot/poison.jsonl and will not be handled again. "
             "Its text begins: <code>{text}</code>"
         ),
+        "admin_overdue": (
+            "⚠️ Update {update_id} (chat {chat}) was still being handled after {seconds} s, the "
+            "handler deadline: it was stopped and set aside, and will not be handled again; the "
+            "chat goes on. Its text begins: <code>{text}</code>"
+        ),
         "refused_plain": "Sorry, this bot is private. Your Telegram user id is {user_id}.",
         "stale_plain": "That memory is not here (anymore).",
         "error_plain": "Sorry, something went wrong. Please try again.",
@@ -330,6 +335,10 @@ STRINGS: dict[str, dict[str, str]] = {
         "admin_poison": (
             "⚠️ 机器人在处理更新 {update_id}（聊天 {chat}）时已崩溃 {tries} 次；它已移到 "
             "<code>data/.bot/poison.jsonl</code>，不会再处理。它的开头是：<code>{text}</code>"
+        ),
+        "admin_overdue": (
+            "⚠️ 更新 {update_id}（聊天 {chat}）处理了 {seconds} 秒仍未完成，超过了处理时限：已停止"
+            "并移到一边，不会再处理；该聊天的后续消息照常处理。它的开头是：<code>{text}</code>"
         ),
         "refused_plain": "抱歉，这是私人机器人。你的 Telegram 用户编号是 {user_id}。",
         "stale_plain": "这条记忆已经不在这里了。",

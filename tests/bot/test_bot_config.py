@@ -27,7 +27,7 @@ def test_the_example_config_is_valid_and_documents_every_key() -> None:
     config = load_config(EXAMPLE, environ={})
     assert config.telegram.base_url == "https://api.telegram.org/bot"
     text = EXAMPLE.read_text("utf-8")
-    for section in ("telegram", "llm", "digest"):
+    for section in ("telegram", "llm", "digest", "replicas"):
         for key in Config.__dataclass_fields__[section].default_factory().__dataclass_fields__:  # type: ignore[misc]
             assert f"\n{key} =" in text or f"\n# {key} =" in text, f"{section}.{key}"
 
@@ -81,6 +81,11 @@ def test_the_environment_overrides_the_secrets(tmp_path: Path) -> None:
         ("data_dir = 3", "data_dir must be a path"),
         ('log_level = "loud"', 'log_level must be "debug" or "info"'),
         ("[[telegram", "not valid TOML"),
+        (
+            "[telegram]\nhandler_deadline_seconds = 0",
+            "telegram.handler_deadline_seconds must be a positive number",
+        ),
+        ('[replicas]\nidentity = "bot #1"', "replicas.identity: must be empty or 1 to 100"),
     ],
 )
 def test_mistakes_stop_start_up_naming_the_key(tmp_path: Path, document: str, message: str) -> None:
@@ -90,6 +95,18 @@ def test_mistakes_stop_start_up_naming_the_key(tmp_path: Path, document: str, me
         load_config(path, environ={})
     assert message in caught.value.message
     assert str(path) in caught.value.message
+
+
+def test_a_replica_is_its_host_and_port_unless_named(tmp_path: Path) -> None:
+    """Stable across restarts (the same host and port), and two replicas on one host differ
+    (they listen on different ports); ``[replicas] identity`` names one explicitly."""
+    one = parse_config({"telegram": {"port": 8443}}, base_dir=tmp_path)
+    two = parse_config({"telegram": {"port": 8444}}, base_dir=tmp_path)
+    assert one.replica_identity.endswith(":8443") and two.replica_identity.endswith(":8444")
+    assert one.replica_identity.removesuffix(":8443") == two.replica_identity.removesuffix(":8444")
+    named = parse_config({"replicas": {"identity": "bot1"}}, base_dir=tmp_path)
+    assert named.replica_identity == "bot1"
+    assert one.telegram.handler_deadline_seconds == 300.0  # a few minutes, model turns included
 
 
 def test_an_explicit_path_must_exist(tmp_path: Path) -> None:

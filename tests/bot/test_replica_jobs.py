@@ -113,10 +113,13 @@ async def replicas(
         "digest": {"schedule": "0 9 * * *", "timezone": SHANGHAI, "default": "on"},
         "reminders": {"timezone": SHANGHAI},
     }
-    config = parse_config(data, base_dir=tmp_path)
+    configs = [  # each its own replica (one host and port: they would share an identity)
+        parse_config({**data, "replicas": {"identity": f"replica{n}"}}, base_dir=tmp_path)
+        for n in range(len(clocks))
+    ]
     applications = [
         build_application(config, open_store(config.store_location), None, clock=clock)
-        for clock in clocks
+        for config, clock in zip(configs, clocks, strict=True)
     ]
     catch_ups = {
         job.job.id
@@ -427,28 +430,31 @@ async def test_two_python_m_bot_processes_on_one_database_send_each_once(
     # a few seconds from now: both processes come up and race for them.
     earlier = now - timedelta(hours=1)
     set_up(pg_url, telegram, now - timedelta(seconds=57), reminder_count=3, apart=False)
-    config = tmp_path / "config.toml"
-    config.write_text(
-        textwrap.dedent(
-            f"""\
-            storage = "{pg_url}"
-            [telegram]
-            token = "{TOKEN}"
-            base_url = "{telegram.base_url}"
-            flood_control = false
-            [digest]
-            schedule = "{earlier.minute} {earlier.hour} * * *"
-            timezone = "UTC"
-            default = "on"
-            grace_hours = 12
-            [reminders]
-            timezone = "{SHANGHAI}"
-            """
-        ),
-        encoding="utf-8",
-    )
+    configs = [tmp_path / f"config{n}.toml" for n in range(2)]
+    for n, config in enumerate(configs):  # one host and port: each its own replica identity
+        config.write_text(
+            textwrap.dedent(
+                f"""\
+                storage = "{pg_url}"
+                [telegram]
+                token = "{TOKEN}"
+                base_url = "{telegram.base_url}"
+                flood_control = false
+                [digest]
+                schedule = "{earlier.minute} {earlier.hour} * * *"
+                timezone = "UTC"
+                default = "on"
+                grace_hours = 12
+                [reminders]
+                timezone = "{SHANGHAI}"
+                [replicas]
+                identity = "bot{n}"
+                """
+            ),
+            encoding="utf-8",
+        )
     logs = [tmp_path / f"bot{n}.log" for n in range(2)]
-    processes = [_python_m_bot(config, log) for log in logs]
+    processes = [_python_m_bot(config, log) for config, log in zip(configs, logs, strict=True)]
     try:
         # Both have run the digest's catch-up (their jobs run) and between them sent it all;
         # a stop lets a tick under way finish, so a second copy would be seen below.
