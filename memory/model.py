@@ -319,7 +319,7 @@ class Memory:
         """Read a record the store itself wrote and nobody has edited since (unvalidated).
 
         Opening a namespace of 10,000 memories spends most of its time validating; a snapshot
-        known to be the store's own output (see ``memory.files.journal``) skips that. Anything
+        known to be the store's own output (see ``memory.files.folder``) skips that. Anything
         unexpected still falls back to ``from_dict``.
         """
         try:

@@ -2,12 +2,12 @@
 
 Every operation holds the namespace's mutex (the namespace takes it) and the folder's ``flock``
 (other processes; ``_locked``), then catches up with whatever other processes appended to the
-journal before acting (``memory.files.journal``). Reads in a folder that cannot be written
+journal before acting (``memory.files.folder``). Reads in a folder that cannot be written
 still answer, without the lock; writes there raise ``MemorySaveFailed``. A change is a journal
-line, fsynced before the operation returns, after its history records (``memory.files.changelog``,
-write-ahead: no change stands without its record); a touch an unflushed line. The id clock is
-the highest id seen within reach, deleted ones too, and survives compaction in the journal's
-first line.
+line (``memory.files.journal``), fsynced before the operation returns, after its history
+records (``memory.files.changelog``, write-ahead: no change stands without its record); a touch
+an unflushed line. The id clock is the highest id seen within reach, deleted ones too, and
+survives compaction in the journal's first line.
 
 A ``memory.json`` edited by hand while the namespace is held is merged into it, never taken
 wholesale (``memory.files.handedit``); one that cannot be read leaves what is held in place,
@@ -32,11 +32,12 @@ from typing import Any
 from memory.bm25 import Bm25Ranker
 from memory.errors import MemoryInvalid, MemorySaveFailed, MemoryStoreError
 from memory.files.changelog import ChangeLog
+from memory.files.compaction import discard
 from memory.files.documents import FileDocuments
+from memory.files.folder import SNAPSHOT, Change, NamespaceFiles
 from memory.files.handedit import History as Written
 from memory.files.handedit import merge, write_conflicts
 from memory.files.io import CacheFile, copy_aside
-from memory.files.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.files.vectors import FileVectors
 from memory.held import Held
 from memory.history import Author, ChangeRecord, History, Retention, undone_elsewhere
@@ -107,7 +108,7 @@ class FileBackend:
         mark = self._changelog.append(list(records)) if records else None
         if entries:
             try:
-                self._files.append(entries, durable=True)
+                self._files.journal.append(entries, durable=True)
             except MemoryStoreError:
                 if mark is not None:
                     self._changelog.cut(mark)
@@ -139,7 +140,8 @@ class FileBackend:
             if save:
                 counts = {str(m.id): m.access_count for m in counted}
                 entry = {"op": "touch", "at": counted[0].accessed_at, "n": counts}
-                self._files.append([entry], durable=False)  # not worth a rewrite, nor a flush
+                journal = self._files.journal
+                journal.append([entry], durable=False)  # not worth a rewrite, nor a flush
         finally:
             self._held.count(counted)
         return counted
@@ -234,7 +236,7 @@ class FileBackend:
             try:
                 self._sync(compact=True)
                 yield True
-                if self._files.journal_lines > max(1000, len(self._held)):
+                if self._files.journal.lines > max(1000, len(self._held)):
                     self._compact()  # amortised: the journal has outgrown the snapshot
             finally:
                 self._files.idle()  # an idle namespace holds no file open
@@ -261,7 +263,7 @@ class FileBackend:
         skipped = sum(not self._apply(entry) for entry in change.entries)
         if skipped:
             # Keep the journal's bytes: a skipped entry is a change nobody should lose silently.
-            kept = copy_aside(self._files.journal_path)
+            kept = copy_aside(self._files.journal.path)
             change.quarantined.append(kept)
             log.warning(
                 "%d journal entries of %s skipped; a copy is in %s", skipped, self.name, kept
@@ -401,7 +403,7 @@ class FileBackend:
         compared = self._written.compare(memories)
         with self._locked(write=True, use=False):
             if not self._files.current(prepared):
-                self._files.discard(prepared)
+                discard(prepared)
                 if self._dirty_since is not None:  # not compacted by whoever moved the files
                     self._compact(force=True)
                 return
