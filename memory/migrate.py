@@ -31,7 +31,7 @@ from memory.errors import DocumentConflict, MemoryStoreError, NamespaceInvalid
 from memory.files.records import SUFFIX as LOG_SUFFIX
 from memory.files.store import BOT_FOLDER, MemoryStore
 from memory.interface import Store
-from memory.namespace import validate_namespace
+from memory.names import validate_namespace
 from memory.open import open_store
 from memory.vectors import VectorSet, VectorStore
 

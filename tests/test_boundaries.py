@@ -196,6 +196,7 @@ MEMORY_LAYERS = [
         "memory.timestamps",
         "memory.model",
         "memory.ids",
+        "memory.names",
     },
     {"memory.history", "memory.rules"},
     # search: keywords, meaning, duplicates, relevance

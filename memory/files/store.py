@@ -59,7 +59,8 @@ from memory.files.journal import JOURNAL
 from memory.files.records import FileRecordLog
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.meaning import EmbeddingWorker, guarded
-from memory.namespace import Namespace, validate_namespace
+from memory.names import validate_namespace
+from memory.namespace import Namespace
 
 __all__ = ["FileNamespace", "MemoryStore"]
 
