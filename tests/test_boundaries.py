@@ -197,6 +197,7 @@ MEMORY_LAYERS = [
         "memory.model",
         "memory.ids",
         "memory.names",
+        "memory.backoff",
     },
     {"memory.history", "memory.rules"},
     # search: keywords, meaning, duplicates, relevance

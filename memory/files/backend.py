@@ -29,6 +29,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memory.backoff import Backoff
 from memory.bm25 import Bm25Ranker
 from memory.errors import MemoryInvalid, MemorySaveFailed, MemoryStoreError
 from memory.files.changelog import ChangeLog
@@ -47,7 +48,7 @@ from memory.model import Memory
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "memory.index"
-BACKOFF = 2.5  # seconds before compaction is tried again after a failure, doubling
+BACKOFF = 5.0  # seconds before compaction is tried again after a failure, doubling
 BACKOFF_MAX = 300.0
 WRITER_PAUSE = 0.0005  # seconds: longer than a waiting thread takes to wake and take the GIL
 
@@ -76,8 +77,7 @@ class FileBackend:
         self._written = Written()  # what compaction wrote, to tell a person's edits apart
         self._rewrite = False  # memory.json must be written from what is held (merged, broken)
         self._merged: list[Path] = []  # displaced files merged, removed once compacted
-        self._failures = 0  # compactions failed in a row
-        self._retry_at = 0.0  # monotonic time before which compaction is not tried again
+        self._backoff = Backoff(BACKOFF, BACKOFF_MAX)  # compaction's failures, monotonic time
         self._changes = 0  # changes taken in so far (puts, deletes; not touches)
         self._held: Held  # the namespace's, from ``hold``
         self._mutex: threading.RLock
@@ -192,7 +192,7 @@ class FileBackend:
         with self._mutex:
             now = time.monotonic()
             due = self._dirty_since is not None and now - self._dirty_since >= compact_seconds
-        if due and now >= self._retry_at:
+        if due and now >= self._backoff.retry_at:
             self._compact_aside()
         with self._mutex:
             if time.monotonic() - self._last_used >= idle_seconds:
@@ -416,9 +416,9 @@ class FileBackend:
                 self._compact(force=True)  # a person saved meanwhile: merge, as ever
                 return
             self._written.record(memories, self._files.snapshot_mtime, compared=compared)
-            if self._failures:
-                log.warning("compacted %s again after %d failures", self.name, self._failures)
-            self._failures, self._retry_at = 0, 0.0
+            failures = self._backoff.recovered()
+            if failures:
+                log.warning("compacted %s again after %d failures", self.name, failures)
             self._dirty_since = None if self._changes == changes else time.monotonic()
             ranker = self._held.rankers["default"]
         if isinstance(ranker, Bm25Ranker):
@@ -430,7 +430,7 @@ class FileBackend:
         A person may save memory.json meanwhile: it is merged, and compaction tried again.
         """
         now = time.monotonic()
-        if not force and now < self._retry_at:
+        if not force and now < self._backoff.retry_at:
             return
         for _ in range(3):
             memories = list(self._held.memories.values())
@@ -438,9 +438,7 @@ class FileBackend:
                 written = self._files.compact([m.to_dict() for m in memories], self.high_id)
             except MemoryStoreError as e:
                 # The journal still holds every change; compaction is tried again later.
-                self._failures += 1
-                self._retry_at = now + min(BACKOFF_MAX, BACKOFF * 2 ** min(self._failures, 8))
-                if self._failures == 1:
+                if self._backoff.failed(now):
                     log.warning(
                         "could not compact %s: %s (the journal keeps every change; tried again"
                         " with back-off, logged again once it works)",
@@ -461,9 +459,9 @@ class FileBackend:
             self._sync(compact=False)  # merge what a person saved meanwhile, then again
         else:
             return  # saved again and again: the next operation tries again
-        if self._failures:
-            log.warning("compacted %s again after %d failures", self.name, self._failures)
-        self._failures, self._retry_at = 0, 0.0
+        failures = self._backoff.recovered()
+        if failures:
+            log.warning("compacted %s again after %d failures", self.name, failures)
         self._dirty_since = None
         ranker = self._held.rankers["default"]
         if isinstance(ranker, Bm25Ranker):
