@@ -256,3 +256,24 @@ def test_the_backends_of_memory_share_nothing() -> None:
         for backend, other in (MEMORY_BACKENDS, MEMORY_BACKENDS[::-1]):
             if _within(module, backend):
                 assert not [t for t in targets if _within(t, other)], module
+
+
+# What changes a namespace's memories (``memory.interface.MemoryNamespace``).
+CHANGES_MEMORIES = {"add", "add_unique", "update", "delete", "import_memories", "restore"}
+CHANGES_MEMORIES |= {"revert", "touch"}
+_A_NAMESPACE = re.compile(r"(?:^|\.|\b)(?:namespace|ns)(?:\(.*\))?$")
+
+
+def test_the_doors_change_memories_only_through_bot_core() -> None:
+    """Commands, buttons and the other doors (``bot/chat``) change memories through the one
+    layer of operations (``bot.core``: operations, adding, undoing, imports), with who acts as
+    the Caller, never by calling a namespace's own changing methods."""
+    wrong = []
+    for path in sorted((ROOT / "bot" / "chat").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            receiver = ast.unparse(node.func.value)
+            if node.func.attr in CHANGES_MEMORIES and _A_NAMESPACE.search(receiver):
+                wrong.append(f"{path.name}:{node.lineno} {receiver}.{node.func.attr}()")
+    assert wrong == []

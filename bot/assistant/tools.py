@@ -18,6 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+from zoneinfo import ZoneInfo
 
 from bot.assistant.changes import Proposal, Revision
 from bot.assistant.limits import Changes, TurnPolicy
@@ -39,6 +40,7 @@ class Turn(Protocol):
     changes: Changes
     undo: list[Revision]
     reminders: ReminderDesk | None
+    zone: ZoneInfo | None  # the chat's: the dates a memory names are read in it (None: UTC)
 
     def next_source(self) -> str | None:
         """The ``source`` of the next memory the turn adds."""
@@ -121,6 +123,7 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
         args.get("category"),
         source=run.next_source(),
         keep_both=bool(args.get("keepBoth")),
+        zone=run.zone,  # as /remember reads them: in the chat's zone
     )
     if done.near:
         result: dict[str, Any] = {

@@ -346,7 +346,7 @@ async def test_an_injected_turn_sets_three_reminders_and_the_rest_wait_for_apply
         assert all(r["needsConfirmation"] and "Do not call it" in r["message"] for r in results[3:])
         # Each with the time the code resolved, set or waiting.
         for h, result in enumerate(results):
-            assert re.fullmatch(rf"\d{{4}}-\d\d-\d\d {h:02d}:00 \(\w{{3}}\) UTC", result["due"])
+            assert re.fullmatch(rf"\d{{4}}-\d\d-\d\d \(\w{{3}}\) {h:02d}:00 UTC", result["due"])
         assert "21 more reminders" in answer.text
         # One message lists the 21 with the times the code resolved, under Apply all / Discard.
         assert all(f"{h:02d}:00 UTC — pill {h:02d} · 🔁 every day" in prompt.text
