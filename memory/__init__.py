@@ -8,7 +8,7 @@ each backend implements (``memory.backend``): files (``memory.files``, the defau
 PostgreSQL (``memory.pg``), chosen by ``memory.open``.
 """
 
-from memory.documents import update_document
+from memory.documents import Document, Documents, update_document
 from memory.errors import (
     DocumentConflict,
     MemoryInvalid,
@@ -19,16 +19,7 @@ from memory.errors import (
     NamespaceInvalid,
     StoreInUse,
 )
-from memory.interface import (
-    Delivery,
-    Document,
-    Documents,
-    Lane,
-    MemoryNamespace,
-    RecordLog,
-    Store,
-    UpdateQueue,
-)
+from memory.interface import Delivery, Lane, MemoryNamespace, RecordLog, Store, UpdateQueue
 from memory.jsontext import parse_json
 from memory.model import Added, Hit, Memory, Stats
 from memory.open import open_store

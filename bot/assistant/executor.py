@@ -35,10 +35,11 @@ import threading
 from typing import Any
 from zoneinfo import ZoneInfo
 
+from bot.assistant.arguments import parse_arguments
 from bot.assistant.changes import Revision, revert
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
-from bot.assistant.tools import TOOLS_BY_NAME, parse_arguments
+from bot.assistant.tools import TOOLS_BY_NAME
 from memory.errors import MemoryStoreError
 from memory.history import acting, current_author
 from memory.interface import MemoryNamespace

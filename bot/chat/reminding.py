@@ -48,7 +48,8 @@ from bot.view.replies import reply_html
 from bot.view.times import local_time
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.interface import Store
-from memory.model import Memory, parse_time
+from memory.model import Memory
+from memory.timestamps import parse_time
 
 _CHANGE_PROMPT = re.compile(rf"⏰#({reminders.ID_PATTERN})")
 PHRASE_PREVIEW = 80

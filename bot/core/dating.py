@@ -23,8 +23,9 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.core.when import parse_reminder
-from memory.model import Memory, parse_time
+from memory.model import Memory
 from memory.text import created_terms, date_terms
+from memory.timestamps import parse_time
 
 _DAYS_BACK = (
     (re.compile(r"\bday before yesterday\b|前天|前日", re.IGNORECASE), 2),

@@ -56,8 +56,8 @@ from bot.core.topics import chat_namespace
 from bot.core.when import MAX_AHEAD
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
 from memory import Documents, Store, update_document
+from memory.documents import ABSENT
 from memory.errors import DocumentConflict, MemoryInvalid
-from memory.interface import ABSENT
 
 log = logging.getLogger(__name__)
 

@@ -20,12 +20,13 @@ from bot_harness import ALICE, BOB, Bot, StartBot
 from telegram import Bot as TelegramBot
 
 from bench.fakes.telegram_server import BOT_USERNAME, TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.config import DigestConfig, parse_config
 from bot.jobs.digest import Digest
 from bot.jobs.digest_plan import SETTINGS_FILE
 from memory.files import MemoryStore
-from memory.model import format_time
+from memory.timestamps import format_time
 
 FORUM = -1001234567891
 GENERAL = f"chats/{FORUM}"

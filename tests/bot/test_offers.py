@@ -20,8 +20,9 @@ from bot_harness import ALICE, BOB, LI, Bot
 
 from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Request, ToolCalls
 from bench.fakes.telegram_server import BOT_USERNAME, TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
 from bot.chat.console import Console
+from bot.chat.running import serving
 from bot.chat.services import KEY
 from bot.config import parse_config
 from bot.jobs.reminders import ReminderJob

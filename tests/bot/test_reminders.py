@@ -26,7 +26,8 @@ from bot_harness import ALICE, BOB, LI, Bot
 from telegram import Bot as TelegramBot
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.services import KEY, Services
 from bot.config import ReminderConfig, parse_config
 from bot.core import delivery, reminders, when

@@ -20,7 +20,8 @@ import pytest
 from bot_harness import ALICE, BOB, LI, Bot
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.services import KEY, Services
 from bot.config import parse_config
 from memory.files import MemoryStore
