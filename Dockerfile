@@ -20,8 +20,9 @@ RUN useradd --system --uid 10001 --create-home --home-dir /home/bot bot
 USER bot
 
 EXPOSE 8443
-# The webhook server's health check ([telegram] port, default 8443): 200 while the bot runs
-# and reaches its store. The slim image has no curl: Python asks.
+# The webhook server's liveness ([telegram] port, default 8443): 200 while the process serves,
+# a database outage included, so that nothing restarts replicas that still answer. Whether it
+# can store is /healthz/ready: for monitoring. The slim image has no curl: Python asks.
 HEALTHCHECK --interval=15s --timeout=5s --start-period=60s --retries=3 \
-    CMD ["python", "-c", "import urllib.request as r; r.urlopen('http://127.0.0.1:8443/healthz', timeout=4)"]
+    CMD ["python", "-c", "import urllib.request as r; r.urlopen('http://127.0.0.1:8443/healthz/live', timeout=4)"]
 CMD ["python", "-m", "bot", "--config", "/config/config.toml"]

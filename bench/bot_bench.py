@@ -42,10 +42,11 @@ from typing import Any
 from telegram import Update
 
 from bench.store_bench import queries, synthetic_records
-from bot.chat.app import BotApplication, build_application, serving
+from bot.chat.app import BotApplication, build_application
 from bot.chat.local_api import LocalBotAPI
+from bot.chat.running import serving
 from bot.config import Config, parse_config
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 FIRST_USER = 42
 CHAT = {"id": FIRST_USER, "type": "private", "first_name": "Bench"}

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from bench.seed_port import SeedPortStore
 from bench.store_bench import corpus_records, real_corpus, synthetic_records
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "data"
 NAMESPACE = "users/1"

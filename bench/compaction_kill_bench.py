@@ -20,12 +20,12 @@ import tempfile
 import time
 from pathlib import Path
 
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 NS = "users/1"
 CHILD = """
 import sys
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 ns = MemoryStore(sys.argv[1]).namespace("users/1")
 ns.memories()
 print("open", flush=True)

@@ -29,7 +29,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[1]
 

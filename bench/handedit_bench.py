@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 NS = "users/42"
 PERSON_IDS = 1_000_000  # the editor's ids: below the writer's timestamps, as a person might pick

@@ -45,9 +45,9 @@ from typing import Any
 import numpy as np
 
 from memory.embedding import AUTO, OfflineEmbedder
-from memory.interface import VectorSet
-from memory.store import MemoryStore
-from memory.vectors import FileVectors, text_key
+from memory.files import MemoryStore
+from memory.files.vectors import FileVectors
+from memory.vectors import VectorSet, text_key
 
 WORDS = (
     "meeting project code dentist doctor shopping milk eggs bread cat dog garden paint guitar "

@@ -42,7 +42,7 @@ from bench.store_bench import queries, synthetic_records
 from bot.assistant.llm import ChatModel, make_client
 from bot.assistant.prompt import estimate_tokens, memory_line
 from bot.assistant.turn import Assistant
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 WARMUP = 10
 

@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.bot_bench import FIRST_USER, FakeServer, prepare, running
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 def content(number: int, index: int) -> str:

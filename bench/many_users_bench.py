@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from bench.store_bench import corpus_records, real_corpus, synthetic_records
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 RESULTS = Path(__file__).resolve().parent / "results"
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "data"

@@ -15,6 +15,7 @@ everybody may read (``shared_copy``), checked file by file on every use, and run
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import importlib.util
 import os
@@ -117,8 +118,17 @@ def shared_copy(bin: Path) -> Path:
     name = hashlib.blake2b(manifest.encode(), digest_size=8).hexdigest()
     copy = Path(tempfile.gettempdir()) / f"cogito-pginstall-{os.geteuid()}-{name}"
     found = copy / bin.relative_to(base)
+    # Several test processes (pytest -n) start at once: one checks and copies while the others
+    # wait, so that none removes a copy another has just made and is about to run.
+    with open(copy.parent / f"{copy.name}.lock", "a") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        _make_copy(copy, base, parts, manifest)
+    return found
+
+
+def _make_copy(copy: Path, base: Path, parts: list[Path], manifest: str) -> None:
     if _intact(copy, parts, manifest):
-        return found
+        return
     shutil.rmtree(copy, ignore_errors=True)
     staging = Path(tempfile.mkdtemp(prefix=f"{copy.name}.", dir=copy.parent))
     try:
@@ -137,7 +147,6 @@ def shared_copy(bin: Path) -> Path:
             raise
     if not _intact(copy, parts, manifest):
         raise ServerUnavailable(f"the copy of {base / parts[0]} in {copy} does not match it")
-    return found
 
 
 class Server:

@@ -36,11 +36,12 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.config import parse_config
 from bot.core import reminders, when
 from bot.core.policy import Actor, Caller
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 START = datetime(2026, 12, 1, 1, 0, tzinfo=UTC)
 GROUP_ID, PRIVATE_ID = -1001234567890, 42

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from bot.core.when import Repeat
+from bot.core.due import Repeat
 
 SH = "Asia/Shanghai"
 BERLIN = "Europe/Berlin"

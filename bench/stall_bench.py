@@ -36,7 +36,7 @@ from telegram import Update
 from bench.bot_bench import prepare, running
 from bench.store_bench import corpus_records, real_corpus, synthetic_records
 from bot.chat.local_api import LocalBotAPI, Outgoing
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "bench" / "data"
 BIG_USER, SMALL_USER = 42, 43

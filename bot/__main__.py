@@ -105,7 +105,7 @@ async def serve(application: BotApplication, config: Config) -> None:
     polling, serving the webhook), and ``serving`` shuts everything down; later signals are
     ignored so that they cannot cut that shutdown short.
     """
-    from bot.chat.app import serving
+    from bot.chat.running import serving
     from bot.chat.webhook import inbox_server
 
     loop = asyncio.get_running_loop()
@@ -166,6 +166,7 @@ def run_telegram(config: Config) -> int:
     from telegram.error import InvalidToken, TelegramError
 
     from bot.chat.app import build_application
+    from bot.chat.calendar_feed import ListenFailed
     from memory import MemoryStoreError
 
     if not config.telegram.allowed_user_ids:
@@ -198,6 +199,17 @@ def run_telegram(config: Config) -> int:
             f"The Bot API at {config.telegram.base_url} refused to start the bot: "
             f"{SecretFilter(config.secrets()).redact(e.message)}\n"
             "Check telegram.base_url and the bot's settings with @BotFather.",
+            file=sys.stderr,
+        )
+        return 1
+    except MemoryStoreError as e:  # a live replica is this one already, or the database failed
+        reason = SecretFilter(config.secrets()).redact(e.message)
+        print(f"Cannot serve the bot: {reason}", file=sys.stderr)
+        return 1
+    except ListenFailed as e:  # the calendar feed's own server ([calendar] listen)
+        print(
+            f"Cannot listen on {config.calendar.listen}:{config.calendar.port} for the "
+            f"calendar feed: {e.strerror or e}\nCheck calendar.listen and calendar.port.",
             file=sys.stderr,
         )
         return 1

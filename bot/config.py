@@ -1,20 +1,22 @@
 """The bot's configuration: ``config.toml`` read into frozen dataclasses.
 
 Every key is documented in ``config.example.toml``. The file is read with ``tomllib`` and checked
-against the dataclasses below, key by key: an unknown key, a value of the wrong type or one
-out of range (a number, a choice, a cron expression or a time zone that ``metadata`` checks)
-stops start-up with a message that names the key (``telegram.group_scope``), so a typo never
-silently falls back to a default. A section is one dataclass; adding a key (or a section, for
-a later feature) is adding a field with a default.
+against ``Config`` below and its sections (``bot.config_sections``), key by key: an unknown
+key, a value of the wrong type or one out of range (a number, a choice, a cron expression or a
+time zone that ``metadata`` checks) stops start-up with a message that names the key
+(``telegram.group_scope``), so a typo never silently falls back to a default (the checking
+itself: ``bot.config_check``); then what ties keys together (the webhook's URL, the calendar's,
+an embedding endpoint's model and size) is checked here. A section is one dataclass; adding a
+key (or a section, for a later feature) is adding a field with a default. The sections are
+imported from here.
 
 Secrets may stay out of the file: ``TELEGRAM_BOT_TOKEN``, ``OPENAI_API_KEY``,
 ``OPENAI_BASE_URL``, ``TELEGRAM_WEBHOOK_SECRET`` and ``DATABASE_URL`` (the top-level
 ``storage``) override it, checked as the file's keys are. A key is secret when its
-field says so (``metadata={"secret": True}``) or its name says so (a part ``token``, ``key``,
-``secret``, ``password``...: ``api_key``, ``auth_token``); a message about a secret key names
-the key and the type it got, never the value (a token pasted into the wrong place is still a
-token), nor does one about a whole table, which may hold secrets. ``Config.secrets()``
-collects the same keys' values for the log filter (``bot.logs``).
+field says so (``metadata={"secret": True}``) or its name says so (``bot.config_check``); a
+message about a secret key never shows its value (a token pasted into the wrong place is still
+a token). ``Config.secrets()`` collects the same keys' values for the log filter
+(``bot.logs``).
 
 A relative ``data_dir`` is taken relative to the config file's folder (to the working directory
 when there is no file), so the bot finds the same memories wherever it is started from.
@@ -23,24 +25,34 @@ when there is no file), so the bot finds the same memories wherever it is starte
 from __future__ import annotations
 
 import dataclasses
-import hashlib
-import hmac
 import os
 import re
+import socket
 import tomllib
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
-from datetime import UTC
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from bot.config_check import build, choices, convert, is_secret
+from bot.config_sections import (
+    TELEGRAM_API,
+    CalendarConfig,
+    DigestConfig,
+    EmbeddingConfig,
+    LLMConfig,
+    MemoryConfig,
+    ReminderConfig,
+    ReplicasConfig,
+    TelegramConfig,
+    TidyConfig,
+    TranscriptionConfig,
+)
 from bot.errors import ConfigError
-from bot.jobs.schedule import Schedule, parse_timezone
 
 DEFAULT_PATH = Path("config.toml")
-TELEGRAM_API = "https://api.telegram.org/bot"
 
 # Environment variable -> (section, key) it overrides.
 ENVIRONMENT = {
@@ -50,35 +62,12 @@ ENVIRONMENT = {
     "EMBEDDING_API_KEY": ("embedding", "api_key"),
     "TELEGRAM_WEBHOOK_SECRET": ("telegram", "secret_token"),
 }
-WEBHOOK_PATH = "/telegram"  # where updates are posted when webhook_url names no path
-HEALTH_PATH = "/healthz"  # the webhook server's health check (bot.chat.webhook)
+HEALTH_PATH = "/healthz"  # the webhook server's health checks (bot.chat.webhook) start here
+LIVE_PATH = HEALTH_PATH + "/live"  # the process serves: for routing and restarts
+READY_PATH = HEALTH_PATH + "/ready"  # it can store too: for monitoring (/healthz: the same)
 WEBHOOK_SECRET_CHARS = re.compile(r"[A-Za-z0-9_-]{1,256}")  # what Telegram accepts
 WEBHOOK_PORTS = (443, 80, 88, 8443)  # the ports Telegram's own server posts to
 LOOPBACK = ("127.0.0.1", "localhost", "::1")  # where a plain-http webhook_url may point (tests)
-
-
-def _choices(*values: str) -> dict[str, tuple[str, ...]]:
-    return {"choices": values}
-
-
-def _between(low: float, high: float) -> dict[str, tuple[float, float]]:
-    return {"between": (low, high)}
-
-
-def _checked(check: Callable[[str], object]) -> dict[str, Callable[[str], object]]:
-    """A text value that ``check`` accepts (``ValueError`` says what is wrong with it)."""
-    return {"check": check}
-
-
-_SECRET_WORDS = frozenset({"token", "key", "secret", "password", "passwd", "credentials"})
-
-
-def is_secret(spec: dataclasses.Field[Any]) -> bool:
-    """Whether a key's value must never appear in a message or a log line."""
-    declared = spec.metadata.get("secret")
-    if declared is not None:
-        return bool(declared)
-    return any(part in _SECRET_WORDS for part in spec.name.lower().split("_"))
 
 
 def _check_storage(location: str) -> object:
@@ -86,163 +75,6 @@ def _check_storage(location: str) -> object:
     if location and not location.lower().startswith(("postgresql://", "postgres://")):
         raise ValueError("storage must be empty or a postgresql:// URL")
     return location
-
-
-def _check_schedule(expression: str) -> object:
-    # Whether a crontab expression fires does not depend on the time zone (checked on its own).
-    return Schedule.parse(expression, UTC)
-
-
-@dataclass(frozen=True)
-class TelegramConfig:
-    """``[telegram]``: how the bot reaches Telegram and who may use it."""
-
-    token: str = field(default="", repr=False)
-    base_url: str = TELEGRAM_API
-    allowed_user_ids: tuple[int, ...] = ()
-    admin_user_ids: tuple[int, ...] = ()
-    group_scope: str = field(default="chat", metadata=_choices("chat", "user"))
-    flood_control: bool = True
-    base_file_url: str = ""  # where files are downloaded; "": base_url's last /bot -> /file/bot
-    # Webhook mode (bot.chat.webhook) when set: the https URL Telegram posts updates to.
-    webhook_url: str = ""
-    listen: str = "0.0.0.0"
-    port: int = field(default=8443, metadata=_between(1, 65535))
-    secret_token: str = field(default="", repr=False)  # "": derived from the token
-    max_connections: int = field(default=40, metadata=_between(1, 100))
-
-    @property
-    def file_url(self) -> str:
-        """``base_file_url``, or the one Telegram's own layout derives from ``base_url``."""
-        if self.base_file_url:
-            return self.base_file_url
-        head, found, tail = self.base_url.rpartition("/bot")
-        return f"{head}/file/bot{tail}" if found else self.base_url
-
-    @property
-    def webhook(self) -> bool:
-        """Whether updates come by webhook (``webhook_url`` is set) rather than by polling."""
-        return bool(self.webhook_url)
-
-    @property
-    def webhook_path(self) -> str:
-        """The path the webhook server takes updates on: ``webhook_url``'s, or ``/telegram``."""
-        path = urlsplit(self.webhook_url).path
-        return path if path not in ("", "/") else WEBHOOK_PATH
-
-    @property
-    def webhook_endpoint(self) -> str:
-        """The URL given to ``setWebhook``: ``webhook_url``, ending in ``/telegram`` when it
-        names no path (Telegram posts to exactly this URL)."""
-        parts = urlsplit(self.webhook_url)
-        if parts.path not in ("", "/"):
-            return self.webhook_url
-        return parts._replace(path=WEBHOOK_PATH).geturl()
-
-    @property
-    def webhook_secret(self) -> str:
-        """``secret_token``, or one derived from the bot token: every replica with the same
-        token agrees on it without configuring one (HMAC-SHA256, 64 hex digits)."""
-        if self.secret_token:
-            return self.secret_token
-        digest = hmac.new(self.token.encode(), b"cogito-webhook", hashlib.sha256)
-        return digest.hexdigest()[:64]
-
-
-@dataclass(frozen=True)
-class LLMConfig:
-    """``[llm]``: an OpenAI-compatible chat-completions endpoint (optional)."""
-
-    base_url: str = "https://api.openai.com/v1"
-    api_key: str = field(default="", repr=False)
-    model: str = "gpt-4o-mini"
-    timeout: float = 60.0
-    retries: int = field(default=2, metadata=_between(0, 10))
-    stream: bool = False
-    max_rounds: int = field(default=5, metadata=_between(1, 20))
-    history_messages: int = field(default=20, metadata=_between(0, 200))
-    memory_tokens: int = field(default=1500, metadata=_between(0, 20000))
-    max_changes_per_turn: int = field(default=3, metadata=_between(0, 24))
-    vision: bool = False  # the model reads images: a photo without a caption is described
-
-    @property
-    def enabled(self) -> bool:
-        """Whether free text goes to the model (a key is configured)."""
-        return bool(self.api_key)
-
-
-@dataclass(frozen=True)
-class TranscriptionConfig:
-    """``[transcription]``: an OpenAI-compatible ``/v1/audio/transcriptions`` (optional)."""
-
-    base_url: str = ""
-    api_key: str = field(default="", repr=False)
-    model: str = "whisper-1"
-    timeout: float = 60.0
-
-    @property
-    def enabled(self) -> bool:
-        """Whether voice notes are transcribed (an endpoint is configured)."""
-        return bool(self.base_url)
-
-
-@dataclass(frozen=True)
-class DigestConfig:
-    """``[digest]``: the scheduled report of the most used memories (``bot.jobs.digest``)."""
-
-    enabled: bool = True
-    default: str = field(default="off", metadata=_choices("on", "off"))
-    schedule: str = field(default="0 9 * * mon", metadata=_checked(_check_schedule))
-    timezone: str = field(default="UTC", metadata=_checked(parse_timezone))
-    top: int = field(default=5, metadata=_between(1, 50))
-    stale_days: int = field(default=30, metadata=_between(1, 3650))
-    grace_hours: float = 6.0
-
-
-@dataclass(frozen=True)
-class ReminderConfig:
-    """``[reminders]``: ``/remind`` and its delivery (``bot.jobs.reminders``)."""
-
-    timezone: str = field(default="UTC", metadata=_checked(parse_timezone))
-    default_hour: int = field(default=9, metadata=_between(0, 23))
-    grace_hours: float = 6.0
-
-
-@dataclass(frozen=True)
-class EmbeddingConfig:
-    """``[embedding]``: search by meaning (``memory.hybrid``): offline model, endpoint or off."""
-
-    provider: str = field(default="offline", metadata=_choices("offline", "endpoint", "off"))
-    base_url: str = ""
-    api_key: str = field(default="", repr=False)
-    model: str = ""
-    dimensions: int = field(default=0, metadata=_between(0, 65536))
-    send_dimensions: bool = True
-    batch_size: int = field(default=32, metadata=_between(1, 2048))
-    timeout: float = 10.0
-    query_prefix: str = ""
-    threads: int = field(default=0, metadata=_between(0, 64))  # 0: chosen per query
-
-
-@dataclass(frozen=True)
-class MemoryConfig:
-    """``[memory]``: what the store keeps beside the memories (``memory.history``)."""
-
-    history_days: int = field(default=90, metadata=_between(1, 36500))
-    history_max: int = field(default=1000, metadata=_between(1, 1_000_000))
-
-    def store_options(self) -> dict[str, int]:
-        """The options of ``memory.open_store`` these keys set."""
-        return {"history_days": self.history_days, "history_max": self.history_max}
-
-
-@dataclass(frozen=True)
-class ReplicasConfig:
-    """``[replicas]``: several bot processes on one PostgreSQL store (``bot.chat.lanes``)."""
-
-    lease_seconds: float = field(default=30.0, metadata=_between(1, 3600))
-    poll_seconds: float = field(default=0.25, metadata=_between(0.01, 60))
-    max_chats: int = field(default=64, metadata=_between(1, 10_000))
 
 
 @dataclass(frozen=True)
@@ -253,20 +85,31 @@ class Config:
     # A postgresql:// URL selects the PostgreSQL store (``memory.pg``); empty: files in data_dir.
     # Secret: the URL may hold the database's password (DATABASE_URL overrides it).
     storage: str = field(default="", metadata={"secret": True, "check": _check_storage})
-    log_level: str = field(default="info", metadata=_choices("debug", "info", "warning", "error"))
+    log_level: str = field(default="info", metadata=choices("debug", "info", "warning", "error"))
     telegram: TelegramConfig = field(default_factory=TelegramConfig)
     llm: LLMConfig = field(default_factory=LLMConfig)
     digest: DigestConfig = field(default_factory=DigestConfig)
+    tidy: TidyConfig = field(default_factory=TidyConfig)
     reminders: ReminderConfig = field(default_factory=ReminderConfig)
     embedding: EmbeddingConfig = field(default_factory=EmbeddingConfig)
     memory: MemoryConfig = field(default_factory=MemoryConfig)
     transcription: TranscriptionConfig = field(default_factory=TranscriptionConfig)
     replicas: ReplicasConfig = field(default_factory=ReplicasConfig)
+    calendar: CalendarConfig = field(default_factory=CalendarConfig)
 
     @property
     def store_location(self) -> str | Path:
         """What ``memory.open_store`` opens: ``storage`` if set, else ``data_dir``."""
         return self.storage or self.data_dir
+
+    @property
+    def replica_identity(self) -> str:
+        """``[replicas] identity``, or this host's name and ``[telegram] port``: stable across
+        restarts, and two replicas on one host listen on different ports."""
+        if self.replicas.identity:
+            return self.replicas.identity
+        host = re.sub(r"[^A-Za-z0-9._-]+", "-", socket.gethostname()) or "localhost"
+        return f"{host[:90]}:{self.telegram.port}"
 
     @property
     def store_name(self) -> str:
@@ -324,27 +167,64 @@ def parse_config(
     environ: Mapping[str, str] | None = None,
 ) -> Config:
     """Check ``data`` (a parsed TOML document) and build the ``Config``."""
-    config = _build(Config, data, prefix="", source=source)
+    config = build(Config, data, prefix="", source=source)
     for variable, (section, key) in ENVIRONMENT.items():
         value = (environ or {}).get(variable, "").strip()
         if value:
             part = getattr(config, section)
             spec = {f.name: f for f in dataclasses.fields(part)}[key]
             hint = typing.get_type_hints(type(part))[key]
-            checked = _convert(value, hint, spec, f"{section}.{key}", variable)
+            checked = convert(value, hint, spec, f"{section}.{key}", variable)
             config = dataclasses.replace(
                 config, **{section: dataclasses.replace(part, **{key: checked})}
             )
     database_url = (environ or {}).get("DATABASE_URL", "").strip()
     if database_url:
         spec = {f.name: f for f in dataclasses.fields(Config)}["storage"]
-        checked = _convert(database_url, str, spec, "storage", "DATABASE_URL")
+        checked = convert(database_url, str, spec, "storage", "DATABASE_URL")
         config = dataclasses.replace(config, storage=checked)
     if not config.data_dir.is_absolute():
         config = dataclasses.replace(config, data_dir=base_dir / config.data_dir)
     _check_embedding(config.embedding, source)
     _check_webhook(config.telegram, source)
+    _check_calendar(config.calendar, config.telegram, source)
     return config
+
+
+def _check_calendar(calendar: CalendarConfig, telegram: TelegramConfig, source: str) -> None:
+    """``public_url`` is an http(s) URL, set when the feed has a server of its own, whose
+    address is not the webhook's."""
+    if calendar.public_url:
+        try:
+            parts = urlsplit(calendar.public_url)
+            parts.port  # noqa: B018 (a port that is not a number is a ValueError)
+        except ValueError as e:
+            raise ConfigError(
+                f"calendar.public_url is not a URL ({e})", key="calendar.public_url", source=source
+            ) from None
+        if parts.scheme not in ("https", "http") or not parts.hostname or parts.query:
+            raise ConfigError(
+                "calendar.public_url must be an http(s) URL without a query, such as "
+                f"https://bot.example.com, not {calendar.public_url!r}",
+                key="calendar.public_url",
+                source=source,
+            )
+    if not calendar.listen:
+        return
+    if not calendar.public_url:
+        raise ConfigError(
+            "calendar.public_url must be set when calendar.listen is: the address calendar "
+            "apps reach the feed at (such as https://bot.example.com)",
+            key="calendar.public_url",
+            source=source,
+        )
+    if telegram.webhook and calendar.port == telegram.port:
+        raise ConfigError(
+            f"calendar.port must differ from telegram.port ({telegram.port}); leave "
+            "calendar.listen empty to serve the feed on the webhook's server",
+            key="calendar.port",
+            source=source,
+        )
 
 
 def _check_webhook(telegram: TelegramConfig, source: str) -> None:
@@ -374,8 +254,9 @@ def _check_webhook(telegram: TelegramConfig, source: str) -> None:
         raise wrong("must be https:// (Telegram posts only over TLS; http only to 127.0.0.1)")
     if parts.fragment or parts.username or parts.password:
         raise wrong("must have no #fragment and no user name or password")
-    if telegram.webhook_path == HEALTH_PATH:
-        raise wrong(f"must not end in {HEALTH_PATH}, the health check's path")
+    path = telegram.webhook_path
+    if path == HEALTH_PATH or path.startswith(HEALTH_PATH + "/"):
+        raise wrong(f"must not end in {HEALTH_PATH} or a path under it: the health checks'")
     # Telegram's own server posts to four ports only; a self-hosted one (base_url) may differ.
     official = parts.scheme == "https" and telegram.base_url == TELEGRAM_API
     if official and port is not None and port not in WEBHOOK_PORTS:
@@ -399,114 +280,18 @@ def _check_embedding(embedding: EmbeddingConfig, source: str) -> None:
             )
 
 
-_T = typing.TypeVar("_T")
-
-
-def parse_section(
-    cls: type[_T], table: Mapping[str, Any], *, name: str, source: str = "config"
-) -> _T:
-    """Check one table of the config (``[name]``) against its dataclass ``cls`` and build it."""
-    return _build(cls, table, prefix=f"{name}.", source=source)
-
-
-def _build(cls: type[_T], table: Mapping[str, Any], *, prefix: str, source: str) -> _T:
-    fields = {f.name: f for f in dataclasses.fields(cls)}  # type: ignore[arg-type]
-    hints = typing.get_type_hints(cls)
-    values: dict[str, Any] = {}
-    for key, value in table.items():
-        name = f"{prefix}{key}"
-        if key not in fields:
-            known = ", ".join(prefix + k for k in fields)
-            raise ConfigError(f"unknown key {name} (known keys: {known})", key=name, source=source)
-        values[key] = _convert(value, hints[key], fields[key], name, source)
-    return cls(**values)
-
-
-_TOML_TYPES = {
-    str: "text",
-    bool: "true or false",
-    int: "a whole number",
-    float: "a number",
-    list: "a list",
-    dict: "a table",
-}
-
-
-def _convert(value: Any, hint: Any, spec: dataclasses.Field[Any], name: str, source: str) -> Any:
-    secret = is_secret(spec)
-
-    def wrong(expected: str) -> ConfigError:
-        # A secret's value, or a whole table's (it may hold secrets), is never shown.
-        if secret or dataclasses.is_dataclass(hint):
-            got = _TOML_TYPES.get(type(value), f"a {type(value).__name__}")
-            got += " (the value is not shown: it is secret)" if secret else ""
-        else:
-            got = f"{value!r} ({type(value).__name__})"
-        return ConfigError(f"{name} must be {expected}, not {got}", key=name, source=source)
-
-    if dataclasses.is_dataclass(hint):
-        if not isinstance(value, dict):
-            raise wrong(f"a table ([{name}])")
-        return _build(typing.cast(type[Any], hint), value, prefix=f"{name}.", source=source)
-    if hint is bool:
-        if not isinstance(value, bool):
-            raise wrong("true or false")
-        return value
-    if hint is int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise wrong("a whole number")
-        between = spec.metadata.get("between")
-        if between and not between[0] <= value <= between[1]:
-            raise wrong(f"a whole number from {between[0]} to {between[1]}")
-        return value
-    if hint is float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise wrong("a number")
-        if value <= 0:
-            raise wrong("a positive number")
-        between = spec.metadata.get("between")
-        if between and not between[0] <= value <= between[1]:
-            raise wrong(f"a number from {between[0]:g} to {between[1]:g}")
-        return float(value)
-    if hint is Path:
-        if not isinstance(value, str) or not value:
-            raise wrong("a path (text)")
-        return Path(value).expanduser()
-    if hint is str:
-        if not isinstance(value, str):
-            raise wrong("text")
-        choices = spec.metadata.get("choices")
-        if choices and value.lower() not in choices:
-            raise wrong(" or ".join(f'"{c}"' for c in choices))
-        check = spec.metadata.get("check")
-        if check is not None:
-            try:
-                check(value)
-            except ValueError as e:
-                if secret:  # the reason may quote the value
-                    problem = "is not valid (the value is not shown: it is secret)"
-                    raise ConfigError(f"{name} {problem}", key=name, source=source) from None
-                raise ConfigError(f"{name}: {e}", key=name, source=source) from e
-        return value.lower() if choices else value
-    if typing.get_origin(hint) is tuple and typing.get_args(hint) == (int, ...):
-        if not isinstance(value, list) or not all(
-            isinstance(item, int) and not isinstance(item, bool) for item in value
-        ):
-            raise wrong("a list of whole numbers (Telegram user ids)")
-        return tuple(value)
-    raise TypeError(f"no conversion for {name}: {hint!r}")  # a programming error, not the user's
-
-
 __all__ = [
+    "CalendarConfig",
     "Config",
     "DigestConfig",
     "EmbeddingConfig",
     "LLMConfig",
+    "MemoryConfig",
     "ReminderConfig",
+    "ReplicasConfig",
     "TelegramConfig",
+    "TidyConfig",
     "TranscriptionConfig",
-    "is_secret",
     "load_config",
     "parse_config",
-    "parse_section",
 ]

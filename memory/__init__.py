@@ -3,9 +3,12 @@
 A library, free of Telegram and of LLMs: ``open_store("data").namespace("users/42")`` gives
 a namespace with the article's eight operations (add, search, list, get, update, delete,
 stats, related), and ``.documents("users/42")`` its small JSON documents. The interface is
-``memory.interface``; the file backend's design is in ``memory.store``.
+``memory.interface``; the operations are written once (``memory.namespace``) over the port
+each backend implements (``memory.backend``): files (``memory.files``, the default) and
+PostgreSQL (``memory.pg``), chosen by ``memory.open``.
 """
 
+from memory.documents import Document, Documents, update_document
 from memory.errors import (
     DocumentConflict,
     MemoryInvalid,
@@ -16,20 +19,10 @@ from memory.errors import (
     NamespaceInvalid,
     StoreInUse,
 )
-from memory.files import parse_json
-from memory.interface import (
-    Delivery,
-    Document,
-    Documents,
-    Lane,
-    MemoryNamespace,
-    RecordLog,
-    Store,
-    UpdateQueue,
-    open_store,
-    update_document,
-)
+from memory.interface import Delivery, Lane, MemoryNamespace, RecordLog, Store, UpdateQueue
+from memory.jsontext import parse_json
 from memory.model import Added, Hit, Memory, Stats
+from memory.open import open_store
 
 __all__ = [
     "Added",

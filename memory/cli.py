@@ -23,7 +23,7 @@ punctuation): it prints that memory and says so on stderr. Content much like sto
 whole, and the message points to ``repair``. An id more than a day ahead of now (which would
 leave no ids for later adds) is given a fresh one, and the output lists old -> new.
 ``repair [FILE]`` reads every memory that can still be read out of a damaged file
-(``memory.salvage``; by default the namespace's newest ``memory.json.corrupt-*``, where an
+(``memory.files.salvage``; by default the namespace's newest ``memory.json.corrupt-*``, where an
 unreadable ``memory.json`` was moved) and adds them as ``import`` does: ids kept, ids already
 present skipped. It says how many it recovered, how many were already there and how many parts it
 could not read (and on which lines).
@@ -33,6 +33,9 @@ as made by ``cli`` through the door ``cli``, one change per run. ``history [ID]`
 newest changes (``--limit``, 20), or every recorded version of one memory, deleted or not;
 ``undo`` reverts the newest change not undone yet, from any door (``--change ID``: that one),
 as ``memory.history.undo`` does: a memory changed since is left as it is, and said so.
+
+``mcp`` serves the namespace to other AI tools over the Model Context Protocol, on standard
+input and output (``memory.mcp_server``; the optional ``mcp`` package, which it asks for).
 """
 
 from __future__ import annotations
@@ -46,12 +49,13 @@ from typing import Any
 
 from memory.embedding import OfflineEmbedder, offline_available
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.files import parse_json
+from memory.files.salvage import salvage
 from memory.history import Author, ChangeRecord, acting, undo
-from memory.interface import MemoryNamespace, open_store
+from memory.interface import MemoryNamespace
+from memory.jsontext import parse_json
 from memory.model import Hit, Memory, Stats, parse_id
 from memory.namespace import RANKERS
-from memory.salvage import salvage
+from memory.open import open_store
 
 QUARANTINED = "memory.json.corrupt-*"
 
@@ -111,6 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
     history.add_argument("--limit", default="20")
     undo = commands.add_parser("undo", help="revert the newest change (or --change ID)")
     undo.add_argument("--change", help="the id of the change to revert (see `history`)")
+    mcp = commands.add_parser("mcp", help="serve the namespace over MCP on stdin and stdout")
+    mcp.add_argument("--keywords", action="store_true", help="search by keywords only")
+    mcp.add_argument("--read-only", action="store_true", help="offer no tool that changes")
     return parser
 
 
@@ -251,6 +258,24 @@ def _undo(ns: MemoryNamespace, change: str | None) -> dict[str, Any]:
     }
 
 
+def _serve_mcp(args: argparse.Namespace) -> int:
+    """``mcp``: the namespace served over MCP (``memory.mcp_server``), which needs the optional
+    ``mcp`` package; without it, say how to install it."""
+    try:
+        from memory.mcp_server import serve
+    except ModuleNotFoundError as e:
+        if (e.name or "").partition(".")[0] not in ("mcp", "mcp_types"):
+            raise
+        print(
+            "error: the MCP server needs the mcp package:"
+            " pip install 'cogito-memory-bot[mcp]' (or: pip install mcp)",
+            file=sys.stderr,
+        )
+        return 1
+    location = args.store or args.data_dir
+    return serve(location, args.ns, keywords=args.keywords, read_only=args.read_only)
+
+
 def to_json(value: Any) -> Any:
     """The JSON form of a command's result."""
     if isinstance(value, Memory | Hit | Stats | ChangeRecord):
@@ -321,6 +346,8 @@ def main(argv: Sequence[str] | None = None) -> int:
 
         return migrate(arguments[1:])
     args = build_parser().parse_args(argv)
+    if args.command == "mcp":
+        return _serve_mcp(args)
     embedder = None
     if args.command == "search" and args.ranker == "hybrid":
         if offline_available():

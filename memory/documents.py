@@ -1,177 +1,141 @@
-"""A namespace's documents as files: ``data/<namespace>/<key>.json``, beside ``memory.json``.
+"""A namespace's documents, whatever keeps them: their Protocol, and the rules every backend
+applies.
 
-The file backend of ``memory.interface.Documents``. A document is one JSON file holding just
-its value, readable by a person (``history.json``, ``usage.json``, ``digest.json`` keep the
-shape they always had). A key's ``/`` becomes ``.`` in the file name (``reminders/17`` is
-``reminders.17.json``): key segments hold no dots, so names never collide, and no namespace
-folder (whose names hold no dots either) can be mistaken for a document or the reverse. The
-key ``memory`` is refused: that file is the memories' own.
+``Documents`` is what a backend offers (``get``, ``put`` with compare-and-set on a version,
+``delete``, ``list``); ``memory.interface`` hands it out per namespace
+(``MemoryNamespace.documents``, ``Store.documents``) and for the store's client as a whole
+(``Store.bot_documents``).
 
-The version is a hash of the file's bytes, so a hand edit is a new version like any other
-write, and nothing beside the value needs storing. A compare-and-set takes the folder's
-document lock (``.docs.lock``, an ``flock`` opened for the operation, so an idle namespace
-holds no file open), reads the current bytes, compares, and replaces the file atomically
-(``memory.files.write_bytes_atomic``). Reads take no lock: a rename is atomic, so a reader
-sees the old document or the new. A file that does not parse (a bad hand edit) is moved aside
-(``memory.files.quarantine``) and the document counts as absent.
+A key is a path of segments of ASCII letters, digits, ``_`` and ``-`` (``history``,
+``reminders/17``), so that every backend can keep it as it is; ``memory`` is reserved (the file
+store's ``memory.json``, the memories themselves). A value is JSON of at most
+``MAX_DOCUMENT_BYTES`` in the text both backends keep (``memory.jsontext.dump_json``).
+``update_document`` is the read-modify-write loop over a backend's compare-and-set.
 """
 
 from __future__ import annotations
 
-import hashlib
-import json
-import logging
-import os
-from collections.abc import Iterator
-from contextlib import contextmanager
-from pathlib import Path
-from typing import Any
+import random
+import re
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
 
-from memory.errors import DocumentConflict, MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
-from memory.files import FileLock, dump_json, parse_json, quarantine, write_bytes_atomic
-from memory.interface import ABSENT, MAX_DOCUMENT_BYTES, Document, validate_key
+from memory.errors import DocumentConflict, MemoryInvalid
+from memory.jsontext import dump_json
 
-log = logging.getLogger(__name__)
+UPDATE_TRIES = 20  # compare-and-set rounds before ``update_document`` gives up
+UPDATE_BACKOFF_SECONDS = 0.05  # the longest wait between two rounds
+MAX_DOCUMENT_BYTES = 1_000_000
 
-LOCK = ".docs.lock"
-SUFFIX = ".json"
-RESERVED = frozenset({"memory"})  # memory.json: the memories themselves
+RESERVED = frozenset({"memory"})  # memory.json in the file store: the memories themselves
+_KEY_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
-
-def _version(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=8).hexdigest()
+ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
 
 
-class FileDocuments:
-    """The documents of one namespace folder; threads and processes share it by ``flock``."""
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One JSON document and the version it was read at."""
 
-    def __init__(self, folder: Path) -> None:
-        self.folder = folder
+    key: str
+    value: Any
+    version: str
 
-    # -- the interface ----------------------------------------------------------------------
+
+class Documents(Protocol):
+    """A namespace's JSON documents, with compare-and-set on a version."""
 
     def get(self, key: str) -> Document | None:
-        """The document, or None if there is none (or it could not be parsed)."""
-        path = self._path(key)
-        data = self._read(path)
-        return None if data is None else self._parse(key, path, data)
+        """The document, or None if there is none."""
+        ...
 
     def put(
         self, key: str, value: Any, *, version: str | None = None, durable: bool = True
     ) -> Document:
-        """Store ``value``; with ``version``, only if the document is still at it."""
-        path = self._path(key)
-        data = self._encode(key, value)
-        with self._locked():
-            if version is not None:
-                self._check(key, path, version)
-            write_bytes_atomic(path, data, durable=durable)
-        return Document(key, json.loads(data), _version(data))
+        """Store ``value`` under ``key`` and return it with its new version.
+
+        With ``version`` (``ABSENT`` for "must not exist yet"), only if the document is still
+        at that version, else ``DocumentConflict``. Without ``durable`` a crash may bring the
+        previous value back (conveniences such as chat history); never half of one.
+        """
+        ...
 
     def delete(self, key: str, *, version: str | None = None) -> bool:
         """Remove the document (only at ``version`` if given); whether there was one."""
-        path = self._path(key)
-        with self._locked():
-            if version is not None:
-                self._check(key, path, version)
-            try:
-                path.unlink()
-            except FileNotFoundError:
-                return False
-            except OSError as e:
-                raise MemorySaveFailed(f"could not delete {path}: {e.strerror}", path=path) from e
-            return True
+        ...
 
     def list(self, prefix: str = "") -> list[Document]:
         """Every document whose key starts with ``prefix``, sorted by key."""
-        try:
-            names = sorted(os.listdir(self.folder))
-        except FileNotFoundError:
-            return []
-        except OSError as e:
-            raise MemoryLoadFailed(
-                f"could not list {self.folder}: {e.strerror}", path=self.folder
-            ) from e
-        found = []
-        for name in names:
-            if name.startswith(".") or not name.endswith(SUFFIX):
-                continue
-            key = name[: -len(SUFFIX)].replace(".", "/")
-            if not key.startswith(prefix) or key in RESERVED:
-                continue
-            try:
-                document = self.get(key)
-            except MemoryInvalid:
-                continue  # a file a person named, not one of ours
-            if document is not None:
-                found.append(document)
-        return found
+        ...
 
-    # -- internals --------------------------------------------------------------------------
 
-    def _path(self, key: str) -> Path:
-        validate_key(key)
-        if key in RESERVED:
-            raise MemoryInvalid(f"the document key {key!r} is reserved", field="key")
-        return self.folder / (key.replace("/", ".") + SUFFIX)
+def validate_key(key: object) -> str:
+    """``key`` if it is a valid document key (``history``, ``reminders/17``), else an error."""
+    if (
+        not isinstance(key, str)
+        or not 0 < len(key) <= 200
+        or not all(_KEY_SEGMENT.fullmatch(part) for part in key.split("/"))
+    ):
+        raise MemoryInvalid(
+            f"invalid document key {key!r}: use letters, digits, '_', '-' and '/'", field="key"
+        )
+    return key
 
-    @staticmethod
-    def _encode(key: str, value: Any) -> bytes:
-        try:
-            data = dump_json(value)
-        except (TypeError, ValueError, RecursionError) as e:
-            raise MemoryInvalid(f"document {key!r} is not JSON: {e}", field="value") from e
-        if len(data) > MAX_DOCUMENT_BYTES:
-            raise MemoryInvalid(
-                f"document {key!r} is {len(data):,} bytes; the maximum is {MAX_DOCUMENT_BYTES:,}",
-                field="value",
-            )
-        return data
 
-    @staticmethod
-    def _read(path: Path) -> bytes | None:
-        try:
-            return path.read_bytes()
-        except FileNotFoundError:
-            return None
-        except OSError as e:
-            raise MemoryLoadFailed(f"could not read {path}: {e.strerror or e}", path=path) from e
+def checked_key(key: str) -> str:
+    """``key`` if a document may have it: valid, and not reserved."""
+    validate_key(key)
+    if key in RESERVED:
+        raise MemoryInvalid(f"the document key {key!r} is reserved", field="key")
+    return key
 
-    @staticmethod
-    def _parse(key: str, path: Path, data: bytes) -> Document | None:
-        try:
-            value = parse_json(data)
-        except (UnicodeDecodeError, ValueError, RecursionError):
-            if path.exists():  # another reader may have moved it aside already
-                quarantine(path)  # bytes kept; logged there
-            return None
-        return Document(key, value, _version(data))
 
-    def _check(self, key: str, path: Path, version: str) -> None:
-        data = self._read(path)
-        actual = ABSENT if data is None else _version(data)
-        if actual != version:
-            raise DocumentConflict(key, expected=version, actual=actual)
+def encoded(key: str, value: Any) -> bytes:
+    """The text kept of the document ``key`` holding ``value`` (``MemoryInvalid`` if ``value``
+    is not JSON, or is too large)."""
+    try:
+        data = dump_json(value)
+    except (TypeError, ValueError, RecursionError) as e:
+        raise MemoryInvalid(f"document {key!r} is not JSON: {e}", field="value") from e
+    if len(data) > MAX_DOCUMENT_BYTES:
+        raise MemoryInvalid(
+            f"document {key!r} is {len(data):,} bytes; the maximum is {MAX_DOCUMENT_BYTES:,}",
+            field="value",
+        )
+    return data
 
-    @contextmanager
-    def _locked(self) -> Iterator[None]:
-        # A new open file description each time: flock then excludes other threads of this
-        # process as it excludes other processes, and nothing stays open while idle.
+
+def update_document(
+    documents: Documents,
+    key: str,
+    change: Callable[[Any], Any],
+    *,
+    durable: bool = True,
+) -> Any:
+    """Apply ``change`` (old value or None -> new value) to a document, atomically.
+
+    A read-modify-write on compare-and-set: if another process changed the document in
+    between, ``change`` runs again on the newer value. ``change`` must therefore be a pure
+    function of its argument. Returning None deletes the document. Returns the new value.
+
+    After a conflict it waits a random moment, up to twice as long each time (to
+    ``UPDATE_BACKOFF_SECONDS``), so that writers in step do not collide again and again.
+    """
+    for attempt in range(UPDATE_TRIES):
+        if attempt:
+            time.sleep(random.uniform(0, min(UPDATE_BACKOFF_SECONDS, 0.001 * 2**attempt)))
+        current = documents.get(key)
+        old, version = (current.value, current.version) if current else (None, ABSENT)
+        new = change(old)
         try:
-            self.folder.mkdir(parents=True, exist_ok=True)
-        except OSError as e:
-            raise MemorySaveFailed(
-                f"could not create {self.folder}: {e.strerror}", path=self.folder
-            ) from e
-        lock = FileLock(self.folder / LOCK)
-        try:
-            lock.acquire()
-        except OSError as e:
-            raise MemorySaveFailed(
-                f"could not lock {lock.path}: {e.strerror}", path=lock.path
-            ) from e
-        try:
-            yield
-        finally:
-            lock.release()
-            lock.close()
+            if new is None:
+                if current is not None:
+                    documents.delete(key, version=version)
+            else:
+                documents.put(key, new, version=version, durable=durable)
+        except DocumentConflict:
+            continue
+        return new
+    raise DocumentConflict(key, expected=version, actual="(changing too often)")

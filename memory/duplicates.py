@@ -19,43 +19,27 @@ memory is a near-duplicate of the new text when either:
   note 0" and "session 0 note 1", which share every word in another order. A number of the
   new text that the stored one lacks makes it another item ("item 1000-1" beside "item
   1000-0"), not the same words: then only the next rule can find it; or
-- it states the same fact with another value. Each text is cut at its first "value marker" (a
-  copula, a colon, a preposition of place or time: ``is``, ``are``, ``:``, ``在``, ``是``,
-  ``改成`` ...) into a subject and a value. The subjects' terms must be the same and not empty,
-  the values different, and the subject specific enough to be one fact: two or more terms
-  ("wifi password", "小王的生日"), or one term with a value that looks like data in both (a
-  number, a path, an address: "my code is in D:\\projects" / "in E:\\work") or an update word
-  in the new text (``now``, ``changed``, ``现在``, ``改``). "Tom is my brother" and "Tom is a
-  doctor" are two facts about Tom, and are not asked about.
+- it states the same thing with another value (``memory.updates.judge``: the subject and
+  the value of each text, whose it is, and whether the new text says it changed). Such a
+  near-duplicate is an ``update``, ``sure`` when the new text says it changed ("the cabin wifi
+  password is now pinecone43"): the bot then replaces the old memory instead of asking. "Mia's
+  birthday" and "Leo's birthday", "Tom is my brother" and "Tom is a doctor" are not asked about.
 """
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
 from memory.model import Memory
 from memory.text import content_key, terms
+from memory.updates import SURE, judge
 
 MIN_SHARED = 2
 MIN_CONTAINED = 0.75
 LONG_TEXT = 6
 MAX_SEQUENCE = 300  # terms compared in order (quadratic); longer texts are compared as sets
 MAX_NEAR = 3  # near-duplicates reported (the best first)
-
-_MARKER = re.compile(
-    r"\s(?:is|are|was|were|am|=|->|→)\s|\s(?:in|at|on|to)\s|[:：=]\s*|"
-    r"(?:改成|改为|改到|改在|换成|变成|搬到|挪到|现在|是|在|为|叫)",
-    re.IGNORECASE,
-)
-_UPDATE_WORD = re.compile(
-    r"\b(?:now|new|changed?|moved?|updated?|anymore|no longer|instead|actually)\b|"
-    r"现在|改|换|变|搬|不再|新的|其实",
-    re.IGNORECASE,
-)
-# Data rather than words: a digit, a path or an address.
-_DATA = re.compile(r"\d|[\\/@]|[a-z]:", re.IGNORECASE)
 
 
 @dataclass(frozen=True, slots=True)
@@ -66,6 +50,7 @@ class Near:
     memory: Memory
     reason: str
     share: float  # the share of the new text's terms the memory holds
+    sure: bool = False  # an update the new text says is one (``memory.updates.SURE``)
 
 
 def _terms(text: str) -> frozenset[str]:
@@ -97,32 +82,6 @@ def _contained(new: list[str], old: list[str]) -> float | None:
     return None
 
 
-def _split(text: str) -> tuple[str, str] | None:
-    """``text`` as (subject, value) at its first value marker; None without one."""
-    match = _MARKER.search(" " + text + " ")
-    if match is None:
-        return None
-    start, end = max(match.start() - 1, 0), max(match.end() - 1, 0)
-    subject, value = text[:start], text[end:]
-    return (subject, value) if subject.strip() and value.strip() else None
-
-
-def _same_fact(new: str, old: str) -> bool:
-    """Whether ``new`` gives another value to the subject of ``old`` (module docstring)."""
-    new_parts, old_parts = _split(new), _split(old)
-    if new_parts is None or old_parts is None:
-        return False
-    subject = _terms(new_parts[0])
-    if not subject or subject != _terms(old_parts[0]):
-        return False
-    new_value, old_value = new_parts[1], old_parts[1]
-    if _terms(new_value) == _terms(old_value):
-        return False  # the same value: the containment rule judges it
-    if len(subject) >= 2 or _UPDATE_WORD.search(new_value) or _UPDATE_WORD.search(new_parts[0]):
-        return True
-    return bool(_DATA.search(new_value) and _DATA.search(old_value))
-
-
 def near_duplicates(content: str, candidates: Iterable[Memory]) -> list[Near]:
     """The ``candidates`` that are near-duplicates of ``content``, the most similar first."""
     wanted, key = terms(content, characters=False), content_key(content)
@@ -131,11 +90,13 @@ def near_duplicates(content: str, candidates: Iterable[Memory]) -> list[Near]:
         if key and content_key(memory.content) == key:
             found.append(Near(memory, "same", 1.0))
             continue
+        verdict = judge(content, memory.content)
+        if verdict is not None:
+            found.append(Near(memory, "update", 0.0, sure=verdict == SURE))
+            continue
         share = _contained(wanted, terms(memory.content, characters=False)) if wanted else None
         if share is not None:
             found.append(Near(memory, "contained", share))
-        elif _same_fact(content, memory.content):
-            found.append(Near(memory, "update", 0.0))
     rank = {"same": 0, "update": 1, "contained": 2}
-    found.sort(key=lambda near: (rank[near.reason], -near.share))
+    found.sort(key=lambda near: (rank[near.reason], not near.sure, -near.share))
     return found[:MAX_NEAR]

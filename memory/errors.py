@@ -95,7 +95,8 @@ class DocumentConflict(MemoryStoreError):
 
 
 class StoreInUse(MemoryStoreError):
-    """Another process serves the bot from this store, which allows one (``claim_serving``)."""
+    """Another process serves the bot from this store, which allows one (``claim_serving``), or
+    is already the replica this one would be (``UpdateQueue.enter``)."""
 
     code = "STORE_IN_USE"
 

@@ -44,14 +44,13 @@ import secrets
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextvars import ContextVar
 from dataclasses import dataclass, field, replace
+from datetime import UTC, datetime, timedelta
 from pathlib import PurePath
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 from memory.errors import MemoryInvalid
-from memory.model import Memory, now_iso
-
-if TYPE_CHECKING:
-    from memory.interface import MemoryNamespace
+from memory.model import Memory
+from memory.timestamps import format_time, now_iso
 
 OPS = ("add", "update", "delete", "import", "restore", "keep")
 DEFAULT_DAYS = 90
@@ -245,13 +244,18 @@ class Retention:
             if isinstance(value, bool) or not isinstance(value, int) or value < 1:
                 raise MemoryInvalid(f"{name} must be a whole number of at least 1", field=name)
 
+    def cutoff(self) -> str:
+        """The time before which records are past retention (``days`` ago)."""
+        return format_time(datetime.now(UTC) - timedelta(days=self.days))
+
 
 def copied_records(
-    held: Iterable[str], incoming: Sequence[ChangeRecord], retention: Retention, cutoff: str
+    held: Iterable[str], incoming: Sequence[ChangeRecord], retention: Retention
 ) -> list[ChangeRecord]:
     """The records of ``incoming`` (another store's history, oldest first) that a namespace
-    holding the refs ``held`` still lacks, within its ``retention`` (none before ``cutoff``):
-    what a migration copies, so that copying again copies nothing."""
+    holding the refs ``held`` still lacks, within its ``retention``: what a migration copies,
+    so that copying again copies nothing."""
+    cutoff = retention.cutoff()
     refs = set(held)
     fresh = []
     for record in incoming[-retention.max :]:
@@ -284,7 +288,13 @@ def state(memory: Memory | None) -> tuple[str, tuple[str, ...], str] | None:
     return None if memory is None else (memory.content, memory.tags, memory.category)
 
 
-def undo(namespace: MemoryNamespace, history: History, change: str) -> Undone:
+class Revertible(Protocol):
+    """What ``undo`` needs of a namespace (``memory.interface.MemoryNamespace`` has it)."""
+
+    def revert(self, record: ChangeRecord) -> bool | None: ...
+
+
+def undo(namespace: Revertible, history: History, change: str) -> Undone:
     """Revert ``change`` in ``namespace`` (its records newest first), as the module doc says.
 
     The undo's records are written by the current

@@ -1,11 +1,15 @@
 """The store interface: what the bot may rely on, whatever keeps the bytes.
 
-Two backends implement it: files (``memory.store.MemoryStore``, the default: one folder per
+Two backends implement it: files (``memory.files.MemoryStore``, the default: one folder per
 namespace, ``memory.json`` in the article's format plus a journal) and PostgreSQL
 (``memory.pg.PgStore``) for several replicas. The bot is written against these Protocols
 only: no paths, no file helpers, no lock that only one process could hold. What must be
 serialised is serialised by the store, per namespace, so that a second process or replica is
-correct.
+correct. This module holds the Protocols and the small values they pass (``SearchStatus``,
+``Lane``, ``Delivery``), and imports no backend: opening a store is ``memory.open``, the
+operations are ``memory.namespace``, the documents (their Protocol, ``Documents``, and their
+rules) ``memory.documents``, and where a namespace keeps its embeddings (``VectorStore``)
+``memory.vectors``.
 
 Per namespace the store offers:
 
@@ -16,8 +20,8 @@ Per namespace the store offers:
 - ``Documents``: a small key-value store of JSON documents for everything else the bot keeps
   there (conversation history, token usage, digest settings, later reminders and change
   history). ``put`` is a compare-and-set on the document's ``version``, an opaque string the
-  store hands out; ``update_document`` builds a read-modify-write loop on it, so that two
-  processes changing one document never lose each other's change.
+  store hands out; ``update_document`` (``memory.documents``) builds a read-modify-write loop
+  on it, so that two processes changing one document never lose each other's change.
 
 Beside the namespaces, the store keeps what its client (the bot) holds as a whole:
 
@@ -38,112 +42,16 @@ Keys are like namespace names: segments of ASCII letters, digits, ``_`` and ``-`
 
 from __future__ import annotations
 
-import os
-import random
-import re
-import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
+from memory.documents import Documents
 from memory.duplicates import Near
-from memory.errors import DocumentConflict, MemoryInvalid
 from memory.history import ChangeRecord, History
 from memory.model import Added, Hit, Memory, Stats
-
-ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
-UPDATE_TRIES = 20  # compare-and-set rounds before ``update_document`` gives up
-UPDATE_BACKOFF_SECONDS = 0.05  # the longest wait between two rounds
-MAX_DOCUMENT_BYTES = 1_000_000
-
-_KEY_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
-
-
-def validate_key(key: object) -> str:
-    """``key`` if it is a valid document key (``history``, ``reminders/17``), else an error."""
-    if (
-        not isinstance(key, str)
-        or not 0 < len(key) <= 200
-        or not all(_KEY_SEGMENT.fullmatch(part) for part in key.split("/"))
-    ):
-        raise MemoryInvalid(
-            f"invalid document key {key!r}: use letters, digits, '_', '-' and '/'", field="key"
-        )
-    return key
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """One JSON document and the version it was read at."""
-
-    key: str
-    value: Any
-    version: str
-
-
-class Documents(Protocol):
-    """A namespace's JSON documents, with compare-and-set on a version."""
-
-    def get(self, key: str) -> Document | None:
-        """The document, or None if there is none."""
-        ...
-
-    def put(
-        self, key: str, value: Any, *, version: str | None = None, durable: bool = True
-    ) -> Document:
-        """Store ``value`` under ``key`` and return it with its new version.
-
-        With ``version`` (``ABSENT`` for "must not exist yet"), only if the document is still
-        at that version, else ``DocumentConflict``. Without ``durable`` a crash may bring the
-        previous value back (conveniences such as chat history); never half of one.
-        """
-        ...
-
-    def delete(self, key: str, *, version: str | None = None) -> bool:
-        """Remove the document (only at ``version`` if given); whether there was one."""
-        ...
-
-    def list(self, prefix: str = "") -> list[Document]:
-        """Every document whose key starts with ``prefix``, sorted by key."""
-        ...
-
-
-def update_document(
-    documents: Documents,
-    key: str,
-    change: Callable[[Any], Any],
-    *,
-    durable: bool = True,
-) -> Any:
-    """Apply ``change`` (old value or None -> new value) to a document, atomically.
-
-    A read-modify-write on compare-and-set: if another process changed the document in
-    between, ``change`` runs again on the newer value. ``change`` must therefore be a pure
-    function of its argument. Returning None deletes the document. Returns the new value.
-
-    After a conflict it waits a random moment, up to twice as long each time (to
-    ``UPDATE_BACKOFF_SECONDS``), so that writers in step do not collide again and again.
-    """
-    for attempt in range(UPDATE_TRIES):
-        if attempt:
-            time.sleep(random.uniform(0, min(UPDATE_BACKOFF_SECONDS, 0.001 * 2**attempt)))
-        current = documents.get(key)
-        old, version = (current.value, current.version) if current else (None, ABSENT)
-        new = change(old)
-        try:
-            if new is None:
-                if current is not None:
-                    documents.delete(key, version=version)
-            else:
-                documents.put(key, new, version=version, durable=durable)
-        except DocumentConflict:
-            continue
-        return new
-    raise DocumentConflict(key, expected=version, actual="(changing too often)")
+from memory.vectors import VectorStore
 
 
 class RecordLog(Protocol):
@@ -182,40 +90,6 @@ class RecordLog(Protocol):
 
 # -- search by meaning: embedding vectors (issue 14) -----------------------------------------
 # Kept in a block of its own: the rest of the store interface does not depend on it.
-
-
-@dataclass(frozen=True)
-class VectorSet:
-    """A namespace's stored embeddings of one model: one row per key.
-
-    A key is a hash of the embedded text (``memory.vectors.text_key``), so a memory whose text
-    has not changed keeps its vector, and a vector is never shown to a memory it is not of.
-    """
-
-    model: str
-    dimensions: int
-    keys: tuple[bytes, ...]
-    vectors: npt.NDArray[np.float32]  # (len(keys), dimensions), unit rows
-
-
-class VectorStore(Protocol):
-    """Where a namespace keeps its embeddings (beside ``memory.json``, whose format stays).
-
-    Only derived data: whatever cannot be read is rebuilt by embedding again, so ``load``
-    never raises for a missing, stale (another model or size) or corrupt copy; it says None.
-    """
-
-    def load(self, model: str, dimensions: int) -> VectorSet | None:
-        """The stored vectors of ``model`` at ``dimensions``, or None if there are none usable."""
-        ...
-
-    def save(self, vectors: VectorSet) -> None:
-        """Replace the stored vectors (atomically: a reader sees the old set or the new)."""
-        ...
-
-    def stored(self) -> list[tuple[str, int]]:
-        """The models (and sizes) whose vectors are stored, to ``load`` each (a migration)."""
-        ...
 
 
 @dataclass(frozen=True)
@@ -346,7 +220,7 @@ class MemoryNamespace(MeaningSearch, Protocol):
         """Add article-format records with their ids; how many were new. Content already
         stored (after folding) is skipped too, unless not ``skip_duplicates``.
 
-        An id more than a day past now (``memory.model.ID_REACH_MS``: the far future, which
+        An id more than a day past now (``memory.ids.ID_REACH_MS``: the far future, which
         would leave no ids for later adds) is given a fresh one, as an add would get;
         ``renumbered``, if given, receives old id -> new id of each.
 
@@ -441,8 +315,26 @@ class UpdateQueue(Protocol):
     lease; False once the lease is no longer this replica's, which must then stop), ``done``
     after. ``release`` gives the lane back. A replica that dies holds its lanes until their
     leases run out; another replica then claims them and handles the unfinished update again.
-    Failures are ``MemoryLoadFailed`` and ``MemorySaveFailed``.
+    A replica that ``enter``s under a stable identity has its lanes back at once when it is
+    restarted: its new incarnation gives up the dead one's leases. Failures are
+    ``MemoryLoadFailed`` and ``MemorySaveFailed``.
     """
+
+    def enter(self, identity: str) -> str:
+        """Become the replica ``identity`` until ``leave``: the owner name to ``claim`` under,
+        new at every call (a fencing token). The leases an earlier process of ``identity``
+        left are given up at once, for it is dead; ``StoreInUse`` if a live process is
+        ``identity``: two never share one."""
+        ...
+
+    def present(self) -> bool:
+        """Whether this process is still the replica it ``enter``ed as (taking the identity
+        again if the database lost its session); False if another process is it now."""
+        ...
+
+    def leave(self) -> None:
+        """Stop being the replica (a clean stop, its lanes released first)."""
+        ...
 
     def receive(self, update: dict[str, Any], lane: str) -> bool:
         """Keep ``update`` (durable on return) in ``lane``; False if its id came before."""
@@ -533,28 +425,3 @@ class Store(Protocol):
     def __enter__(self) -> Store: ...
 
     def __exit__(self, *exc: object) -> None: ...
-
-
-def open_store(location: str | os.PathLike[str], **options: Any) -> Store:
-    """The store at ``location``: a data directory (``"data"``), or a store URL.
-
-    ``file:///srv/bot/data`` is a data directory too; ``postgresql://user@host/db`` (or
-    ``postgres://``) is a PostgreSQL database (``memory.pg``, the ``postgres`` extra).
-    ``options`` go to the backend (``embedder``, ``history_days``, ``history_max`` for both;
-    ``compact_seconds``, ``idle_seconds`` for files; ``max_cached_namespaces``, ``pool_size``,
-    ``timeout`` for PostgreSQL).
-    """
-    text = os.fspath(location)
-    scheme = text.partition("://")[0].lower() if "://" in text else ""
-    if scheme in ("postgresql", "postgres"):
-        from memory.pg import PgStore  # needs the ``postgres`` extra; says so if it is missing
-
-        return PgStore(text, **options)
-    if scheme not in ("", "file"):
-        raise MemoryInvalid(f"unknown store URL scheme {scheme!r}", field="store")
-    from memory.store import MemoryStore  # the file backend; imported here, not at import time
-
-    path = text[len("file://") :] if scheme == "file" else text
-    if not path:
-        raise MemoryInvalid("the store location is empty", field="store")
-    return MemoryStore(path, **options)

@@ -26,8 +26,8 @@ import numpy.typing as npt
 
 from memory.embedding import Embedder, EmbedderHealth
 from memory.errors import EmbeddingFailed, MemoryStoreError
-from memory.interface import SearchStatus, VectorStore
-from memory.vectors import VectorIndex
+from memory.interface import SearchStatus
+from memory.vectors import VectorIndex, VectorStore
 
 log = logging.getLogger(__name__)
 
@@ -35,6 +35,14 @@ BATCH = 32
 SAVE_EVERY = 1000
 PROGRESS_FROM = 100  # a backlog this long is reported in the log
 RETRY_SECONDS = 5.0
+
+
+def guarded(embedder: Embedder | None) -> Embedder | None:
+    """``embedder`` behind one health guard (``EmbedderHealth``) for every namespace of a
+    store: an endpoint that is down is skipped by all of them, not tried by each."""
+    if embedder is None or isinstance(embedder, EmbedderHealth):
+        return embedder
+    return EmbedderHealth(embedder)
 
 
 class Meaning:

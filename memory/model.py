@@ -7,7 +7,8 @@ came from, such as ``telegram:42:1001``, which makes a redelivered message add n
 ``date`` (the local day, and time if one was named, that the content speaks of: "下周二下午三点"
 saved on 2026-12-01 is ``2026-12-08 15:00``; resolved when stored, searched as a date) are ours
 and optional, so a
-plain article-format file loads unchanged. Identity and persistence belong to the store.
+plain article-format file loads unchanged. Identity and persistence belong to the store. Its
+times are the article's strings (``memory.timestamps``).
 
 ``attachment`` and ``origin`` are the client's too, optional and opaque to the library: small
 flat JSON objects (``clean_extra``: text, numbers, true/false), such as the reference to a file
@@ -20,15 +21,13 @@ from __future__ import annotations
 
 import heapq
 import re
-import time
 import unicodedata
-from collections import Counter
-from collections.abc import Container, Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
-from datetime import UTC, datetime
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
 from typing import Any, TypeGuard
 
 from memory.errors import MemoryInvalid
+from memory.timestamps import format_time_ms, normalize_time
 
 DEFAULT_CATEGORY = "general"
 MAX_CONTENT_CHARS = 4000
@@ -39,47 +38,7 @@ MAX_LIMIT = 1000
 MAX_EXTRA_KEYS = 12  # keys of an ``attachment`` or ``origin``
 MAX_EXTRA_CHARS = 512  # characters of one of their text values
 MAX_ID = 2**63  # ids stay below it: a signed 64-bit integer, as other stores keep them
-ID_REACH_MS = 86_400_000  # a day: how far past now an id may move a namespace's id clock
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half a UTF-16 pair: no UTF-8 file can hold it
-
-
-def now_iso() -> str:
-    """The current time as the article writes it: ISO-8601 UTC with milliseconds and ``Z``."""
-    return format_time(datetime.now(UTC))
-
-
-def format_time(moment: datetime) -> str:
-    """``moment`` as ``2024-01-15T10:30:00.000Z`` (naive datetimes are taken as UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-def format_time_ms(epoch_ms: int) -> str:
-    """An epoch in milliseconds as the article's time string."""
-    return format_time(datetime.fromtimestamp(epoch_ms / 1000, UTC))
-
-
-_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-
-
-def normalize_time(text: str) -> str:
-    """Any ISO-8601 time as the article's string (a string already in that form is kept)."""
-    if _CANONICAL_TIME.fullmatch(text):
-        return text
-    return format_time(parse_time(text))
-
-
-def parse_time(text: str) -> datetime:
-    """Parse an ISO-8601 time (``Z`` or an offset; none means UTC) into an aware datetime."""
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return moment.astimezone(UTC)
-    except (ValueError, AttributeError, OverflowError) as e:
-        raise MemoryInvalid(f"not an ISO-8601 time: {text!r}", field="time") from e
 
 
 # Full-width digits (Chinese and Japanese keyboards) as ASCII; zero-width characters (pasted
@@ -360,7 +319,7 @@ class Memory:
         """Read a record the store itself wrote and nobody has edited since (unvalidated).
 
         Opening a namespace of 10,000 memories spends most of its time validating; a snapshot
-        known to be the store's own output (see ``memory.journal``) skips that. Anything
+        known to be the store's own output (see ``memory.files.folder``) skips that. Anything
         unexpected still falls back to ``from_dict``.
         """
         try:
@@ -461,147 +420,3 @@ class Stats:
             "topTags": dict(self.top_tags),
             "mostAccessed": [m.to_dict() for m in self.most_accessed],
         }
-
-
-# -- the rules both backends apply (``memory.namespace`` and ``memory.pg.namespace``) --------
-
-TOP_TAGS = 10
-MOST_ACCESSED = 5
-
-
-def update_changes(
-    content: str | None, tags: Iterable[str] | str | None, category: str | None
-) -> dict[str, Any]:
-    """The fields an ``update`` changes, cleaned; ``MemoryInvalid`` if it changes none."""
-    if content is None and tags is None and category is None:
-        raise MemoryInvalid("nothing to update: give content, tags or category")
-    changes: dict[str, Any] = {}
-    if content is not None:
-        changes["content"] = clean_content(content)
-    if tags is not None:
-        changes["tags"] = clean_tags(tags)
-    if category is not None:
-        changes["category"] = clean_category(category)
-    return changes
-
-
-def stats_of(memories: list[Memory]) -> Stats:
-    """The article's ``getMemoryStats`` of ``memories``: totals by category, the most used tags,
-    and the top 5 by ``accessCount`` (ties ordered as ``most_used`` orders them)."""
-    by_category = Counter(m.category for m in memories)
-    tags = Counter(tag for m in memories for tag in m.tags)
-    most = most_used(memories, MOST_ACCESSED, used_only=False)
-    return Stats(len(memories), dict(by_category.most_common()), tags.most_common(TOP_TAGS), most)
-
-
-def related_to(
-    target: Memory,
-    memories: Iterable[Memory],
-    limit: int,
-    *,
-    tag: float = 1.0,
-    category: float = 2.0,
-    default_category: bool = True,
-) -> list[Hit]:
-    """The memories of ``memories`` (other than ``target``) sharing its tags (``tag`` each) or
-    its category (``category``; the default one only with ``default_category``), best first,
-    score 0 dropped: the article's ``getRelatedMemories`` with its weights by default."""
-    tags = set(target.tags)
-    scored = []
-    for memory in memories:
-        if memory.id == target.id:
-            continue
-        score = tag * len(tags.intersection(memory.tags))
-        if memory.category == target.category and (
-            default_category or memory.category != DEFAULT_CATEGORY
-        ):
-            score += category
-        if score:
-            scored.append(Hit(memory, float(score)))
-    scored.sort(key=lambda hit: -hit.score)
-    return scored[:limit]
-
-
-# -- ids: millisecond timestamps, strictly increasing per namespace -----------------------------
-#
-# A namespace's id clock is the highest id it has handed out or taken in; a new id is
-# ``max(now, clock + 1)``. An id from elsewhere (an import, a hand edit of memory.json, a row
-# another version wrote) moves the clock only if it is at most ``ID_REACH_MS`` past now. Ours
-# never are: a store adding faster than one memory a millisecond runs ahead of the wall clock
-# by one millisecond per add in excess (a day is 86 million of them), and machines' clocks
-# differ by minutes, or by hours of a wrong time zone. An id beyond the reach would push every
-# later id past it (2**63 - 1 leaves none): an import gives such a record a fresh id
-# (``renumber``), and one held already (from before this rule, or a hand edit) is stepped
-# around by new ids (``new_id``) but never moves the clock. So new ids are strictly
-# increasing, above every id held or handed out within the reach; an id beyond it is just
-# not a bound (and the clock stays sane only while the wall clock does not go back a day).
-
-
-def clock_ms() -> int:
-    """The wall clock in milliseconds since the epoch: the id of a memory added now."""
-    return time.time_ns() // 1_000_000
-
-
-def within_reach(memory_id: int, now: int | None = None) -> bool:
-    """Whether ``memory_id`` may move an id clock at ``now`` (at most ``ID_REACH_MS`` past it)."""
-    return memory_id <= (clock_ms() if now is None else now) + ID_REACH_MS
-
-
-def advanced(clock: int, memory_id: int) -> int:
-    """The id clock ``clock`` once ``memory_id`` is seen: ``memory_id`` if it is later and
-    within reach, else ``clock`` unchanged."""
-    return memory_id if memory_id > clock and within_reach(memory_id) else clock
-
-
-def clock_of(ids: Iterable[int]) -> int:
-    """The id clock of a namespace that has seen ``ids``: the highest within reach (0: none)."""
-    reach = clock_ms() + ID_REACH_MS
-    return max((i for i in ids if i <= reach), default=0)
-
-
-def new_id(clock: int, now: int, held: Container[int]) -> int:
-    """The id of a new memory: ``max(now, clock + 1)``, stepped past ids ``held`` already
-    (ones beyond the clock's reach); ``MemoryInvalid`` should the wall clock pass ``MAX_ID``."""
-    memory_id = max(now, clock + 1)
-    while memory_id in held:
-        memory_id += 1
-    if memory_id >= MAX_ID:
-        raise MemoryInvalid("no ids left in this namespace (the system clock is far off)")
-    return memory_id
-
-
-def renumber(
-    memories: Sequence[Memory], clock: int, held: Container[int]
-) -> tuple[list[Memory], dict[int, int]]:
-    """``memories`` (to import into a namespace of id clock ``clock`` holding ``held``), each
-    one whose id is beyond the clock's reach given a fresh id, as adds would get, in order; and
-    the old id -> new id of each renumbered. The others keep theirs, and the fresh ids come
-    after them, so no two collide."""
-    now = clock_ms()
-    for memory in memories:
-        clock = advanced(clock, memory.id)
-    kept: list[Memory] = []
-    moved: dict[int, int] = {}
-    for memory in memories:
-        if within_reach(memory.id, now):
-            kept.append(memory)
-            continue
-        clock = new_id(clock, now, held)
-        moved[memory.id] = clock
-        kept.append(replace(memory, id=clock))
-    return kept, moved
-
-
-def restored(memory: Memory, current: Memory | None, source_taken: bool) -> Memory:
-    """What a restore of ``memory`` writes: ``memory`` itself, re-inserted, if it is gone
-    (without its ``source`` if another memory has it now: ``source_taken``); else ``current``
-    with ``memory``'s content, tags and category, updated now."""
-    if current is None:
-        return replace(memory, source=None) if source_taken else memory
-    return replace(
-        current,
-        content=memory.content,
-        tags=memory.tags,
-        category=memory.category,
-        updated_at=now_iso(),
-    )

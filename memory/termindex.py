@@ -1,4 +1,4 @@
-"""The search index behind ``memory.bm25``, in arrays, and its file beside the snapshot.
+"""The search index behind ``memory.bm25``, in arrays (its file: ``memory.indexfile``).
 
 Compact: a term is an int id in a per-index vocabulary; a memory is a *slot*, a small int
 given in the order memories are indexed, with its id, length and text fingerprint in arrays;
@@ -15,42 +15,24 @@ slots only grow, a posting lists its slots in increasing order, and a memory ind
 removed memory leaves a dead slot behind; its postings are skipped until ``compact``
 rebuilds the postings and renumbers the slots, in the same order, without them.
 
-The file (``memory.index`` beside ``memory.json``) holds each memory's id, the fingerprint of
-what it was analysed from (content, tags, category and day: ``fingerprint``) and its analysed
-bag, so that opening a namespace does not analyse every memory again: a memory whose
-fingerprint matches is taken from the file, any other is analysed. The file starts with a
-fingerprint of the analysis itself (the source of ``memory.text`` and ``memory.bm25``, the
-Python, Unicode and stemmer versions) and ends with a CRC; a file from other code, a
-truncated or corrupt one, is ignored and the index is rebuilt. It is only a cache.
+The memories analysed can be kept between runs (``memory.indexfile``): a memory whose
+``fingerprint`` (of what it was analysed from: content, tags, category and day) matches is
+taken from there, any other is analysed.
 """
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
-import importlib.metadata
-import struct
-import sys
-import unicodedata
-import zlib
 from collections.abc import Callable
-from dataclasses import dataclass
-from functools import lru_cache
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
+from memory.indexfile import Dumpable, Floats, Ints, Slots, Stored, ranges
 from memory.model import Memory
 
-MAGIC = b"memory.index 1\n"
-_HEADER = struct.Struct("<16sQQQQI")  # analysis fingerprint, docs, postings, vocab bytes, tf size
 _MIN_DEAD = 10_000  # dead postings tolerated before ``compact`` (and a quarter of all)
-
-Floats = npt.NDArray[np.float64]
-Ints = npt.NDArray[np.int64]
-Slots = npt.NDArray[np.integer[Any]]
 
 
 def fingerprint(memory: Memory) -> bytes:
@@ -62,25 +44,6 @@ def fingerprint(memory: Memory) -> bytes:
     if memory.date:
         key += f"@{memory.date[:10]}"
     return hashlib.blake2b(key.encode("utf-8", "surrogatepass"), digest_size=8).digest()
-
-
-@lru_cache(maxsize=1)
-def analysis_fingerprint() -> bytes | None:
-    """What a stored analysis must have been made by: this code, on these versions."""
-    import memory.bm25
-    import memory.text
-
-    digest = hashlib.blake2b(MAGIC, digest_size=16)
-    digest.update(repr((sys.version_info[:2], unicodedata.unidata_version)).encode())
-    try:
-        for package in ("snowballstemmer", "PyStemmer"):
-            with contextlib.suppress(importlib.metadata.PackageNotFoundError):
-                digest.update(f"{package} {importlib.metadata.version(package)}".encode())
-        for module in (memory.text, memory.bm25, sys.modules[__name__]):
-            digest.update(Path(str(module.__file__)).read_bytes())
-    except (OSError, TypeError, importlib.metadata.PackageNotFoundError):
-        return None  # code that cannot be identified is not trusted with a stored analysis
-    return digest.digest()
 
 
 def _grow(array: npt.NDArray[Any], needed: int) -> npt.NDArray[Any]:
@@ -102,16 +65,6 @@ def _taken(array: npt.NDArray[Any], index: Ints | slice) -> npt.NDArray[Any]:
     return array[index].copy() if isinstance(index, slice) else array[index]
 
 
-def ranges(starts: Ints, counts: Ints) -> Ints:
-    """The positions ``starts[i] .. starts[i] + counts[i]`` for every i, concatenated."""
-    total = int(counts.sum())
-    if total == 0:
-        return np.zeros(0, dtype=np.int64)
-    ends = np.cumsum(counts)
-    shift = np.repeat(starts - (ends - counts), counts)
-    return shift + np.arange(total, dtype=np.int64)
-
-
 def stable_order(keys: npt.NDArray[np.integer[Any]]) -> Ints:
     """``argsort(keys, kind="stable")`` for non-negative ints, by 16-bit radix passes."""
     order: Ints = np.argsort((keys & 0xFFFF).astype(np.uint16), kind="stable")
@@ -121,35 +74,6 @@ def stable_order(keys: npt.NDArray[np.integer[Any]]) -> Ints:
         order = order[np.argsort(digit, kind="stable")]
         shift += 16
     return order
-
-
-@dataclass
-class Stored:
-    """The analysed memories of an index file: row i is ``ids[i]``, its bag a stretch of tids."""
-
-    terms: list[str]
-    ids: Ints
-    prints: npt.NDArray[np.uint64]
-    lengths: Floats
-    starts: Ints
-    counts: Ints
-    tids: npt.NDArray[np.uint32]
-    tfs: npt.NDArray[np.floating[Any]]
-
-    def reordered(self, rows: Ints) -> Stored:
-        """The same memories, row i being ``rows[i]`` of these."""
-        take = ranges(self.starts[rows], self.counts[rows])
-        counts = self.counts[rows]
-        return Stored(
-            self.terms,
-            self.ids[rows],
-            self.prints[rows],
-            self.lengths[rows],
-            np.cumsum(counts) - counts,
-            counts,
-            self.tids[take],
-            self.tfs[take],
-        )
 
 
 class TermIndex:
@@ -421,10 +345,6 @@ class TermIndex:
 
     # -- the file ------------------------------------------------------------------------
 
-    def dump(self) -> bytes | None:
-        """The index file's bytes for the live memories, or None if it cannot be made."""
-        return self.copy().dump()
-
     def copy(self) -> Dumpable:
         """What the index file is made of, copied (fast: whole arrays), so that the file's
         bytes can be made by ``Dumpable.dump`` while the index changes."""
@@ -446,83 +366,3 @@ class TermIndex:
             _taken(self.fwd_tids, postings),
             _taken(self.fwd_tfs, postings),
         )
-
-
-@dataclass(frozen=True)
-class Dumpable:
-    """The live memories of a ``TermIndex`` at one moment, to be written to its file."""
-
-    terms: list[str]
-    ids: Ints
-    prints: npt.NDArray[np.uint64]
-    lengths: Floats
-    counts: Ints
-    tids: npt.NDArray[np.int32]
-    tfs: Floats
-
-    def dump(self) -> bytes | None:
-        """The index file's bytes, or None if it cannot be made."""
-        analysis = analysis_fingerprint()
-        if analysis is None:
-            return None
-        used, tids = np.unique(self.tids, return_inverse=True)
-        terms = [self.terms[t] for t in used.tolist()]
-        if any("\0" in term for term in terms):
-            return None
-        vocab = "\0".join(terms).encode("utf-8", "surrogatepass")
-        narrow = self.tfs.astype(np.float32)
-        tf_bytes = (narrow if np.array_equal(narrow, self.tfs) else self.tfs).tobytes()
-        payload = b"".join(
-            (
-                vocab,
-                self.ids.tobytes(),
-                self.prints.tobytes(),
-                self.lengths.tobytes(),
-                self.counts.astype(np.uint32).tobytes(),
-                tids.astype(np.uint32).tobytes(),
-                tf_bytes,
-            )
-        )
-        size = len(tf_bytes) // max(1, len(tids)) if len(tids) else 4
-        header = _HEADER.pack(analysis, len(self.ids), len(tids), len(vocab), size, len(terms))
-        return MAGIC + header + payload + struct.pack("<I", zlib.crc32(payload))
-
-
-def load(path: Path) -> Stored | None:
-    """The analysed memories in the index file at ``path``; None if missing or not usable."""
-    analysis = analysis_fingerprint()
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    start = len(MAGIC) + _HEADER.size
-    if analysis is None or len(data) < start + 4 or not data.startswith(MAGIC):
-        return None
-    stamp, docs, postings, vocab_size, tf_size, term_count = _HEADER.unpack_from(data, len(MAGIC))
-    expected = start + vocab_size + docs * 28 + postings * (4 + tf_size) + 4
-    if stamp != analysis or tf_size not in (4, 8) or len(data) != expected:
-        return None
-    payload = memoryview(data)[start:-4]
-    if zlib.crc32(payload) != struct.unpack_from("<I", data, len(data) - 4)[0]:
-        return None
-    at = vocab_size
-    terms = bytes(payload[:at]).decode("utf-8", "surrogatepass").split("\0") if at else []
-
-    def take(dtype: Any, n: int, width: int) -> Any:
-        nonlocal at
-        out = np.frombuffer(payload, dtype=dtype, count=n, offset=at)
-        at += n * width
-        return out
-
-    ids = take(np.int64, docs, 8)
-    prints = take(np.uint64, docs, 8)
-    lengths = take(np.float64, docs, 8)
-    counts = take(np.uint32, docs, 4).astype(np.int64)
-    tids = take(np.uint32, postings, 4)
-    tfs = take(np.float32 if tf_size == 4 else np.float64, postings, tf_size)
-    if len(terms) != term_count or int(counts.sum()) != postings:
-        return None
-    if postings and int(tids.max()) >= term_count:
-        return None
-    starts = np.cumsum(counts) - counts
-    return Stored(terms, ids, prints, lengths, starts, counts, tids, tfs)

@@ -6,9 +6,19 @@ import os
 from collections.abc import Iterator
 
 import pytest
+from hypothesis import settings
 
 from bench.pg_server import Server, ServerUnavailable
 from memory.embedding import OfflineEmbedder
+
+# Hypothesis profiles: what a property test costs is chosen here, per run, not in each test.
+# "dev" (the default) is quick; "ci" (.ci/run) tries the same examples every run, so that a red
+# run can be reproduced and a green one is not luck; "thorough" is for a night or a change to
+# the parser or the store: HYPOTHESIS_PROFILE=thorough make test.
+settings.register_profile("dev", max_examples=40, deadline=None)
+settings.register_profile("ci", max_examples=60, deadline=None, derandomize=True, database=None)
+settings.register_profile("thorough", max_examples=1000, deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "dev"))
 
 SECRET_VARIABLES = ("TELEGRAM_BOT_TOKEN", "OPENAI_API_KEY", "OPENAI_BASE_URL", "EMBEDDING_API_KEY")
 PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy")

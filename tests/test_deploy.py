@@ -79,14 +79,17 @@ def test_the_image_runs_the_bot_as_a_user_on_the_deploy_command() -> None:
     assert json.loads(command) == list(deploy.CONTAINER_COMMAND)
     assert instruction("EXPOSE") == [str(deploy.PORT)]
     [health] = instruction("HEALTHCHECK")
-    assert f"http://127.0.0.1:{deploy.PORT}{deploy.HEALTH_PATH}" in health
+    assert f"http://127.0.0.1:{deploy.PORT}{deploy.LIVE_PATH}'" in health
 
 
 def test_compose_runs_two_replicas_of_one_image_and_config() -> None:
     replicas = bot_services()
     assert len(replicas) >= 2
-    first, *others = replicas.values()
+    first, *others = ({k: v for k, v in s.items() if k != "hostname"} for s in replicas.values())
     assert all(other == first for other in others)  # same image, config, environment
+    # Each its own host name: the replica's identity (its host and port), never shared.
+    hostnames = [service.get("hostname") for service in replicas.values()]
+    assert all(hostnames) and len(set(hostnames)) == len(hostnames)
     assert first["build"] == "." and first["image"]
     assert str(deploy.PORT) in [str(port) for port in first["expose"]]
     assert mounted_config().is_file()
@@ -120,7 +123,7 @@ def test_caddy_balances_the_replicas_with_health_checks_and_forwards_the_webhook
     site = caddy_site()
     [upstreams] = re.findall(r"reverse_proxy ([^{\n]+)\{", site)
     assert set(upstreams.split()) == {f"{name}:{deploy.PORT}" for name in bot_services()}
-    assert re.search(rf"health_uri {re.escape(deploy.HEALTH_PATH)}\n", site)
+    assert re.search(rf"health_uri {re.escape(deploy.LIVE_PATH)}\n", site)
     with mounted_config().open("rb") as file:
         telegram = tomllib.load(file)["telegram"]
     assert re.search(rf"handle {re.escape(urlsplit(telegram['webhook_url']).path)} \{{", site)
@@ -136,7 +139,7 @@ def test_the_replica_benchmark_starts_the_same_command() -> None:
 def test_the_deploy_constants_are_the_webhook_server_s() -> None:
     fields = {f.name: f for f in dataclasses.fields(bot_config.TelegramConfig)}
     assert fields["port"].default == deploy.PORT
-    assert bot_config.HEALTH_PATH == deploy.HEALTH_PATH
+    assert (bot_config.LIVE_PATH, bot_config.READY_PATH) == (deploy.LIVE_PATH, deploy.READY_PATH)
     assert set(bot_config.ENVIRONMENT) >= WEBHOOK_VARIABLES
     config = bot_config.load_config(mounted_config(), environ={"TELEGRAM_BOT_TOKEN": "1:x"})
     assert config.telegram.webhook_url

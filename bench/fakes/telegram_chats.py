@@ -3,7 +3,8 @@
 ``TelegramChats`` holds the chats the bot may write to (those the tests have made known), every
 message of each chat with edits applied, the command menus, the button presses awaiting an
 answer, each group's administrators (``admins``, for ``getChatMember``) and each forum's
-topics (``topics``: open or closed; one deleted is not there); its
+topics (``topics``: open or closed; one deleted is not there), a private chat's too once it
+has topics (``private_topics``: Bot API 9.3); its
 ``_api_<method>`` coroutines answer the Bot API's message methods as Telegram does, refusals
 included (``ApiError`` with Telegram's descriptions). ``FakeBotAPI`` serves them.
 """
@@ -51,11 +52,31 @@ class TelegramChats:
         self.topics.setdefault(chat_id, {})
         return chat
 
+    def private_topics(self, chat: dict[str, Any]) -> dict[str, Any]:
+        """``chat`` (a ``private_chat``) with topics, as a bot's private chats may have them;
+        open them with ``topics[chat_id][thread_id] = "open"``, as a forum's."""
+        self.topics.setdefault(chat["id"], {})
+        return chat
+
+    def topic_root(self, chat: dict[str, Any], thread: int) -> dict[str, Any]:
+        """The first message of topic ``thread``: the service message of its creation, which
+        Telegram puts as ``reply_to_message`` on every message of the topic that answers
+        nothing else (its id is the thread's)."""
+        return {
+            "message_id": thread,
+            "date": int(time.time()),
+            "chat": chat,
+            "from": {"id": 1, "is_bot": False, "first_name": "Creator"},
+            "message_thread_id": thread,
+            "is_topic_message": True,
+            "forum_topic_created": {"name": f"Topic {thread}", "icon_color": 7322096},
+        }
+
     def _check_topic(self, chat: dict[str, Any], params: dict[str, Any]) -> dict[str, Any]:
         """Telegram's answer to a message for a forum topic that is closed or gone; the
         message's topic fields if it may go there."""
         thread = params.get("message_thread_id")
-        if thread is None or not chat.get("is_forum"):
+        if thread is None or chat["id"] not in self.topics:
             return {}
         state = self.topics.get(chat["id"], {}).get(int(thread))
         if state is None:

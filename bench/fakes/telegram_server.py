@@ -209,8 +209,13 @@ class FakeBotAPI(TelegramWebhook, TelegramMedia, TelegramChats):
         reply_to: dict[str, Any] | None = None,
         sender_chat: dict[str, Any] | None = None,
         automatic_forward: bool = False,
+        thread: int | None = None,
     ) -> dict[str, Any]:
         """A user sends ``text`` (in their private chat unless ``chat``); returns the message.
+
+        With ``thread``, in that forum topic (of a ``forum``, or of a private chat with
+        ``private_topics``), as Telegram has it: ``message_thread_id``, ``is_topic_message``,
+        and the topic's first message as ``reply_to_message`` unless ``reply_to`` is given.
 
         Entities are set as Telegram sets them: a leading bot command, @mentions. With
         ``sender_chat`` (a ``channel``, or the group ``chat`` itself: an anonymous
@@ -249,6 +254,10 @@ class FakeBotAPI(TelegramWebhook, TelegramMedia, TelegramChats):
             entities.append({"type": "mention", "offset": offset, "length": utf16_len(mention[0])})
         if entities:
             message["entities"] = entities
+        if thread is not None:
+            message.update(message_thread_id=thread, is_topic_message=True)
+            if reply_to is None:
+                reply_to = self.topic_root(chat, thread)
         if reply_to is not None:
             message["reply_to_message"] = reply_to
         self.push({"message": message})
@@ -401,12 +410,13 @@ class FakeBotAPI(TelegramWebhook, TelegramMedia, TelegramChats):
         since: int = 0,
         ok: bool | None = True,
         where: Callable[[Call], bool] | None = None,
-        timeout: float = 10.0,
+        timeout: float = 30.0,
         **match: Any,
     ) -> list[Call]:
         """Wait until the bot has made ``count`` matching calls (see ``find``); return them all.
 
-        ``timeout`` only keeps a broken test from hanging; it is not a performance assertion.
+        ``timeout`` only keeps a broken test from hanging (generous: a process started on a loaded
+        machine takes seconds); it is not a performance assertion.
         """
         loop = asyncio.get_running_loop()
         deadline = loop.time() + timeout

@@ -15,10 +15,10 @@ Pending changes, beside a namespace's other documents (``history``) in its docum
   stands. What stands is in the store's history (``memory.history``), which ↩ Undo under the
   "🧠 Memory updated" line and /undo revert.
 
-A record is named by a short random token, which is all the button carries (Telegram allows
-64 bytes of callback data); the content stays here. The newest ``MAX_PENDING`` records are
-kept, so the file stays small however long the bot runs; older buttons
-then answer that they are no longer valid. The document is written durably: once the
+A record is named by a short random token (``bot.core.tokens``), which is all the button
+carries (Telegram allows 64 bytes of callback data); the content stays here. The newest
+``MAX_PENDING`` records are kept, so the file stays small however long the bot runs; older
+buttons then answer that they are no longer valid. The document is written durably: once the
 journal is compacted it holds the only copy of the text a change replaced. One that does not
 parse is set aside by the store and a record of the wrong shape (a hand edit) is skipped, so a
 damaged document costs its buttons, never a memory.
@@ -32,23 +32,23 @@ so of two presses of one Apply all at once, each change is made by one of them o
 from __future__ import annotations
 
 import logging
-import secrets
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any, TypeVar
 
+from bot.core.due import Due
 from bot.core.policy import Actor
-from bot.core.when import Due
+from bot.core.tokens import new_token
 from memory import Documents, MemoryNamespace, update_document
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.model import Memory, now_iso
+from memory.model import Memory
+from memory.timestamps import now_iso
 
 log = logging.getLogger(__name__)
 
 CHANGES = "changes"  # the document's key
 CHANGES_FILE = "changes.json"  # its file in the file store
 MAX_PENDING = 20
-TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
 
 # How to undo a change: delete what was added, restore what was updated, reinstate what was
 # deleted.
@@ -317,7 +317,7 @@ class ChangeFile:
         return next((r["changes"] for r in records if r["token"] == token), None)
 
     def _keep(self, kind: str, changes: list[dict[str, Any]], limit: int) -> str:
-        token = secrets.token_urlsafe(6)  # 8 characters of TOKEN_PATTERN
+        token = new_token()
         record = {"token": token, "at": now_iso(), "changes": changes}
 
         def keep(value: Any) -> dict[str, list[dict[str, Any]]]:

@@ -33,14 +33,17 @@ import json
 import logging
 import threading
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from bot.assistant.arguments import parse_arguments
 from bot.assistant.changes import Revision, revert
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
-from bot.assistant.tools import TOOLS_BY_NAME, parse_arguments
+from bot.assistant.tools import TOOLS_BY_NAME
 from memory.errors import MemoryStoreError
 from memory.history import acting, current_author
 from memory.interface import MemoryNamespace
+from memory.model import Memory
 
 log = logging.getLogger(__name__)
 
@@ -64,8 +67,11 @@ class ToolExecutor:
         policy: TurnPolicy | None = None,
         source: str | None = None,
         reminders: ReminderDesk | None = None,
+        zone: ZoneInfo | None = None,
     ) -> None:
         self.namespace = namespace
+        # The chat's time zone: the dates a memory names are read in it (None: UTC).
+        self.zone = zone
         # Reminders the turn may set (``scheduleReminder``); None: it may set none.
         self.reminders = reminders
         self.policy = policy if policy is not None else TurnPolicy()
@@ -94,6 +100,11 @@ class ToolExecutor:
         """The ``source`` of the next memory this turn adds (None without a message)."""
         self._adds += 1
         return f"{self.source}:{self._adds}" if self.source is not None else None
+
+    def may_change(self, memory: Memory) -> bool:
+        """Whether the model may change ``memory`` in this turn (``TurnPolicy.allows_change``):
+        the turn is the ``bot.core.policy.Permission`` of the operations its tools call."""
+        return self.policy.allows_change(memory, self.changes)
 
     def execute(self, name: str, arguments: str | None) -> str:
         """Run the tool ``name`` with its raw JSON ``arguments``; the result as compact JSON."""

@@ -3,7 +3,8 @@
 The model gives the text and a local date-time, a number of minutes from now, or a repeat
 rule; the code (``bot.core.when.resolve``) computes the instant in the chat's zone, and the
 reminder is set as ``/remind`` sets it (``bot.core.reminders.create``), by the speaker. The
-model is told the resolved local time, so that it repeats the code's time, not its own guess;
+model is told the resolved local time, written as the confirmation writes it
+(``bot.core.time_text``), so that it repeats the code's time, not its own guess;
 the bot then shows the confirmation with its buttons (``made``). A failed turn cancels what it
 set (``undo``): a turn is all or nothing, reminders included.
 
@@ -18,6 +19,11 @@ administrator), each once however often or wherever it is pressed (the reminder'
 from the request, ``reminders.create``). Each reminder records the change (``memory.history``)
 that set it, so that the ↩ Undo of the turn, or of the Apply all, cancels it
 (``cancel_change``).
+
+``offerReminder`` sets nothing: the model proposes a reminder for what the user said they will
+do ("I need to call the plumber tomorrow morning"), the time resolved by the same code, and the
+bot offers it after the turn with Yes / another time / No (``bot.chat.offering``), as it offers
+one without a model. At most ``MAX_OFFERS`` per message; a failed turn offers none.
 """
 
 from __future__ import annotations
@@ -33,14 +39,17 @@ from zoneinfo import ZoneInfo
 
 from bot.assistant.changes import ReminderProposal
 from bot.core import reminders, when
+from bot.core.due import FREQUENCIES, Due, Repeat
 from bot.core.policy import Caller
 from bot.core.reminder_record import ENDED, Reminder
+from bot.core.time_text import time_text
 from bot.errors import ReminderNotAllowed, ReminderNotFound
 from memory.errors import MemoryInvalid
 from memory.history import current_author
 from memory.interface import Store
 
 MAX_REMINDERS = 3  # set per turn without the user's confirmation
+MAX_OFFERS = 3  # offered per turn, each with its own buttons
 
 
 @dataclass
@@ -59,6 +68,7 @@ class ReminderDesk:
     limit: int = MAX_REMINDERS
     made: list[Reminder] = field(default_factory=list)
     waiting: list[ReminderProposal] = field(default_factory=list)  # past the limit
+    offered: list[tuple[str, Due]] = field(default_factory=list)  # offerReminder's
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     def schedule(
@@ -71,27 +81,9 @@ class ReminderDesk:
     ) -> dict[str, Any]:
         """Set one reminder, or past the limit keep it for the user's confirmation; its
         resolved time for the model (``MemoryInvalid`` if refused)."""
-        rule = None
-        if repeat is not None:
-            if repeat not in when.FREQUENCIES:
-                options = ", ".join(when.FREQUENCIES)
-                raise MemoryInvalid(f"repeat must be one of {options}", field="repeat")
-            rule = when.Repeat(repeat)  # type: ignore[arg-type]
         now = self.clock()
-        try:
-            due = when.resolve(
-                self.zone,
-                now,
-                local=local,
-                offset_minutes=minutes,
-                repeat=rule,
-                default_hour=self.default_hour,
-            )
-        except ValueError as e:
-            raise MemoryInvalid(str(e), field="time") from e
-        if not text.strip():
-            raise MemoryInvalid("text must say what to remind of", field="text")
-        shown = f"{due.local():%Y-%m-%d %H:%M (%a)} {self.zone.key}"
+        due, rule = self._due(text, now, local, minutes, repeat)
+        shown = time_text(due.at, due.zone)
         with self._lock:
             number = len(self.made) + len(self.waiting) + 1
             source = f"{self.source}:t{number}" if self.source is not None else None
@@ -131,7 +123,66 @@ class ReminderDesk:
             answer["repeat"] = rule.describe()
         return answer
 
-    def _waits(self, shown: str, rule: when.Repeat | None) -> dict[str, Any]:
+    def _due(
+        self,
+        text: str,
+        now: datetime,
+        local: str | None,
+        minutes: int | None,
+        repeat: str | None,
+    ) -> tuple[Due, Repeat | None]:
+        """The time the model gave, resolved by the code (``MemoryInvalid`` if refused)."""
+        rule = None
+        if repeat is not None:
+            if repeat not in FREQUENCIES:
+                options = ", ".join(FREQUENCIES)
+                raise MemoryInvalid(f"repeat must be one of {options}", field="repeat")
+            rule = Repeat(repeat)  # type: ignore[arg-type]
+        try:
+            due = when.resolve(
+                self.zone,
+                now,
+                local=local,
+                offset_minutes=minutes,
+                repeat=rule,
+                default_hour=self.default_hour,
+            )
+        except ValueError as e:
+            raise MemoryInvalid(str(e), field="time") from e
+        if not text.strip():
+            raise MemoryInvalid("text must say what to remind of", field="text")
+        return due, rule
+
+    def offer(
+        self,
+        text: str,
+        *,
+        local: str | None = None,
+        minutes: int | None = None,
+        repeat: str | None = None,
+    ) -> dict[str, Any]:
+        """Keep one reminder to offer after the turn (nothing is set); its resolved time for
+        the model (``MemoryInvalid`` if refused)."""
+        due, rule = self._due(text, self.clock(), local, minutes, repeat)
+        shown = time_text(due.at, due.zone)
+        with self._lock:
+            if len(self.offered) >= MAX_OFFERS:
+                raise MemoryInvalid(f"at most {MAX_OFFERS} offers per message", field="count")
+            self.offered.append((reminders.clean_text(text), due))
+        answer: dict[str, Any] = {
+            "ok": True,
+            "offered": True,
+            "set": False,
+            "due": shown,
+            "note": "Not set: the bot shows the user this time with Yes / Another time / No "
+            "buttons and sets the reminder only if they press Yes. Say so in a few words; do "
+            "not call scheduleReminder for it.",
+        }
+        if rule is not None:
+            answer["repeat"] = rule.describe()
+        return answer
+
+    def _waits(self, shown: str, rule: Repeat | None) -> dict[str, Any]:
         answer: dict[str, Any] = {
             "ok": False,
             "needsConfirmation": True,
@@ -155,6 +206,7 @@ class ReminderDesk:
                     continue
             self.made.clear()
             self.waiting.clear()
+            self.offered.clear()
 
 
 def may_set(caller: Caller, proposal: ReminderProposal) -> bool:

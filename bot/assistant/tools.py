@@ -1,29 +1,34 @@
 """The article's eight memory operations as LLM tools, and ``scheduleReminder``.
 
 A tool is a schema layer (like llm's ``Tool.function``): a name, a description, a JSON schema
-whose parameters are described for the model, and one call into ``bot.core.operations`` (or
-the namespace it was given) . Neither
-storage nor ranking lives here.
+whose parameters are described for the model, and one call into the operation the command
+calls: ``bot.core.operations`` (``searchMemory`` as free text, ``getAllMemories`` as /list,
+``getMemory``, ``updateMemory`` as /edit, ``deleteMemory`` as /forget, ``getMemoryStats`` as
+/stats, ``getRelatedMemories`` as /related), ``bot.core.adding`` (``addMemory`` as /remember)
+and ``bot.core.reminders`` through the turn's desk (``scheduleReminder``). So the model answers
+what a command would: the same memories, the same weights, the same "most used". Neither
+storage nor ranking lives here; what a change may touch is the turn's (``Turn.may_change``).
 
-How calls are run, checked and undone for one turn is ``bot.assistant.executor``.
+How calls are run and undone for one turn is ``bot.assistant.executor``; their arguments are
+checked against these schemas by ``bot.assistant.arguments``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+from zoneinfo import ZoneInfo
 
 from bot.assistant.changes import Proposal, Revision
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
-from bot.categories import canonical, in_category, merge_counts
+from bot.categories import canonical
 from bot.core import adding, operations
-from memory import parse_json
 from memory.errors import MemoryInvalid
 from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_category, clean_content, clean_tags
+from memory.updates import newest_first
 
 
 class Turn(Protocol):
@@ -35,25 +40,29 @@ class Turn(Protocol):
     changes: Changes
     undo: list[Revision]
     reminders: ReminderDesk | None
+    zone: ZoneInfo | None  # the chat's: the dates a memory names are read in it (None: UTC)
 
     def next_source(self) -> str | None:
         """The ``source`` of the next memory the turn adds."""
+        ...
+
+    def may_change(self, memory: Memory) -> bool:
+        """Whether the model may change ``memory`` for its speaker (``bot.core.policy``)."""
         ...
 
 
 ALL_MEMORIES_DEFAULT = 50  # getAllMemories returns at most this many (the newest) by default
 ALL_MEMORIES_MAX = 200
 
-_ID = {"type": "integer", "description": "The memory's id (the number shown with it)."}
+_ID = {"type": "integer", "description": "The memory's id."}
 _TAGS = {
     "type": "array",
     "items": {"type": "string"},
-    "description": "3-5 short lower-case keywords for finding it again, in the user's language.",
+    "description": "3-5 lower-case keywords, in the user's language.",
 }
 _CATEGORY = {
     "type": "string",
-    "description": "One lower-case word: personal, work, project, preference, schedule, "
-    "contact, general...",
+    "description": "One lower-case word: personal, work, schedule, contact, general...",
 }
 
 
@@ -114,9 +123,10 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
         args.get("category"),
         source=run.next_source(),
         keep_both=bool(args.get("keepBoth")),
+        zone=run.zone,  # as /remember reads them: in the chat's zone
     )
     if done.near:
-        return {
+        result: dict[str, Any] = {
             "ok": False,
             "stored": False,
             "nearDuplicates": [{**_memory(n.memory), "why": n.reason} for n in done.near],
@@ -125,6 +135,19 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
             "if the user said it is a different thing, call addMemory again with "
             "keepBoth=true; if unsure, ask the user.",
         }
+        update = next((n for n in done.near if n.reason == "update"), None)
+        if update is not None:  # a new value for what one memory says (memory.updates)
+            old = update.memory
+            result["wouldReplace"] = {**_memory(old), "sure": update.sure}
+            result["message"] = (
+                f'Not stored: this gives a new value for memory {old.id} ("{old.content}")'
+                + (", and says it changed" if update.sure else "")
+                + f". If it is the same thing, replace it: updateMemory with id {old.id} and "
+                "the new content (the old version stays in its history). If the user means a "
+                "different thing (another person, place or item), call addMemory again with "
+                "keepBoth=true. If unsure, ask the user."
+            )
+        return result
     memory = done.memory
     assert memory is not None
     if done.duplicate:
@@ -141,7 +164,12 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
 
 def _search(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     found = operations.search(run.namespace, args["query"], args.get("limit", 10))
-    answers = [_memory(h.memory) for h in found.shown]
+    # Of two memories giving one thing different values, the newer comes first (search).
+    _, _, older = newest_first([h.memory for h in found.shown])
+    answers = [
+        {**_memory(h.memory), "older": True} if h.memory.id in older else _memory(h.memory)
+        for h in found.shown
+    ]
     weaker = [_memory(h.memory) for h in found.weaker]
     result: dict[str, Any] = {"ok": True, "count": len(answers), "memories": answers}
     if weaker:  # not answers: the model may still judge them, knowing they are weak
@@ -152,13 +180,11 @@ def _search(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _all(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    category = args.get("category")
-    memories = run.namespace.memories()
-    if category is not None:  # either language's word for a known one (bot.categories)
-        memories = in_category(memories, clean_category(category))
+    # Either language's word for a known category (bot.categories), as /list reads it.
+    newest = operations.listing(run.namespace, args.get("category"))
     limit = min(max(1, args.get("limit", ALL_MEMORIES_DEFAULT)), ALL_MEMORIES_MAX)
-    shown = [_memory(m) for m in memories[-limit:]]
-    return {"ok": True, "total": len(memories), "shown": len(shown), "memories": shown}
+    shown = [_memory(m) for m in reversed(newest[:limit])]  # the newest, in stored order
+    return {"ok": True, "total": len(newest), "shown": len(shown), "memories": shown}
 
 
 def _get(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
@@ -173,7 +199,7 @@ def _waiting(run: Turn, proposal: Proposal) -> dict[str, Any]:
 
 def _update(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     before = operations.find(run.namespace, args["id"])
-    if not run.policy.allows_change(before, run.changes):
+    if not run.may_change(before):
         return {
             "ok": False,
             "error": {
@@ -195,8 +221,13 @@ def _update(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     )
     if not run.policy.admit(proposal, run.changes):
         return _waiting(run, proposal)
-    memory = run.namespace.update(
-        before.id, content=proposal.content, tags=proposal.tags, category=proposal.category
+    memory = operations.edit(
+        run.namespace,
+        run,
+        before.id,
+        content=proposal.content,
+        tags=proposal.tags,
+        category=proposal.category,
     )
     run.policy.made(proposal, run.changes)
     if memory.id not in run.changes.added and memory.id not in run.changes.updated:
@@ -209,7 +240,7 @@ def _delete(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     proposal = Proposal("delete", operations.find(run.namespace, args["id"]))
     if not run.policy.admit(proposal, run.changes):
         return _waiting(run, proposal)
-    deleted = run.namespace.delete(proposal.id)
+    deleted = operations.forget(run.namespace, run, proposal.id)
     run.policy.made(proposal, run.changes)
     run.changes.deleted.append(deleted.id)
     run.undo.append(Revision("reinstate", deleted, None))
@@ -217,20 +248,20 @@ def _delete(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
 
 
 def _stats(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    stats = run.namespace.stats()
+    stats = operations.stats(run.namespace)  # /stats's: no unused memory is "most used"
     return {
         "ok": True,
         "total": stats.total,
-        "byCategory": merge_counts(stats.by_category),
+        "byCategory": stats.by_category,
         "topTags": dict(stats.top_tags),
         "mostAccessed": [_detailed(m) for m in stats.most_accessed],
     }
 
 
 def _related(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
-    hits = run.namespace.related(args["id"], args.get("limit", 5))
-    found = [{**_memory(h.memory), "score": h.score} for h in hits]
-    return {"ok": True, "count": len(found), "memories": found}
+    # /related's weights: a shared tag over a shared category, the default category nothing.
+    _, memories = operations.related(run.namespace, args["id"], args.get("limit", 5))
+    return {"ok": True, "count": len(memories), "memories": [_memory(m) for m in memories]}
 
 
 def _remind(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
@@ -240,13 +271,29 @@ def _remind(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
     return run.reminders.schedule(args["text"], local=local, minutes=minutes, repeat=repeat)
 
 
+def _offer(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
+    if run.reminders is None:
+        raise MemoryInvalid("reminders cannot be offered here", field="reminders")
+    return run.reminders.offer(args["text"], local=args["local"], repeat=args.get("repeat"))
+
+
+_WHEN = {
+    "text": {"type": "string", "description": "What to remind of."},
+    "local": {
+        "type": "string",
+        "description": "User's local time: YYYY-MM-DD HH:MM, YYYY-MM-DD or HH:MM.",
+    },
+    "minutes": {"type": "integer", "description": "Or: minutes from now."},
+    "repeat": {"type": "string", "description": "daily, weekdays, weekly, monthly or yearly."},
+}
+
 TOOLS: tuple[Tool, ...] = (
     Tool(
         "addMemory",
-        "Store a new long-term memory: a fact the user stated, or something you came across "
-        "that the user will want later. Write the content as one self-contained sentence. "
-        "Content already stored is not stored twice; when similar memories exist, nothing is "
-        "stored and they are returned (nearDuplicates): update one of them instead.",
+        "Store a long-term memory: a fact the user stated or will want later, as one "
+        "self-contained sentence. Nothing is stored twice; similar memories come back instead "
+        "(nearDuplicates), and one it gives a new value is named (wouldReplace): update that "
+        "one, unless it is another thing.",
         _object(
             {
                 "content": {"type": "string", "description": "What to remember, self-contained."},
@@ -254,8 +301,8 @@ TOOLS: tuple[Tool, ...] = (
                 "category": _CATEGORY,
                 "keepBoth": {
                     "type": "boolean",
-                    "description": "Store it even beside near-duplicates; only when the user "
-                    "said it is a different thing from them.",
+                    "description": "Store beside near-duplicates: only if the user said it "
+                    "differs.",
                 },
             },
             ("content",),
@@ -264,9 +311,9 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "searchMemory",
-        "Search the long-term memories; `memories` are those that answer the query, best first "
-        "(none: nothing stored answers it), `weakerMatches` merely resemble it. Use it before "
-        "answering anything about the past or about what the user told you.",
+        "Search the memories: `memories` answer the query, best first (none: nothing does); "
+        "`weakerMatches` only resemble it; `older` marks an outdated value: answer with the "
+        "newer. Use it before answering about the past or what the user said.",
         _object(
             {
                 "query": {
@@ -301,10 +348,9 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "updateMemory",
-        "Change a memory's content, tags or category (give only what changes), only when the "
-        "user asks for it or states a new fact about it. Prefer this to adding a second memory "
-        "about the same thing. A few per message; further changes need the user's "
-        "confirmation, which the bot asks for.",
+        "Change a memory's content, tags or category (only what changes) when the user asks "
+        "or states a new fact about it; better than a second memory of one thing. Beyond a "
+        "few per message the bot asks the user to confirm.",
         _object(
             {
                 "id": _ID,
@@ -318,8 +364,8 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "deleteMemory",
-        "Delete one memory by id, only when the user asks for it. At most one per message (none "
-        "in groups); further deletions need the user's confirmation, which the bot asks for.",
+        "Delete one memory, only when the user asks. One per message (none in groups); the bot "
+        "asks the user to confirm the rest.",
         _object({"id": _ID}, ("id",)),
         _delete,
     ),
@@ -342,22 +388,22 @@ TOOLS: tuple[Tool, ...] = (
         "scheduleReminder",
         "Set a reminder when the user asks for one. Give local, or minutes, or repeat (with "
         "local for its time); the bot computes and shows the time.",
+        _object(_WHEN, ("text",)),
+        _remind,
+    ),
+    Tool(
+        "offerReminder",
+        "The user says they will do something at a time, unasked: offer a reminder (set only "
+        "on their Yes).",
         _object(
             {
-                "text": {"type": "string", "description": "What to remind of."},
-                "local": {
-                    "type": "string",
-                    "description": "User's local time: YYYY-MM-DD HH:MM, YYYY-MM-DD or HH:MM.",
-                },
-                "minutes": {"type": "integer", "description": "Or: minutes from now."},
-                "repeat": {
-                    "type": "string",
-                    "description": "daily, weekdays, weekly, monthly or yearly.",
-                },
+                "text": _WHEN["text"],
+                "local": _WHEN["local"],
+                "repeat": {"type": "string", "description": "yearly for a birthday."},
             },
-            ("text",),
+            ("text", "local"),
         ),
-        _remind,
+        _offer,
     ),
 )
 
@@ -367,48 +413,3 @@ TOOLS_BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 def tool_schemas() -> list[dict[str, Any]]:
     """The ``tools`` argument of a chat-completions request."""
     return [tool.schema() for tool in TOOLS]
-
-
-# -- arguments ---------------------------------------------------------------------------------
-
-
-def _check(name: str, spec: Mapping[str, Any], value: object) -> Any:
-    """``value`` if it fits the parameter's schema (ids may come as digit strings)."""
-    kind = spec["type"]
-    if kind == "string" and isinstance(value, str):
-        return value
-    if kind == "integer":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().isdigit():
-            return int(value.strip())
-    if kind == "array" and isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    if kind == "array" and isinstance(value, str):
-        return value  # "a, b, c": the store splits a string of tags on commas
-    if kind == "boolean" and isinstance(value, bool):
-        return value
-    expected = {"array": "a list of strings"}.get(kind, f"a {kind}")
-    raise MemoryInvalid(f"{name} must be {expected}, not {json.dumps(value)}", field=name)
-
-
-def parse_arguments(tool: Tool, raw: str | None) -> dict[str, Any]:
-    """The call's arguments, checked against the tool's schema; ``MemoryInvalid`` if not."""
-    try:
-        args = parse_json(raw) if raw and raw.strip() else {}
-    except ValueError as e:  # bad syntax, odd bytes, brackets nested too deeply
-        raise MemoryInvalid(f"the arguments are not valid JSON ({e})", field="arguments") from e
-    if not isinstance(args, dict):
-        raise MemoryInvalid("the arguments must be a JSON object", field="arguments")
-    properties: dict[str, Any] = tool.parameters["properties"]
-    # Article fidelity: updateMemory(id, updates) with the changes in an object.
-    if tool.name == "updateMemory" and isinstance(args.get("updates"), dict):
-        args = {**args.pop("updates"), **args}
-    unknown = sorted(set(args) - set(properties))
-    if unknown:
-        known = ", ".join(properties) or "none"
-        raise MemoryInvalid(f"unknown argument {unknown[0]!r} (known: {known})", field=unknown[0])
-    for key in tool.parameters["required"]:
-        if args.get(key) is None:
-            raise MemoryInvalid(f"missing required argument {key!r}", field=key)
-    return {k: _check(k, properties[k], v) for k, v in args.items() if v is not None}

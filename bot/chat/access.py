@@ -14,9 +14,13 @@ The namespace is always derived from the update being handled, never from anythi
 carries as data: a private chat is ``users/<user id>``; a group or supergroup is
 ``chats/<chat id>`` (shared by its members), or with ``group_scope = "user"`` each member's
 ``users/<user id>``, a channel's ``channels/<chat id>`` (its own, in every group it writes in)
-and the group itself's (its anonymous administrators) ``chats/<chat id>``. A button press is
-re-derived the same way, from the person who pressed, so a callback naming a memory of another
-namespace finds nothing.
+and the group itself's (its anonymous administrators) ``chats/<chat id>``. With
+``group_scope = "topic"`` each forum topic is a namespace of its own,
+``chats/<chat id>/topics/<thread id>`` (``users/<user id>/topics/<thread id>`` for a topic of
+a private chat), the general topic ``chats/<chat id>`` (``bot.core.topics``); the topic is the
+message's (``topic_of``), and everything else is as with ``"chat"``. A button press is
+re-derived the same way, from the person who pressed and the message the button is under (so
+in that message's topic), so a callback naming a memory of another namespace finds nothing.
 
 The gatekeeper runs before every handler (handler group -1), and says who acts in the update
 for the history of the memories (``author_of``). An actor outside
@@ -50,6 +54,7 @@ from telegram.ext import ApplicationHandlerStop, ContextTypes
 from bot.chat.services import services
 from bot.config import Config
 from bot.core.policy import PLACEHOLDER_USERS, Actor, Caller, source_of
+from bot.core.topics import topic_namespace
 from bot.errors import NotAllowed
 from bot.view.i18n import language_of, t
 from bot.view.render import escape
@@ -95,16 +100,45 @@ def actor_of(update: Update) -> Actor | None:
     return _person(update.effective_user)
 
 
-def namespace_for(actor: Actor, chat: Chat, config: Config) -> str | None:
-    """The namespace ``actor`` reads and changes in ``chat`` (None: none, e.g. a channel)."""
+def namespace_for(actor: Actor, chat: Chat, config: Config, topic: int | None = None) -> str | None:
+    """The namespace ``actor`` reads and changes in ``chat`` (None: none, e.g. a channel),
+    in its forum topic ``topic`` (``topic_of``; None: the general topic, or no topics)."""
     if chat.type == ChatType.PRIVATE:
-        return f"users/{actor.id}" if actor.is_user else None
+        if not actor.is_user:
+            return None
+        return topic_namespace(f"users/{actor.id}", topic if _by_topic(config) else None)
     if chat.type not in GROUP_TYPES:
         return None
     if config.telegram.group_scope != "user" or (actor.is_group_itself and actor.id == chat.id):
-        return f"chats/{chat.id}"
+        return topic_namespace(f"chats/{chat.id}", topic if _by_topic(config) else None)
     # A chat's id is negative and a user's positive; the prefixes keep them apart anyway.
     return f"users/{actor.id}" if actor.is_user else f"channels/{actor.id}"
+
+
+def _by_topic(config: Config) -> bool:
+    return config.telegram.group_scope == "topic"
+
+
+def topic_of(update: Update) -> int | None:
+    """The forum topic ``update`` is in (a supergroup's, or a private chat's with topics): the
+    thread id of its message (for a button press, of the message the button is under); None
+    in the general topic and outside topics. A reply thread of a group without topics has a
+    thread id too, but is no topic (``is_topic_message`` tells them apart)."""
+    query = update.callback_query
+    message = query.message if query is not None else update.effective_message
+    if not isinstance(message, Message) or not message.is_topic_message:
+        return None  # an inaccessible message (too old) is in no topic the bot can tell
+    return message.message_thread_id
+
+
+def replied_to(message: Message) -> Message | None:
+    """The message ``message`` answers, if it answers one: its ``reply_to_message``, unless
+    that is only the topic it is in (in a forum topic Telegram sets it to the topic's first
+    message, the service message of its creation, on every message that answers nothing)."""
+    replied = message.reply_to_message
+    if replied is None or replied.forum_topic_created is not None:
+        return None
+    return replied
 
 
 def namespace_name(update: Update, config: Config) -> str | None:
@@ -112,7 +146,7 @@ def namespace_name(update: Update, config: Config) -> str | None:
     chat, actor = update.effective_chat, actor_of(update)
     if chat is None or actor is None:
         return None
-    return namespace_for(actor, chat, config)
+    return namespace_for(actor, chat, config, topic_of(update))
 
 
 def is_allowed(actor: Actor, config: Config) -> bool:
@@ -140,7 +174,7 @@ def addressed_to_bot(message: Message, bot: Bot) -> bool:
             return True
         if entity.type == MessageEntity.TEXT_MENTION and entity.user and entity.user.id == bot.id:
             return True
-    replied = message.reply_to_message
+    replied = replied_to(message)
     return bool(replied and replied.from_user and replied.from_user.id == bot.id)
 
 
@@ -160,7 +194,11 @@ async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         return
     actor, chat, query = actor_of(update), update.effective_chat, update.callback_query
     language = language_of(update.effective_user)
-    if actor is None or chat is None or namespace_for(actor, chat, config) is None:
+    if (
+        actor is None
+        or chat is None
+        or namespace_for(actor, chat, config, topic_of(update)) is None
+    ):
         # Channels, inline-mode messages, bare placeholders: nothing for this bot. A press is
         # still answered, or the presser's client keeps spinning.
         if query is not None:
@@ -184,7 +222,8 @@ async def gatekeeper(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
 def author_of(update: Update, actor: Actor, chat_id: int) -> Author:
     """Who makes the changes of this update, through which door (``/edit``, ``button``, ``text``;
     the model's tools say ``model``), in which chat: one change (``memory.history``) per update.
-    The gatekeeper sets it for the update's task; ``Operations`` carries it into its threads."""
+    The gatekeeper sets it for the update's task; ``bot.core.workers`` carries it into its
+    threads."""
     message = update.effective_message
     text = (message.text or message.caption or "") if message is not None else ""
     if update.callback_query is not None:
@@ -218,7 +257,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
     caller = caller_of(update, context)
     if caller is None:
         return
-    store = services(context).operations.store
+    store = services(context).workers.store
 
     def load() -> tuple[int, PurePath | None]:
         namespace = store.namespace(caller.namespace)
@@ -226,7 +265,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
         return held, namespace.pop_quarantine()
 
     try:
-        held, moved = await services(context).operations.call(load)
+        held, moved = await services(context).workers.call(load)
     except MemoryStoreError:
         return
     if moved is None:
@@ -237,7 +276,8 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
     if message is not None:
         await reply_html(message, text)
     elif update.effective_chat is not None:
-        await context.bot.send_message(update.effective_chat.id, text, parse_mode="HTML")
+        chat_id, topic = update.effective_chat.id, topic_of(update)
+        await context.bot.send_message(chat_id, text, parse_mode="HTML", message_thread_id=topic)
 
 
 def message_source(message: Message) -> str:
@@ -264,7 +304,7 @@ def caller_of(update: Update, context: ContextTypes.DEFAULT_TYPE) -> Caller | No
     if chat is None or actor is None:
         return None
     config = services(context).config
-    namespace = namespace_for(actor, chat, config)
+    namespace = namespace_for(actor, chat, config, topic_of(update))
     if namespace is None:
         return None
     shared = is_group(chat) and config.telegram.group_scope != "user"
@@ -283,23 +323,6 @@ async def with_admin(context: ContextTypes.DEFAULT_TYPE, update: Update, caller:
     return dataclasses.replace(caller, admin=True)
 
 
-async def button_press(
-    update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Caller, str, Message] | None:
-    """A button press: who pressed where, the value after the button's ``<kind>:`` and the
-    message the button is on; None (the press answered) when there is no namespace for it or
-    the message is gone."""
-    query = update.callback_query
-    assert query is not None
-    caller = caller_of(update, context)
-    if caller is None or not isinstance(query.message, Message):
-        await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
-        return None
-    # A press without data reaches every button handler whatever its pattern (python-telegram-
-    # bot's rule); this bot's buttons always have data, so such a press names nothing.
-    return caller, (query.data or "").partition(":")[2], query.message
-
-
 async def run_changing(
     update: Update,
     context: ContextTypes.DEFAULT_TYPE,
@@ -314,14 +337,14 @@ async def run_changing(
     them without those rights (their own memories need no call); ``NotAllowed`` if it still
     refuses.
     """
-    operations = services(context).operations
+    workers = services(context).workers
     try:
-        return await operations.run(caller.namespace, operation, caller, *args, **kwargs)
+        return await workers.run(caller.namespace, operation, caller, *args, **kwargs)
     except NotAllowed:
         admin = await with_admin(context, update, caller)
         if admin is caller:
             raise
-        return await operations.run(caller.namespace, operation, admin, *args, **kwargs)
+        return await workers.run(caller.namespace, operation, admin, *args, **kwargs)
 
 
 async def may_change_settings(update: Update, context: ContextTypes.DEFAULT_TYPE) -> bool:

@@ -12,38 +12,37 @@ Updates are handled concurrently across chats and in order within a chat
 model) does not hold up the others. Every update is on disk (``bot.chat.inbox``) before Telegram is
 told it arrived, until it has been handled: a crash loses none, and one Telegram delivers again
 is handled once. Handler groups: -1 is the gatekeeper (allow list, chats the
-bot does not serve); 0 holds the commands, the buttons and free text. Later features add theirs
-to ``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), registered
-here too: at its cron times, and once at start-up to catch up a report missed while stopped.
+bot does not serve); 0 holds the commands (``HANDLERS``), the buttons (``PRESSES``, by the
+table of ``bot.view.callbacks``) and free text. Later features add theirs to
+``register_handlers``. The JobQueue runs the scheduled digest (``bot.jobs.digest``), the
+reminders (``bot.jobs.reminders``) and the nightly tidy (``bot.jobs.tidy``), registered here too:
+at their times, and once at start-up to catch up what was missed while stopped.
 
-Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches
-``on_error``, which logs the traceback, tells the user briefly in their language and, for
-unexpected errors, notifies the admins. Telegram's flood control is ``bot.chat.pacing``: with
-``flood_control`` every message keeps within Telegram's limits (30 a second overall, 20 a minute
-per group, about one a second per private chat), and a request Telegram answered with 429 is
-always retried after the ``retry_after`` it asked for, holding up that chat only. The reminders'
-job paces its sends by the same ``Pacer``.
+Failures: expected ones (an unknown id) are answered by the handlers; everything else reaches the
+one error handler (``bot.chat.failures.on_error``). Telegram's flood control is
+``bot.chat.pacing``: with ``flood_control`` every message keeps within Telegram's limits (30 a
+second overall, 20 a minute per group, about one a second per private chat), and a request Telegram
+answered with 429 is always retried after the ``retry_after`` it asked for, holding up that chat
+only. The reminders' job paces its sends by the same ``Pacer``.
 
-No network is never fatal. At start-up, ``serving`` calls ``getMe`` (``initialize``) and
-publishes the command menu until the Bot API answers: one warning line per failed attempt,
-waits doubling from 1 s to 30 s (``until_reachable``); only a token Telegram refuses stops it.
-While polling, python-telegram-bot retries ``getUpdates`` forever with its own backoff, and
-each failure is one warning line (``polling_failed``) rather than its default traceback.
+No network is never fatal: ``post_init`` publishes the command menu until the Bot API answers
+(``until_reachable``: one warning line per failed attempt, waits doubling from 1 s to 30 s;
+only a token Telegram refuses stops it), as ``bot.chat.running.serving``, which runs the
+application, calls ``getMe`` and ``setWebhook``.
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import itertools
 import logging
-from collections.abc import AsyncIterator, Awaitable, Callable, Collection
+from collections.abc import Awaitable, Callable, Collection, Coroutine
 from datetime import datetime, timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from telegram import BotCommand, LinkPreviewOptions, Update
 from telegram.constants import BotCommandLimit
-from telegram.error import BadRequest, Forbidden, NetworkError, RetryAfter, TelegramError
+from telegram.error import BadRequest, NetworkError, RetryAfter
 from telegram.ext import (
     Application,
     ApplicationBuilder,
@@ -61,33 +60,40 @@ from telegram.request import BaseRequest
 
 from bot.chat import (
     buttons,
+    calendar_feed,
     choices,
     commands,
     confirmations,
-    history,
+    exports,
+    imports,
     media,
     messages,
     noting,
+    offer_answers,
+    reminder_buttons,
     reminding,
+    tidying,
     timezones,
+    versions,
     welcome,
 )
 from bot.chat.access import gatekeeper
-from bot.chat.inbox import Inbox, InboxQueue, Pending, SyncingRequest
+from bot.chat.failures import RETRIES_ON_429, on_error, set_aside_overdue, tell_admins_set_aside
+from bot.chat.inbox import Inbox, InboxQueue, SyncingRequest
 from bot.chat.lanes import SharedUpdates
 from bot.chat.pacing import PacedLimiter
-from bot.chat.services import KEY, Services, services
+from bot.chat.services import KEY, Services
 from bot.chat.updates import ChatOrderedUpdateProcessor
-from bot.chat.webhook import WebhookServer
 from bot.config import Config
-from bot.core.operations import Operations
 from bot.core.pacing import Pacer
+from bot.core.workers import Workers
 from bot.jobs.digest import Digest
 from bot.jobs.reminders import ReminderJob
-from bot.view.i18n import COMMANDS, language_of, t
-from bot.view.render import escape
-from bot.view.replies import reply_html
-from memory.errors import MemoryLoadFailed, MemorySaveFailed
+from bot.jobs.tidy import TidyJob
+from bot.schedule import parse_timezone
+from bot.view import callbacks
+from bot.view.callbacks import Callback
+from bot.view.i18n import COMMANDS, t
 from memory.interface import Store
 from memory.text import query_words
 
@@ -105,16 +111,9 @@ BotApplication = Application[
     JobQueue[ContextTypes.DEFAULT_TYPE],
 ]
 
-ALLOWED_UPDATES = (
-    Update.MESSAGE,
-    Update.EDITED_MESSAGE,
-    Update.CALLBACK_QUERY,
-    Update.INLINE_QUERY,
-)
-RETRIES_ON_429 = 3
 FIRST_RETRY_DELAY = 1.0  # seconds; doubled after each failed attempt to reach the Bot API
 MAX_RETRY_DELAY = 30.0
-POISON_PREVIEW = 100  # characters of a set-aside message the admins are shown
+CALENDAR_SERVER = "calendar_server"  # bot_data: the feed's own server ([calendar] listen)
 
 _T = TypeVar("_T")
 
@@ -128,13 +127,52 @@ HANDLERS = {
     "list": commands.list_memories,
     "edit": commands.edit,
     "related": commands.related,
-    "export": commands.export,
+    "export": exports.export,
+    "calendar": exports.calendar,
     "digest": commands.digest,
     "remind": reminding.remind,
     "reminders": reminding.list_reminders,
     "timezone": timezones.timezone,
-    "undo": history.undo_command,
-    "history": history.history_command,
+    "undo": versions.undo_command,
+    "history": versions.history_command,
+    "tidy": tidying.tidy_command,
+}
+
+
+# Every button's press, by the callback data it carries (the table: bot.view.callbacks).
+PRESSES: dict[
+    Callback, Callable[[Update, ContextTypes.DEFAULT_TYPE], Coroutine[Any, Any, None]]
+] = {
+    callbacks.FORGET: buttons.ask_forget,
+    callbacks.DELETE: buttons.confirm_forget,
+    callbacks.KEEP: buttons.keep,
+    callbacks.MENU: buttons.open_menu,
+    callbacks.RELATED: commands.related_pressed,
+    callbacks.HISTORY: versions.history_pressed,
+    callbacks.LIST_PAGE: buttons.turn_page,
+    callbacks.RECALL_PAGE: buttons.turn_recall_page,
+    callbacks.KEEP_BOTH: choices.choose,
+    callbacks.REPLACE: choices.choose,
+    callbacks.CANCEL_ADD: choices.choose,
+    callbacks.REMEMBER_THIS: noting.press_remember,
+    callbacks.APPLY: confirmations.apply_changes,
+    callbacks.DISCARD: confirmations.discard_changes,
+    callbacks.UNDO: versions.undo_pressed,
+    callbacks.RESTORE: versions.restore_pressed,
+    callbacks.DONE: reminder_buttons.press_done,
+    callbacks.SNOOZE: reminder_buttons.press_snooze,
+    callbacks.CANCEL_REMINDER: reminder_buttons.press_cancel,
+    callbacks.CHANGE_REMINDER: reminder_buttons.press_change,
+    callbacks.FROM_MEMORY: reminding.press_from_memory,
+    callbacks.OFFER: offer_answers.press_offer,
+    callbacks.CHOOSE_ZONE: timezones.press_choose,
+    callbacks.MOVE_REMINDERS: timezones.press_move,
+    callbacks.KEEP_REMINDERS: timezones.press_keep,
+    callbacks.LOCATION_ZONE: timezones.press_location,
+    callbacks.IMPORT: imports.apply_import,
+    callbacks.CANCEL_IMPORT: imports.cancel_import,
+    callbacks.WELCOME: welcome.press_welcome,
+    callbacks.TIDY_QUESTION: tidying.choose,
 }
 
 
@@ -163,12 +201,19 @@ def build_application(
         replicas = config.replicas
         updates = SharedUpdates(
             shared,
-            set_aside=_tell_admins_set_aside,
+            identity=config.replica_identity,
+            set_aside=tell_admins_set_aside,
             lease=replicas.lease_seconds,
             poll=replicas.poll_seconds,
             max_lanes=replicas.max_chats,
+            deadline=telegram.handler_deadline_seconds,
         )
     queue = InboxQueue(Inbox.of(store)) if request is None and shared is None else None
+    processor = ChatOrderedUpdateProcessor(
+        on_start=queue.start if queue is not None else None,
+        on_done=queue.done if queue is not None else None,
+        deadline=telegram.handler_deadline_seconds,
+    )
     builder = (
         ApplicationBuilder()
         .token(telegram.token)
@@ -181,12 +226,7 @@ def build_application(
             )
         )
         .rate_limiter(PacedLimiter(pacer, max_retries=RETRIES_ON_429))
-        .concurrent_updates(
-            ChatOrderedUpdateProcessor(
-                on_start=queue.start if queue is not None else None,
-                on_done=queue.done if queue is not None else None,
-            )
-        )
+        .concurrent_updates(processor)
         .post_init(post_init)
         .post_shutdown(post_shutdown)
     )
@@ -199,6 +239,7 @@ def build_application(
     if updates is not None:
         builder = builder.update_queue(updates)
     application = builder.build()
+    processor.on_overdue = lambda update: set_aside_overdue(application, update)
     digest = (
         Digest(config.digest, store, clock=clock, chats=chats)
         if clock is not None
@@ -208,6 +249,12 @@ def build_application(
         ReminderJob(config.reminders, store, clock=clock, chats=chats, pacer=pacer)
         if clock is not None
         else ReminderJob(config.reminders, store, chats=chats, pacer=pacer)
+    )
+    zone = parse_timezone(config.reminders.timezone)  # a chat's, until it chooses one
+    tidy = (
+        TidyJob(config.tidy, store, default_zone=zone, clock=clock, chats=chats)
+        if clock is not None
+        else TidyJob(config.tidy, store, default_zone=zone, chats=chats)
     )
     conversation = None
     if llm is not None:
@@ -220,12 +267,26 @@ def build_application(
 
         transcriber = Transcriber(config.transcription)
     application.bot_data[KEY] = Services(
-        config, store, Operations(store), llm, digest, conversation, reminders, transcriber
+        config,
+        store,
+        Workers(store),
+        llm,
+        digest,
+        conversation,
+        reminders,
+        transcriber,
+        tidy,
     )
+    calendar = config.calendar
+    if request is None and calendar.enabled and calendar.listen:  # not the console's
+        found = application.bot_data[KEY]
+        server = calendar_feed.CalendarServer(calendar.listen, calendar.port, found)
+        application.bot_data[CALENDAR_SERVER] = server
     register_handlers(application)
     if jobs:
         digest.register(application)
         reminders.register(application)
+        tidy.register(application)
     return application
 
 
@@ -236,32 +297,8 @@ def register_handlers(application: BotApplication) -> None:
     media.register(application)  # before the commands: a forwarded "/start" is remembered
     for name, callback in HANDLERS.items():
         application.add_handler(CommandHandler(name, callback, filters=new_messages))
-    for pattern, callback in (
-        (buttons.FORGET_PATTERN, buttons.ask_forget),
-        (buttons.DELETE_PATTERN, buttons.confirm_forget),
-        (buttons.KEEP_PATTERN, buttons.keep),
-        (buttons.PAGE_PATTERN, buttons.turn_page),
-        (buttons.RECALL_PAGE_PATTERN, buttons.turn_recall_page),
-        (buttons.MENU_PATTERN, buttons.open_menu),
-        (r"^mr:\d{1,19}$", commands.related_pressed),
-        (r"^mh:\d{1,19}$", history.history_pressed),
-        (confirmations.APPLY_PATTERN, confirmations.apply_changes),
-        (confirmations.DISCARD_PATTERN, confirmations.discard_changes),
-        (reminding.DONE_PATTERN, reminding.press_done),
-        (reminding.SNOOZE_PATTERN, reminding.press_snooze),
-        (reminding.CANCEL_PATTERN, reminding.press_cancel),
-        (reminding.CHANGE_PATTERN, reminding.press_change),
-        (reminding.FROM_MEMORY_PATTERN, reminding.press_from_memory),
-        (history.UNDO_PATTERN, history.undo_pressed),
-        (history.RESTORE_PATTERN, history.restore_pressed),
-        (choices.KEEP_PATTERN, choices.choose),
-        (choices.REPLACE_PATTERN, choices.choose),
-        (choices.CANCEL_PATTERN, choices.choose),
-        (noting.REMEMBER_PATTERN, noting.press_remember),
-        *timezones.BUTTONS,
-        *welcome.BUTTONS,
-    ):
-        application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
+    for button, press in PRESSES.items():
+        application.add_handler(CallbackQueryHandler(press, pattern=button.pattern))
     application.add_handler(CallbackQueryHandler(buttons.unknown_button))
     text = new_messages & filters.TEXT
     application.add_handler(MessageHandler(text & ~filters.COMMAND, messages.free_text))
@@ -294,20 +331,26 @@ async def post_init(application: BotApplication) -> None:
     if isinstance(application.update_queue, InboxQueue):  # before polling: oldest first
         recovered = application.update_queue.recover()
         for pending in recovered.set_aside:  # told first: the replay may crash again
-            await _tell_admins_set_aside(application, pending)
+            await tell_admins_set_aside(application, pending)
         await application.update_queue.replay(application, recovered.again)
     if isinstance(application.update_queue, SharedUpdates):
-        application.update_queue.start(application)
+        await application.update_queue.start(application)
+    server = application.bot_data.get(CALENDAR_SERVER)
+    if isinstance(server, calendar_feed.CalendarServer):
+        await server.start()
 
 
 async def post_shutdown(application: BotApplication) -> None:
     """After polling: close the store (memory.json complete) and the model's client."""
     found: Services = application.bot_data[KEY]
+    server = application.bot_data.get(CALENDAR_SERVER)
+    if isinstance(server, calendar_feed.CalendarServer):
+        await server.stop()  # first: no feed is read from a store being closed
     if isinstance(application.update_queue, SharedUpdates):
         await application.update_queue.stop()  # its lanes given back to the other replicas
     if found.reminders is not None:
         await found.reminders.stop()  # a delivery in progress is recorded first
-    await asyncio.to_thread(found.operations.close)  # the calls in progress end first
+    await asyncio.to_thread(found.workers.close)  # the calls in progress end first
     if isinstance(application.update_queue, InboxQueue):  # before the store it writes to
         application.update_queue.inbox.close()
     await asyncio.to_thread(found.store.close)
@@ -353,145 +396,3 @@ async def until_reachable(bot: ExtBot[Any], what: str, call: Callable[[], Awaita
         await asyncio.sleep(wait)
         delay = min(delay * 2, MAX_RETRY_DELAY)
     raise AssertionError("itertools.count() ended")
-
-
-def polling_failed(error: TelegramError) -> None:
-    """A failed ``getUpdates``: python-telegram-bot polls again after a pause; log one line."""
-    if isinstance(error, NetworkError) and not isinstance(error, BadRequest):
-        log.warning("network trouble talking to Telegram (polling again): %s", error)
-    else:
-        log.error("polling Telegram failed (polling again): %s: %s", type(error).__name__, error)
-
-
-@contextlib.asynccontextmanager
-async def serving(
-    application: BotApplication,
-    *,
-    poll_timeout: float | None = None,
-    webhook: WebhookServer | None = None,
-) -> AsyncIterator[BotApplication]:
-    """Run ``application`` in the current event loop, as ``run_polling`` (or, with
-    ``webhook``, ``run_webhook``) does.
-
-    Initialise (``getMe``, retried while the Bot API is unreachable: ``until_reachable``),
-    ``post_init``, then the updates' way in: long polling when ``poll_timeout`` gives
-    getUpdates' timeout, or the ``webhook`` server (``bot.chat.webhook``), started before the
-    Application and registered with ``setWebhook`` after it (retried too); neither for the
-    console and in-process benchmarks, which feed updates themselves. Start; on leaving, also
-    when cancelled while waiting for the network, the reverse, ``post_shutdown`` last (it
-    closes the store, so memory.json is complete). The webhook is never deleted: other
-    replicas may serve it still.
-    """
-    if poll_timeout is not None and webhook is not None:
-        raise ValueError("updates come by polling or by webhook, not both")
-    try:
-        await until_reachable(application.bot, "connect", application.initialize)
-        log.info("connected to the Bot API as @%s", application.bot.username)
-        if application.post_init is not None:
-            await application.post_init(application)
-        if poll_timeout is not None and application.updater is not None:
-            await application.updater.start_polling(
-                timeout=timedelta(seconds=poll_timeout),
-                allowed_updates=list(ALLOWED_UPDATES),
-                bootstrap_retries=-1,  # deleteWebhook: retried, as getMe was
-                error_callback=polling_failed,
-            )
-        if webhook is not None:
-            await webhook.start()  # updates accepted now wait in the queue until start()
-        await application.start()
-        if webhook is not None:
-            await until_reachable(
-                application.bot, "set the webhook", lambda: set_webhook(application, webhook)
-            )
-            log.info("webhook set: Telegram posts updates to %s", webhook.settings.webhook_endpoint)
-        yield application
-    finally:
-        if webhook is not None:
-            await webhook.stop()  # first: no update is accepted that nobody would handle
-        if application.updater is not None and application.updater.running:
-            await application.updater.stop()
-        if isinstance(application.update_queue, SharedUpdates):
-            # Before the bot's connection closes: a lane still running would send its reply
-            # into a closed client and then mark the update done, losing that reply.
-            await application.update_queue.stop()
-        if application.running:
-            await application.stop()
-        await application.shutdown()
-        if application.post_shutdown is not None:
-            await application.post_shutdown(application)
-
-
-async def set_webhook(application: BotApplication, webhook: WebhookServer) -> bool:
-    """``setWebhook`` as ``webhook`` serves it: its URL, its secret, the updates the bot
-    handles, and the pending updates kept (a restart, or another replica, loses none)."""
-    settings = webhook.settings
-    return await application.bot.set_webhook(
-        url=settings.webhook_endpoint,
-        secret_token=settings.webhook_secret,
-        allowed_updates=list(ALLOWED_UPDATES),
-        max_connections=settings.max_connections,
-        drop_pending_updates=False,
-    )
-
-
-async def on_error(update: object, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Log a failed update, tell its user briefly, and keep the bot running."""
-    error = context.error
-    if isinstance(error, Forbidden):  # blocked by the user, or removed from the group
-        log.info("Telegram refused to deliver: %s", error.message)
-        return
-    if isinstance(error, RetryAfter):
-        log.warning("flood control: still limited after %d retries: %s", RETRIES_ON_429, error)
-        return
-    if isinstance(error, NetworkError) and not isinstance(error, BadRequest):
-        log.warning("network trouble talking to Telegram: %s", error)
-        return
-    update_id = update.update_id if isinstance(update, Update) else None
-    log.error("update %s failed", update_id, exc_info=error)
-    if not isinstance(update, Update):
-        return
-    language = language_of(update.effective_user)
-    storage = isinstance(error, MemorySaveFailed | MemoryLoadFailed)
-    try:
-        if update.callback_query is not None:
-            await update.callback_query.answer(t(language, "error_plain"), show_alert=True)
-        elif update.effective_message is not None:
-            text = t(language, "error_storage" if storage else "error_generic")
-            await reply_html(update.effective_message, text)
-    except TelegramError as e:  # the apology failed too (blocked, gone): the log has it all
-        log.warning("could not tell the user about the failure: %s", e)
-    if not isinstance(error, TelegramError):
-        await _tell_admins(context, f"{type(error).__name__}: {error}")
-
-
-async def _tell_admins_set_aside(application: BotApplication, pending: Pending) -> None:
-    """Tell the admins of an update the inbox set aside as poison (``bot.chat.inbox``)."""
-    update = Update.de_json(pending.update, application.bot)
-    chat = update.effective_chat.id if update.effective_chat is not None else "?"
-    message, query = update.effective_message, update.callback_query
-    text = (message.text or message.caption or "") if message is not None else ""
-    text = text or ((query.data or "") if query is not None else "")
-    config: Config = application.bot_data[KEY].config
-    for admin in config.telegram.admin_user_ids:
-        notice = t(
-            "en",
-            "admin_poison",
-            update_id=pending.update_id,
-            chat=chat,
-            tries=pending.tries,
-            text=escape(text[:POISON_PREVIEW]),
-        )
-        try:
-            await application.bot.send_message(admin, notice, parse_mode="HTML")
-        except TelegramError as e:
-            log.warning("could not notify admin %s: %s", admin, e)
-
-
-async def _tell_admins(context: ContextTypes.DEFAULT_TYPE, summary: str) -> None:
-    config = services(context).config
-    for admin in config.telegram.admin_user_ids:
-        text = t("en", "admin_error", error=escape(summary[:300]))
-        try:
-            await context.bot.send_message(admin, text, parse_mode="HTML")
-        except TelegramError as e:
-            log.warning("could not notify admin %s: %s", admin, e)

@@ -20,7 +20,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from telegram import Message
+from telegram import InlineKeyboardMarkup, Message
 from telegram.error import TelegramError
 from telegram.ext import Application
 
@@ -38,6 +38,7 @@ class Item:
 
     memory: Memory
     notes: list[str] = field(default_factory=list)
+    offer: tuple[str, InlineKeyboardMarkup] | None = None  # a reminder offered for its words
 
 
 Reply = Callable[[Message, list[Item]], Awaitable[None]]

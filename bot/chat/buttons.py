@@ -1,21 +1,11 @@
-"""Inline buttons: what they carry, how they look, and what pressing them does.
+"""Inline buttons of the memories: how they look, and what pressing them does.
 
-Callback data is small and carries ids only, never content (Telegram allows 64 bytes)::
-
-    f:<memory id>           🗑 under /list or a /related result, or in a memory's menu: ask
-    m:<memory id>           ⋯ under a /recall result: the memory's own menu
-    mr:<memory id>          🔗 Related in the menu (``bot.chat.commands``)
-    mh:<memory id>          🕘 History in the menu (``bot.chat.history``)
-    d:<memory id>           "Delete" in the confirmation: forget it
-    k:<memory id>           "Keep" in the confirmation
-    p:<page>[:<category>]   ◀ ▶ of /list; the category as the CRC-32 of its name, in hex
-    p:<page>:#<tag>         ◀ ▶ of /list #tag; the tag as the CRC-32 of its name, in hex
-    r:<page>[:<query>]      ◀ ▶ and More ▶ of /recall; the query by its token
-                            (``operations.keep_query``, kept in the presser's namespace), none:
-                            the newest memories
+🗑 under /list and a /related result, Delete / Keep in the confirmation it asks, ⋯ under a
+/recall result (the memory's own menu: 🗑 Forget, 🔗 Related, 🕘 History), ◀ ▶ of /list and of
+/recall; their callback data is in the one table, ``bot.view.callbacks``.
 
 Nothing is trusted: a press is resolved in the namespace of the person who pressed, in the chat
-where they pressed (``access.caller_of``), so a callback crafted with the id of another
+where they pressed (``bot.chat.presses``), so a callback crafted with the id of another
 namespace's memory finds nothing and is refused. In a group, 🗑 and Delete work only for the
 member who stored the memory or an administrator (``bot.core.policy``, through
 ``bot.core.operations``), whoever asked for the confirmation. A page number out of range is
@@ -27,16 +17,17 @@ from __future__ import annotations
 import zlib
 from collections.abc import Sequence
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
 from bot import categories
 from bot.categories import canonical, in_category
-from bot.chat.access import button_press, caller_of, run_changing
+from bot.chat.access import run_changing
+from bot.chat.presses import Press, pressed
 from bot.chat.services import services
 from bot.core import operations
-from bot.core.policy import Caller
 from bot.errors import NotAllowed
+from bot.view import callbacks
 from bot.view.i18n import language_of, t
 from bot.view.render import PREVIEW_CHARS, escape, memory_block, memory_list, preview
 from bot.view.replies import edit_html, reply_html
@@ -46,24 +37,11 @@ from memory.model import Memory
 PAGE_SIZE = 10
 FORGET_ROW = 5  # 🗑 buttons a row under /list
 BUTTON_PREVIEW = 32
-MAX_CALLBACK_DATA = 64  # bytes, Telegram's limit
-
-FORGET_PATTERN = r"^f:\d{1,19}$"
-DELETE_PATTERN = r"^d:\d{1,19}$"
-KEEP_PATTERN = r"^k:\d{1,19}$"
-PAGE_PATTERN = r"^p:\d{1,6}(:#?[0-9a-f]{8})?$"
-RECALL_PAGE_PATTERN = r"^r:\d{1,6}(:[0-9a-f]{10})?$"
-MENU_PATTERN = r"^m:\d{1,19}$"
 
 
 def category_key(category: str) -> str:
     """A category's name as 8 hex digits (CRC-32), short enough for any callback data."""
     return f"{zlib.crc32(category.encode()):08x}"
-
-
-def _button(label: str, data: str) -> InlineKeyboardButton:
-    assert len(data.encode()) <= MAX_CALLBACK_DATA, data  # an invariant of the formats above
-    return InlineKeyboardButton(label, callback_data=data)
 
 
 # -- views -------------------------------------------------------------------------------------
@@ -87,7 +65,7 @@ def forget_keyboard(
     for index, memory in enumerate(memories, start=start + 1):
         label = preview(memory.content, BUTTON_PREVIEW)
         text = t(language, "button_forget_plain", index=index, preview=label)
-        rows.append([_button(text, f"f:{memory.id}")])
+        rows.append([callbacks.FORGET.button(text, memory.id)])
     return InlineKeyboardMarkup(rows) if rows else None
 
 
@@ -96,8 +74,8 @@ def forget_prompt(memory: Memory, language: str) -> tuple[str, InlineKeyboardMar
     keyboard = InlineKeyboardMarkup(
         [
             [
-                _button(t(language, "button_delete_plain"), f"d:{memory.id}"),
-                _button(t(language, "button_keep_plain"), f"k:{memory.id}"),
+                callbacks.DELETE.button(t(language, "button_delete_plain"), memory.id),
+                callbacks.KEEP.button(t(language, "button_keep_plain"), memory.id),
             ]
         ]
     )
@@ -149,16 +127,16 @@ def page_view(
         memory_block(m, first + i, limit=PREVIEW_CHARS, language=language)
         for i, m in enumerate(shown, start=1)
     ]
-    suffix = f":{category_key(category)}" if category else ""
+    key = [category_key(category)] if category else []
     if tag is not None:
-        suffix = f":#{category_key(tag)}"
-    forget = [_button(f"🗑 {first + i}", f"f:{m.id}") for i, m in enumerate(shown, start=1)]
+        key = [f"#{category_key(tag)}"]
+    forget = [callbacks.FORGET.button(f"🗑 {first + i}", m.id) for i, m in enumerate(shown, start=1)]
     rows = [forget[i : i + FORGET_ROW] for i in range(0, len(forget), FORGET_ROW)]
     nav = []
     if page > 0:
-        nav.append(_button(t(language, "button_prev_plain"), f"p:{page - 1}{suffix}"))
+        nav.append(callbacks.LIST_PAGE.button(t(language, "button_prev_plain"), page - 1, *key))
     if page < pages - 1:
-        nav.append(_button(t(language, "button_next_plain"), f"p:{page + 1}{suffix}"))
+        nav.append(callbacks.LIST_PAGE.button(t(language, "button_next_plain"), page + 1, *key))
     if nav:
         rows.append(nav)
     return "\n\n".join([title, *blocks]) + tail, InlineKeyboardMarkup(rows)
@@ -174,8 +152,8 @@ def results_view(
 def menu_row(memories: Sequence[Memory], *, start: int = 0) -> list[InlineKeyboardButton]:
     """One "⋯ N" button per listed memory (numbered from ``start`` + 1): its own menu."""
     if len(memories) == 1 and start == 0:
-        return [_button("⋯", f"m:{memories[0].id}")]
-    return [_button(f"⋯ {i}", f"m:{m.id}") for i, m in enumerate(memories, start=start + 1)]
+        return [callbacks.MENU.button("⋯", memories[0].id)]
+    return [callbacks.MENU.button(f"⋯ {i}", m.id) for i, m in enumerate(memories, start=start + 1)]
 
 
 def recall_view(
@@ -186,11 +164,13 @@ def recall_view(
 
     Each memory shown has a "⋯" button to its own menu (🗑 Forget, 🔗 Related, 🕘 History):
     a search result carries no 🗑 of its own, so that a reply is read, not pruned by mistake.
+    A memory a newer one shown before it gives another value is marked "(older)".
     """
     tail = f"\n\n{footer}" if footer else ""
     total = f"{found.total}+" if found.capped else str(found.total)
+    older = t(language, "older_mark")  # a newer memory gives the same thing another value
     blocks = [
-        memory_block(m, i, language=language)
+        memory_block(m, i, language=language, note=older if m.id in found.older else "")
         for i, m in enumerate(found.memories, start=found.start + 1)
     ]
     if not found.query:
@@ -223,12 +203,14 @@ def recall_view(
     rows: list[Sequence[InlineKeyboardButton]] = []
     if found.memories:
         rows.append(menu_row(found.memories, start=found.start))
-    key = f":{found.token}" if found.query and found.token else ""
+    key = [found.token] if found.query and found.token else []
     if found.query and not key:
         return text, InlineKeyboardMarkup(rows) if rows else None  # nothing more to show
     nav = []
     if found.page:
-        nav.append(_button(t(language, "button_prev_plain"), f"r:{found.page - 1}{key}"))
+        nav.append(
+            callbacks.RECALL_PAGE.button(t(language, "button_prev_plain"), found.page - 1, *key)
+        )
     if found.more:
         left = found.total - found.start - len(found.memories)
         if found.query and not found.answers and not found.page:
@@ -237,7 +219,7 @@ def recall_view(
             label = t(
                 language, "button_more_count_plain", count=f"{left}{'+' if found.capped else ''}"
             )
-        nav.append(_button(label, f"r:{found.page + 1}{key}"))
+        nav.append(callbacks.RECALL_PAGE.button(label, found.page + 1, *key))
     if nav:
         rows.append(nav)
     return text, InlineKeyboardMarkup(rows) if rows else None
@@ -248,9 +230,9 @@ def memory_menu(memory: Memory, language: str) -> tuple[str, InlineKeyboardMarku
     keyboard = InlineKeyboardMarkup(
         [
             [
-                _button(t(language, "button_menu_forget_plain"), f"f:{memory.id}"),
-                _button(t(language, "button_menu_related_plain"), f"mr:{memory.id}"),
-                _button(t(language, "button_menu_history_plain"), f"mh:{memory.id}"),
+                callbacks.FORGET.button(t(language, "button_menu_forget_plain"), memory.id),
+                callbacks.RELATED.button(t(language, "button_menu_related_plain"), memory.id),
+                callbacks.HISTORY.button(t(language, "button_menu_history_plain"), memory.id),
             ]
         ]
     )
@@ -262,91 +244,80 @@ def memory_menu(memory: Memory, language: str) -> tuple[str, InlineKeyboardMarku
 
 async def _pressed_to_change(
     update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Caller, Memory, Message] | None:
-    """Like ``access.button_press``, for a button that changes its memory: None (the press
+) -> tuple[Press, Memory] | None:
+    """Like ``presses.pressed``, for a button that changes its memory: None (the press
     answered with why) when the memory is gone or the presser may not change it."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return None
-    caller, value, message = pressed
     try:
-        memory = await run_changing(update, context, caller, operations.find_changeable, value)
+        memory = await run_changing(
+            update, context, press.caller, operations.find_changeable, press.value
+        )
     except (MemoryNotFound, MemoryInvalid):
-        await query.answer(t(language, "stale_plain"), show_alert=True)
+        await press.stale()
         return None
     except NotAllowed:
-        await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        await press.refuse("not_yours_plain")
         return None
-    return caller, memory, message
+    return press, memory
 
 
 async def ask_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """🗑 pressed under a result: ask for confirmation in a new message."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await _pressed_to_change(update, context)
-    if pressed is None:
+    found = await _pressed_to_change(update, context)
+    if found is None:
         return
-    _, memory, message = pressed
-    await query.answer()
-    text, keyboard = forget_prompt(memory, language)
-    await reply_html(message, text, keyboard)
+    press, memory = found
+    await press.answer()
+    text, keyboard = forget_prompt(memory, press.language)
+    await reply_html(press.message, text, keyboard)
 
 
 async def confirm_forget(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """ "Delete" pressed in a confirmation: forget the memory."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, _ = pressed
     try:
-        memory = await run_changing(update, context, caller, operations.forget, value)
+        memory = await run_changing(update, context, press.caller, operations.forget, press.value)
     except (MemoryNotFound, MemoryInvalid):  # gone (another member or process deleted it)
-        await query.answer(t(language, "stale_plain"), show_alert=True)
+        await press.stale()
         return
     except NotAllowed:
-        await query.answer(t(language, "not_yours_plain"), show_alert=True)
+        await press.refuse("not_yours_plain")
         return
-    await query.answer()
-    await edit_html(query, t(language, "forgotten", content=escape(preview(memory.content, 200))))
+    await press.answer()
+    content = escape(preview(memory.content, 200))
+    await edit_html(press.query, t(press.language, "forgotten", content=content))
 
 
 async def keep(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """ "Keep" pressed in a confirmation: leave the memory alone."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, _ = pressed
     try:
-        memory: Memory | None = await services(context).operations.run(
-            caller.namespace, operations.find, value
+        memory: Memory | None = await services(context).workers.run(
+            press.caller.namespace, operations.find, press.value
         )
     except (MemoryNotFound, MemoryInvalid):
         memory = None
-    await query.answer()
+    await press.answer()
     if memory is None:
-        await edit_html(query, t(language, "cancelled"))
+        await edit_html(press.query, t(press.language, "cancelled"))
     else:
-        await edit_html(query, t(language, "kept", content=escape(preview(memory.content, 200))))
+        content = escape(preview(memory.content, 200))
+        await edit_html(press.query, t(press.language, "kept", content=content))
 
 
 async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """◀ or ▶ pressed under /list: show that page."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    caller = caller_of(update, context)
-    data = query.data or ""  # empty: see _pressed
-    if caller is None or not isinstance(query.message, Message) or not data:
-        await query.answer(t(language, "stale_plain"), show_alert=True)
+    press = await pressed(update, context)
+    if press is None:
         return
-    _, page, *key = data.split(":")
-    memories = await services(context).operations.run(caller.namespace, operations.listing)
+    page, *key = press.value.split(":")
+    memories = await services(context).workers.run(press.caller.namespace, operations.listing)
     category = tag = None
     if key and key[0].startswith("#"):
         tags = {label for m in memories for label in m.tags}
@@ -357,59 +328,54 @@ async def turn_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         names = {name for m in memories for name in (m.category, canonical(m.category))}
         category = next((c for c in sorted(names) if category_key(c) == key[0]), None)
         memories = in_category(memories, category) if category is not None else []
-    await query.answer()
-    text, keyboard = page_view(memories, int(page), category, language, tag=tag)
-    await edit_html(query, text, keyboard)
+    await press.answer()
+    text, keyboard = page_view(memories, int(page), category, press.language, tag=tag)
+    await edit_html(press.query, text, keyboard)
 
 
 async def turn_recall_page(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """◀ or ▶ pressed under /recall: show that page of the same matches (not a use)."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    caller = caller_of(update, context)
-    data = query.data or ""
-    if caller is None or not isinstance(query.message, Message) or not data:
-        await query.answer(t(language, "stale_plain"), show_alert=True)
+    press = await pressed(update, context)
+    if press is None:
         return
-    _, page, *token = data.split(":")
+    page, *token = press.value.split(":")
     found_services = services(context)
     question = ""
     if token:
-        documents = found_services.store.documents(caller.namespace)
-        kept = await found_services.operations.call(
+        documents = found_services.store.documents(press.caller.namespace)
+        kept = await found_services.workers.call(
             lambda: operations.recall_query(documents, token[0])
         )
         if kept is None:  # forgotten since (only the last few are kept), or another namespace's
-            await query.answer(t(language, "stale_plain"), show_alert=True)
+            await press.stale()
             return
         question = kept
-    found = await found_services.operations.run(
-        caller.namespace, operations.recall_page, question, int(page), use=False
+    found = await found_services.workers.run(
+        press.caller.namespace, operations.recall_page, question, int(page), use=False
     )
-    await query.answer()
+    await press.answer()
     if not found.memories and not found.query:
-        await edit_html(query, t(language, "no_memories"))
+        await edit_html(press.query, t(press.language, "no_memories"))
         return
-    text, keyboard = recall_view(found, language)
-    await edit_html(query, text, keyboard)
+    text, keyboard = recall_view(found, press.language)
+    await edit_html(press.query, text, keyboard)
 
 
 async def open_menu(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """⋯ pressed under a result: the memory's own menu, in a new message (not a use)."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
     try:
-        memory = await services(context).operations.run(caller.namespace, operations.find, value)
+        memory = await services(context).workers.run(
+            press.caller.namespace, operations.find, press.value
+        )
     except (MemoryNotFound, MemoryInvalid):
-        await query.answer(t(language, "stale_plain"), show_alert=True)
+        await press.stale()
         return
-    await query.answer()
-    text, keyboard = memory_menu(memory, language)
-    await reply_html(message, text, keyboard)
+    await press.answer()
+    text, keyboard = memory_menu(memory, press.language)
+    await reply_html(press.message, text, keyboard)
 
 
 async def unknown_button(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

@@ -5,7 +5,7 @@ was typed after the command (``bot.core.entry``: hashtags, ``category:``), makes
 ``bot.core.operations`` off the event loop (``/digest``: into ``bot.jobs.digest``) and renders
 the answer; no storage, ranking or permission logic lives here. Expected failures (an unknown
 id, content over the limit, a memory that is not yours) are answered here (``_refusal``);
-anything else goes to the one error handler in ``bot.chat.app``.
+anything else goes to the one error handler (``bot.chat.failures``).
 """
 
 from __future__ import annotations
@@ -19,35 +19,37 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
-from telegram import InlineKeyboardButton, Message, Update
+from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.assistant.history import read_usage
+from bot.assistant.dialogue import read_usage
 from bot.chat.access import (
     addressed_to_bot,
-    button_press,
     caller_of,
     is_group,
     may_change_settings,
     message_source,
+    replied_to,
     run_changing,
 )
 from bot.chat.attachments import send_all_back
 from bot.chat.buttons import forget_prompt, page_view, recall_view, results_view, with_row
-from bot.chat.choices import choice_prompt
-from bot.chat.reminding import offer_for
+from bot.chat.choices import choice_prompt, replaced_reply
+from bot.chat.offering import offer_for_memory
+from bot.chat.presses import pressed
 from bot.chat.services import services
 from bot.core import adding, chat_zones, operations
 from bot.core.entry import Entry, parse_entry, split_command
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
-from bot.jobs.digest import chat_of
-from bot.jobs.report import when_text
-from bot.jobs.schedule import parse_timezone
+from bot.jobs.digest_plan import chat_of
+from bot.schedule import parse_timezone
+from bot.view.digest_view import next_report_text
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
+from memory.history import current_author
 from memory.model import clean_tags
 
 log = logging.getLogger(__name__)
@@ -93,7 +95,7 @@ async def remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, caller, language, argument = found
-    replied = message.reply_to_message
+    replied = replied_to(message)
     source = (replied.text or replied.caption or "") if replied is not None else ""
     if source.strip():
         # Replying: the other message is the memory; hashtags and a category may come along.
@@ -119,13 +121,14 @@ async def remember_entry(
     attachment: Mapping[str, Any] | None = None,
 ) -> None:
     """Store ``entry`` for ``caller`` and answer ``message`` as /remember does (stored, already
-    stored, or which near-duplicate; ⏰ for a time it names). ``source`` defaults to the
-    message's own; ``attachment`` is the file it was said in (a voice note)."""
+    stored, replaced an older value with ↩ Undo, or which near-duplicate; ⏰ for a time it
+    names). ``source`` defaults to the message's own; ``attachment`` is the file it was said in
+    (a voice note)."""
     if not entry.content:
         await reply_html(message, t(language, "usage_remember"))
         return
     try:
-        done = await services(context).operations.run(
+        done = await services(context).workers.run(
             caller.namespace,
             adding.remember,
             entry.content,
@@ -133,6 +136,7 @@ async def remember_entry(
             entry.category,
             source=source or message_source(message),
             asker=caller,
+            replace=True,
             zone=await chat_zone(context, message.chat_id),
             attachment=attachment,
         )
@@ -140,11 +144,19 @@ async def remember_entry(
         await reply_html(message, invalid_reason(language, e, entry.content))
         return
     if done.token is not None:  # near-duplicates: the person chooses
-        near = [n.memory for n in done.near]
-        await reply_html(message, *choice_prompt(entry.content, near, done.token, language))
+        await reply_html(message, *choice_prompt(entry.content, done.near, done.token, language))
         return
     memory = done.memory
     assert memory is not None
+    if done.replaced is not None:  # a new value: the old one is in its history
+        text, undo = replaced_reply(done.replaced, memory, language, current_author().change)
+        offer = await offer_for_memory(context, message, caller, memory, language)
+        if offer is None:
+            await reply_html(message, text, undo)
+            return
+        rows = [b for row in offer[1].inline_keyboard for b in row]
+        await reply_html(message, f"{text}\n\n{offer[0]}", with_row(undo, rows))
+        return
     if done.duplicate:
         await reply_html(
             message,
@@ -154,8 +166,13 @@ async def remember_entry(
     text = t(language, "remembered", memory=memory_block(memory, language=language))
     if entry.derived_tags and memory.tags:
         text += "\n" + t(language, "tags_derived")
-    # A memory naming a time ("下周二下午三点看牙医") offers to become a reminder at it.
-    await reply_html(message, text, await offer_for(context, message, memory, language))
+    # A memory that says what the person will do at a time ("下周二下午三点看牙医") offers a
+    # reminder then; a statement with a date in it ("车停在B2层 23号") does not.
+    offer = await offer_for_memory(context, message, caller, memory, language)
+    if offer is None:
+        await reply_html(message, text)
+        return
+    await reply_html(message, f"{text}\n\n{offer[0]}", offer[1])
 
 
 async def recall(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -177,13 +194,16 @@ async def show_matches(
     footer_if_none: str = "",
     extra: Sequence[InlineKeyboardButton] = (),
     statement: bool = False,
+    last_row: Sequence[InlineKeyboardButton] = (),
+    instead_of_nothing: tuple[str, InlineKeyboardMarkup | None] | None = None,
 ) -> bool:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply, ``footer_if_none`` too when nothing was found, ``extra``
-    buttons are its keyboard's last row; whether anything was found. Shared by /recall and by
-    free text."""
+    buttons are its keyboard's last row (``last_row`` one more after it); a query nothing
+    answers is answered ``instead_of_nothing`` when given; whether anything was found. Shared
+    by /recall and by free text."""
     tail = "".join(f"\n\n{part}" for part in (footer, footer_if_none) if part)
-    found = await services(context).operations.run(
+    found = await services(context).workers.run(
         caller.namespace,
         operations.recall_page,
         query,
@@ -193,10 +213,13 @@ async def show_matches(
     if not found.memories and not query:
         await reply_html(message, t(language, "no_memories") + tail, with_row(None, extra))
         return False
+    if not found.memories and instead_of_nothing is not None:
+        await reply_html(message, *instead_of_nothing)
+        return False
     if not found.memories and footer_if_none:
         footer = f"{footer}\n\n{footer_if_none}" if footer else footer_if_none
     text, keyboard = recall_view(found, language, footer=footer)
-    await reply_html(message, text, with_row(keyboard, extra))
+    await reply_html(message, text, with_row(with_row(keyboard, extra), last_row))
     if query:  # the photos and files of the answers themselves, none of weaker matches
         await send_all_back(message, list(found.memories))
     return bool(found.memories)
@@ -231,10 +254,10 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         return
     message, caller, language, _ = found
     found_services = services(context)
-    summary = await found_services.operations.run(caller.namespace, operations.stats)
+    summary = await found_services.workers.run(caller.namespace, operations.stats)
     parts = [stats_text(summary, language) if summary.total else t(language, "no_memories")]
     # The language model's token totals, kept by bot.assistant.turn.
-    usage = await found_services.operations.call(
+    usage = await found_services.workers.call(
         lambda: read_usage(found_services.store.documents(caller.namespace))
     )
     if usage.turns:
@@ -248,7 +271,7 @@ async def stats(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
                 since=escape(usage.since[:10]),
             )
         )
-    status = await found_services.operations.run(caller.namespace, operations.search_status)
+    status = await found_services.workers.run(caller.namespace, operations.search_status)
     if status.mode != "hybrid":
         parts.append(t(language, "stats_search_keywords"))
     elif status.failing:
@@ -275,7 +298,7 @@ async def list_memories(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     category = None if hashtag else argument or None
     try:
         tag = next(iter(clean_tags([_tag_of(argument)])), None) if hashtag else None
-        memories = await services(context).operations.run(
+        memories = await services(context).workers.run(
             caller.namespace, operations.listing, category, tag=tag
         )
     except MemoryInvalid as e:  # not a possible category or tag (too long, control characters)
@@ -339,7 +362,7 @@ async def show_related(
 ) -> None:
     """Answer ``message`` with the memories related to the one whose id is ``value``."""
     try:
-        memory, memories = await services(context).operations.run(
+        memory, memories = await services(context).workers.run(
             caller.namespace, operations.related, value
         )
     except (MemoryInvalid, MemoryNotFound) as e:
@@ -355,14 +378,11 @@ async def show_related(
 
 async def related_pressed(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """🔗 Related pressed in a memory's menu: as /related with its id."""
-    query = update.callback_query
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    await query.answer()
-    await show_related(context, message, caller, language_of(update.effective_user), value)
+    await press.answer()
+    await show_related(context, press.message, press.caller, press.language, press.value)
 
 
 async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -370,7 +390,7 @@ async def export(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, caller, language, _ = found
-    records = await services(context).operations.run(caller.namespace, operations.export)
+    records = await services(context).workers.run(caller.namespace, operations.export)
     if not records:
         await reply_html(message, t(language, "export_empty"))
         return
@@ -385,7 +405,7 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     if (found := _request(update, context)) is None:
         return
     message, caller, language, argument = found
-    name, run = caller.namespace, services(context).operations.call
+    name, run = caller.namespace, services(context).workers.call
     reporter = services(context).digest
     action = argument.split(maxsplit=1)[0].lower() if argument else ""
     if reporter is None:
@@ -405,7 +425,7 @@ async def digest(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     elif action and not await may_change_settings(update, context):
         await reply_html(message, t(language, "digest_admins_only"))
     else:
-        next_run = when_text(*await run(lambda: reporter.next_report(name)), language)
+        next_run = next_report_text(*await run(lambda: reporter.next_report(name)), language)
         title = message.chat.title if is_group(message.chat) else None
         if action:
             on = action == "on"

@@ -1,24 +1,23 @@
 """The buttons of the model's changes: Apply all / Discard for what waits, ↩ Undo for what it did.
 
-Callback data carries a token only (``bot.assistant.changes``: the record stays on the server)::
+A button carries a token only (``bot.assistant.changes``: the record stays on the server;
+``ca:``, ``cx:``, ``cu:`` in ``bot.view.callbacks``): "Apply all" under the model's changes
+that wait for confirmation, "Discard" there, and ↩ Undo under the "Memory updated" line and
+under what Apply all did, which names the change in the history of memories
+(``memory.history``) and is undone by ``bot.chat.versions`` as /undo undoes one.
 
-    ca:<token>   "Apply all" under the model's changes that wait for confirmation
-    cx:<token>   "Discard" there
-    cu:<change>  ↩ Undo under the "Memory updated" line, and under what Apply all did: the
-                 change in the history of memories (``memory.history``), undone by
-                 ``bot.chat.history`` as /undo undoes one
-
-As every button (``bot.chat.buttons``), a press is resolved in the namespace of the person who
-pressed, in the chat where they pressed, so a token of another namespace finds nothing. In a
+As every button, a press is resolved in the namespace of the person who pressed, in the chat
+where they pressed (``bot.chat.presses``), so a token of another namespace finds nothing. In a
 group, Apply all makes a change only to a memory the presser may change (``bot.core.policy``:
 its author or an administrator); the others stay waiting, for someone who may; ↩ Undo is
 for the member whose change it was, or an administrator (``Caller.may_undo``). Neither
 overwrites a memory someone changed since the model's proposal or change: the newer version
 stands, and the reply says so. Discard changes no memory, so anyone in the chat may press it.
-Pressing twice does the work once, also in two processes at once: a press takes the changes it
-makes out of the record in one compare-and-set before the memories are touched
-(``ChangeFile.take_pending``; an undone change is undone already), and a record that is gone
-answers so.
+The changes are made through ``bot.core.operations`` (``forget``, ``edit``), with the presser
+as the ``Caller``, as every door makes them. Pressing twice does the work once, also in two
+processes at once: a press takes the changes it makes out of the record in one
+compare-and-set before the memories are touched (``ChangeFile.take_pending``; an undone change
+is undone already), and a record that is gone answers so.
 
 Reminders the model asked for past its turn's cap wait in the same message, each with its
 time; Apply all sets those the presser may set (``bot.assistant.reminder_desk.set_waiting``:
@@ -34,11 +33,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
 from bot.assistant.changes import (
-    TOKEN_PATTERN,
     ChangeFile,
     Proposal,
     ReminderProposal,
@@ -48,31 +46,28 @@ from bot.assistant.changes import (
     revert,
 )
 from bot.assistant.reminder_desk import may_set, set_waiting
-from bot.chat.access import button_press, with_admin
+from bot.chat.access import with_admin
+from bot.chat.presses import Press, pressed
 from bot.chat.reminding import remember_reminder
 from bot.chat.services import services
+from bot.core import operations
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, ReminderNotAllowed
-from bot.jobs import reminder_view
-from bot.view.i18n import language_of, t
+from bot.view import callbacks, reminder_view
+from bot.view.i18n import t
 from bot.view.render import escape, preview
 from bot.view.replies import edit_html
+from bot.view.times import local_time
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import acting, current_author
 from memory.interface import MemoryNamespace, Store
 
-APPLY_PATTERN = rf"^ca:{TOKEN_PATTERN}$"
-DISCARD_PATTERN = rf"^cx:{TOKEN_PATTERN}$"
 CHANGE_PREVIEW = 60  # characters of content per change listed for confirmation
 CHANGES_LISTED = 20  # changes listed in one confirmation; the rest are counted
 
 
 # -- views -------------------------------------------------------------------------------------
-
-
-def _button(language: str, key: str, data: str) -> InlineKeyboardButton:
-    return InlineKeyboardButton(t(language, key), callback_data=data)
 
 
 def changes_keyboard(
@@ -81,16 +76,16 @@ def changes_keyboard(
     """Apply all / Discard for the changes waiting under ``pending``, ↩ Undo for ``undo``."""
     rows = []
     if pending is not None:
-        apply = _button(language, "button_apply_plain", f"ca:{pending}")
-        rows.append([apply, _button(language, "button_discard_plain", f"cx:{pending}")])
+        apply = callbacks.APPLY.button(t(language, "button_apply_plain"), pending)
+        rows.append([apply, callbacks.DISCARD.button(t(language, "button_discard_plain"), pending)])
     if undo is not None:
-        rows.append([_button(language, "button_undo_plain", f"cu:{undo}")])
+        rows.append([callbacks.UNDO.button(t(language, "button_undo_plain"), undo)])
     return InlineKeyboardMarkup(rows) if rows else None
 
 
 def _reminder_line(proposal: ReminderProposal, language: str) -> str:
     due = proposal.due
-    when = escape(reminder_view.when_text(due.at, due.zone, language))
+    when = escape(local_time(due.at, due.zone, language))
     text = escape(preview(proposal.text, CHANGE_PREVIEW))
     rule = f" · 🔁 {escape(reminder_view.repeat_text(due.repeat, language))}" if due.repeat else ""
     return t(language, "change_remind", when=when, text=text, repeat=rule)
@@ -159,19 +154,19 @@ async def _as_far_as_allowed(
 ) -> Outcome | None:
     """Run ``work`` off the event loop for ``caller``; again with the caller's administrator
     rights (asked of Telegram only then) if it refused something without them."""
-    operations = services(context).operations
-    store = operations.store
+    workers = services(context).workers
+    store = workers.store
 
     def run(who: Caller) -> Callable[[], Outcome | None]:
         return lambda: work(store.namespace(who.namespace), _book(store, who.namespace), who)
 
     try:
-        return await operations.call(run(caller))
+        return await workers.call(run(caller))
     except (NotAllowed, ReminderNotAllowed):
         admin = await with_admin(context, update, caller)
         if admin is caller:
             raise
-        return await operations.call(run(admin))
+        return await workers.call(run(admin))
 
 
 def _apply_pending(
@@ -222,7 +217,7 @@ def _apply_pending(
     done: list[Revision] = []
     author = current_author()  # this press: one change in the history, ↩ Undo's
     try:
-        _apply(namespace, todo, done)
+        _apply(namespace, caller, todo, done)
     except MemoryStoreError:
         # All or nothing, as a turn is: what was made is undone (and recorded as undone).
         with acting(dataclasses.replace(author, undoes=author.change)):
@@ -264,39 +259,33 @@ async def _pressed_and_run(
     update: Update,
     context: ContextTypes.DEFAULT_TYPE,
     work: Callable[[MemoryNamespace, ChangeFile, Caller, str], Outcome | None],
-) -> tuple[Outcome, str, Message] | None:
-    """Run ``work`` on the pressed button's token (``_as_far_as_allowed``); what it did, the
-    token and the message the button is on. None after answering the press when there is
-    nothing to do, or nothing that is the presser's to do."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+) -> tuple[Press, Outcome] | None:
+    """Run ``work`` on the pressed button's token (``_as_far_as_allowed``); the press and what
+    it did. None after answering the press when there is nothing to do, or nothing that is the
+    presser's to do."""
+    press = await pressed(update, context)
+    if press is None:
         return None
-    caller, token, message = pressed
+    token = press.value
     try:
         outcome = await _as_far_as_allowed(
-            update, context, caller, lambda ns, book, who: work(ns, book, who, token)
+            update, context, press.caller, lambda ns, book, who: work(ns, book, who, token)
         )
     except (NotAllowed, ReminderNotAllowed) as e:
-        key = (
-            "not_yours_changes_plain" if isinstance(e, NotAllowed) else "not_yours_reminders_plain"
-        )
-        await query.answer(t(language, key), show_alert=True)
+        not_yours = isinstance(e, NotAllowed)
+        await press.refuse("not_yours_changes_plain" if not_yours else "not_yours_reminders_plain")
         return None
     if outcome is None:
-        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+        await press.refuse("changes_gone_plain")
         return None
-    await query.answer()
-    return outcome, token, message
+    await press.answer()
+    return press, outcome
 
 
 async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """ "Apply all" pressed: make the waiting changes the presser may make, undoably."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
     found = services(context)
-    store, job = found.operations.store, found.reminders
+    store, job = found.workers.store, found.reminders
     now = job.clock() if job is not None else datetime.now(UTC)
 
     def apply(ns: MemoryNamespace, book: ChangeFile, who: Caller, token: str) -> Outcome | None:
@@ -305,7 +294,8 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     done = await _pressed_and_run(update, context, apply)
     if done is None:
         return
-    outcome, token, _ = done
+    press, outcome = done
+    language, token = press.language, press.value
     for reminder in outcome.reminders:
         if job is not None:
             job.track(reminder)
@@ -324,21 +314,31 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
             t(language, "changes_remaining", items=change_lines(outcome.refused, language))
         )
     keyboard = changes_keyboard(token if outcome.refused else None, outcome.undo, language)
-    await edit_html(query, "\n".join(parts), keyboard)
+    await edit_html(press.query, "\n".join(parts), keyboard)
 
 
-def _apply(namespace: MemoryNamespace, proposals: Sequence[Proposal], done: list[Revision]) -> None:
-    """Make ``proposals``, adding each one's revision to ``done`` as it is made (a memory
-    changed or deleted meanwhile is left alone)."""
+def _apply(
+    namespace: MemoryNamespace,
+    caller: Caller,
+    proposals: Sequence[Proposal],
+    done: list[Revision],
+) -> None:
+    """Make ``proposals`` as ``caller`` (the presser), through the operations every door uses
+    (``bot.core.operations``: ``forget``, ``edit``, with the one permission rule), adding each
+    one's revision to ``done`` as it is made (a memory changed or deleted meanwhile is left
+    alone)."""
     for proposal in proposals:
         try:
             before = namespace.get(proposal.id)
             if content_of(before) != content_of(proposal.memory):
                 continue  # changed meanwhile, by another member or process
             if proposal.op == "delete":
-                done.append(Revision("reinstate", namespace.delete(proposal.id), None))
+                deleted = operations.forget(namespace, caller, proposal.id)
+                done.append(Revision("reinstate", deleted, None))
             else:
-                changed = namespace.update(
+                changed = operations.edit(
+                    namespace,
+                    caller,
                     proposal.id,
                     content=proposal.content,
                     tags=proposal.tags,
@@ -347,22 +347,21 @@ def _apply(namespace: MemoryNamespace, proposals: Sequence[Proposal], done: list
                 done.append(Revision("restore", before, changed))
         except MemoryNotFound:
             continue  # deleted in between, by another member or process
+        except NotAllowed:
+            continue  # sorted as the caller's (``_apply_pending``): only if its author changed
 
 
 async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """ "Discard" pressed: forget the waiting changes (no memory is touched)."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, token, _ = pressed
 
     def discard(namespace: MemoryNamespace, book: ChangeFile, who: Caller) -> Outcome | None:
-        return Outcome() if book.take_pending(token, lambda proposals: []) else None
+        return Outcome() if book.take_pending(press.value, lambda proposals: []) else None
 
-    if await _as_far_as_allowed(update, context, caller, discard) is None:
-        await query.answer(t(language, "changes_gone_plain"), show_alert=True)
+    if await _as_far_as_allowed(update, context, press.caller, discard) is None:
+        await press.refuse("changes_gone_plain")
         return
-    await query.answer()
-    await edit_html(query, t(language, "changes_discarded"))
+    await press.answer()
+    await edit_html(press.query, t(press.language, "changes_discarded"))

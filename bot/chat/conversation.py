@@ -14,7 +14,8 @@ chats; in groups a mention of the bot or a reply to it, see ``bot.chat.access``)
   (``bot.assistant.reminder_desk``), follow in one confirmation listing them, whose Apply all /
   Discard buttons are resolved in the presser's namespace (``bot.chat.confirmations``);
 - each reminder the turn set gets its own confirmation, and the answer's ↩ Undo cancels them
-  with the turn's changes;
+  with the turn's changes; each one it offered (``offerReminder``) its offer, with Yes /
+  another time / No (``bot.chat.offering``), set only on Yes;
 - a failure of the endpoint or a model stopped at the round limit is told plainly, in the
   user's language, with what to do; the turn's memory changes were undone.
 
@@ -32,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from zoneinfo import ZoneInfo
 
 from openai import AsyncOpenAI
 from telegram import Message
@@ -44,12 +46,14 @@ from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.turn import NOT_KEPT, TOOL_LIMIT, Assistant, AssistantSettings, TurnResult
 from bot.chat.access import message_source
 from bot.chat.confirmations import changes_keyboard, pending_prompt
+from bot.chat.offering import send_offer
 from bot.chat.reminding import remember_reminder
 from bot.config import LLMConfig
 from bot.core.chat_zones import chat_zone
 from bot.core.policy import Caller
-from bot.jobs import reminder_view
+from bot.core.reminder_offers import ReminderOffer
 from bot.jobs.reminders import ReminderJob
+from bot.view import reminder_view
 from bot.view.i18n import t
 from bot.view.markdown import markdown_to_html
 from bot.view.replies import reply_html
@@ -149,7 +153,8 @@ class Conversation:
         group = message.chat.type != ChatType.PRIVATE
         speaker = caller.actor.name if group else None
         namespace = self.store.namespace(caller.namespace)
-        desk = await self._desk(message, caller, language)
+        zone = await self._zone(message)
+        desk = await self._desk(message, caller, language, zone)
         typing = asyncio.create_task(_keep_typing(message))
         try:
             result = await self.assistant.reply(
@@ -161,6 +166,7 @@ class Conversation:
                 may_change=caller.for_model().may_change if group else None,
                 source=message_source(message),
                 reminders=desk,
+                zone=zone,
             )
         finally:
             typing.cancel()
@@ -174,18 +180,28 @@ class Conversation:
             await reply_html(message, prompt, keyboard)
         if result.ok and desk is not None:
             await self._confirm(message, desk, language)
+            await self._offer(message, caller, desk, language)
 
-    async def _desk(self, message: Message, caller: Caller, language: str) -> ReminderDesk | None:
-        """What the model's ``scheduleReminder`` sets reminders with, for this message."""
+    async def _zone(self, message: Message) -> ZoneInfo | None:
+        """The chat's time zone (``/timezone``, else ``[reminders] timezone``), as the doors
+        read times and dates in it (None: no reminders, UTC)."""
         job = self.reminders
         if job is None:
             return None
-        zone = await asyncio.to_thread(chat_zone, self.store, message.chat.id, job.zone)
+        return (await asyncio.to_thread(chat_zone, self.store, message.chat.id, job.zone)).zone
+
+    async def _desk(
+        self, message: Message, caller: Caller, language: str, zone: ZoneInfo | None
+    ) -> ReminderDesk | None:
+        """What the model's ``scheduleReminder`` sets reminders with, for this message."""
+        job = self.reminders
+        if job is None or zone is None:
+            return None
         return ReminderDesk(
             self.store,
             caller.for_model(),
             message.chat.id,
-            zone.zone,
+            zone,
             job.clock,
             language,
             job.config.default_hour,
@@ -202,6 +218,22 @@ class Conversation:
             await asyncio.to_thread(remember_reminder, self.store, desk.caller, reminder, source)
             text, keyboard = reminder_view.confirmation(reminder, language)
             await reply_html(message, text, keyboard)
+
+    async def _offer(
+        self, message: Message, caller: Caller, desk: ReminderDesk, language: str
+    ) -> None:
+        """Each reminder the model offered (``offerReminder``), with its buttons: set on Yes."""
+        for number, (text, due) in enumerate(desk.offered, start=1):
+            offer = ReminderOffer(
+                f"{message.message_id}-{number}",
+                message.chat.id,
+                text,
+                due,
+                caller.actor,
+                language,
+                thread_id=_thread(message),
+            )
+            await send_offer(self.store, caller, message, offer)
 
 
 def make_conversation(

@@ -38,7 +38,7 @@ async def edited_message(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     if message is None or caller is None or not addressed(message, context):
         return
     language = language_of(update.effective_user)
-    memory = await services(context).operations.run(
+    memory = await services(context).workers.run(
         caller.namespace, operations.from_source, message_source(message)
     )
     raw = message.text if message.text is not None else (message.caption or "")

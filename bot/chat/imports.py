@@ -1,52 +1,53 @@
-"""Importing a ``memory.json`` sent as a file: a preview with Import / Cancel, then the import.
+"""Importing a memory file: a preview with Import / Cancel, then the import.
 
-A ``.json`` document (by name or MIME type) sent to the bot is read (``bot.core.imports``:
-bounded, safe parsing) and previewed against the chat's namespace: how many memories the file
-holds, how many are new, how many are already here, how many would be refused and why, and
-which ids are renumbered (more than a day ahead: a fresh id each; the reply to Import says old
-→ new). A file too big, not JSON or of the wrong shape is refused at once and nothing changes.
+A ``.json`` document (by name or MIME type: the article's ``memory.json``), a ``.md`` one
+(``/export md``'s file, or any Markdown note) or a ``.zip`` of Markdown notes (an Obsidian
+vault) sent to the bot is read (``bot.core.imports``: bounded, safe parsing) and previewed
+against the chat's namespace: how many memories the file holds, how many are new, how many are
+already here, how many would be refused and why, which ids are renumbered (more than a day
+ahead: a fresh id each; the reply to Import says old → new) and, for a zip, how many files in
+it were not notes. A file too big, not JSON or of the wrong shape, a note that is not text, an
+archive with a file that is not safe to read (``bot.core.note_archive``) is refused at once
+and nothing changes.
 
 Between the preview and the press nothing of the file is kept but its Telegram reference, in
 the namespace's document ``imports/<token>`` (with who sent it): Import downloads it again and
 plans again on the namespace as it is then, so the preview can never be applied to a different
 file, and a second press (or a second Import of the same file) adds nothing. The press is
 resolved in the presser's namespace, so a forged token of another chat finds nothing; only the
-sender may press Import. Buttons::
-
-    ia:<16 hex digits>    Import
-    ic:<16 hex digits>    Cancel
+sender may press Import. The buttons carry the token only (``ia:``, ``ic:`` in
+``bot.view.callbacks``).
 """
 
 from __future__ import annotations
 
+import asyncio
 import logging
-import re
 import secrets
 import time
 from collections import Counter
 from typing import Any
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardMarkup, Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press
 from bot.chat.attachments import DownloadFailed, FileTooBig, download
 from bot.chat.incoming import size_text
+from bot.chat.presses import Press, pressed
 from bot.chat.services import services
 from bot.core import imports
 from bot.core.imports import INVALID, ImportPlan, ImportRefused
+from bot.core.note_archive import MAX_NOTE_BYTES, MAX_UNPACKED_BYTES
 from bot.core.policy import Caller
-from bot.view.i18n import language_of, t
+from bot.view import callbacks
+from bot.view.i18n import t
 from bot.view.render import escape
 from bot.view.render import preview as cut
 from bot.view.replies import edit_html, reply_html
-from memory.interface import Documents
+from memory.documents import Documents
 
 log = logging.getLogger(__name__)
 
-APPLY_PATTERN = r"^ia:[0-9a-f]{16}$"
-CANCEL_PATTERN = r"^ic:[0-9a-f]{16}$"
-_TOKEN = re.compile(r"[0-9a-f]{16}")
 PENDING = "imports"  # document key prefix of the imports awaiting a press
 MAX_PENDING = 10  # per namespace; older ones are dropped
 REASONS_SHOWN = 5
@@ -54,12 +55,11 @@ IDS_SHOWN = 10  # renumbered ids listed; the rest are counted
 
 
 def is_import(message: Message) -> bool:
-    """Whether ``message`` carries a ``.json`` document (a memory file to import)."""
+    """Whether ``message`` carries a memory file to import (``.json``, ``.md``, ``.zip``)."""
     document = message.document
     if document is None:
         return False
-    name = (document.file_name or "").lower()
-    return name.endswith(".json") or (document.mime_type or "").lower() == "application/json"
+    return imports.kind_of(document.file_name or "", document.mime_type or "") is not None
 
 
 # What a refused entry's field says about it (``imports.plan``'s ``invalid:<field>``).
@@ -87,7 +87,7 @@ def _ids(ids: list[str]) -> str:
     return shown + (f", … (+{len(ids) - IDS_SHOWN})" if len(ids) > IDS_SHOWN else "")
 
 
-def _summary(plan: ImportPlan, name: str, language: str) -> str:
+def _summary(plan: ImportPlan, name: str, language: str, skipped: int = 0) -> str:
     question = (
         t(language, "import_question", new=len(plan.new))
         if plan.new
@@ -110,11 +110,12 @@ def _summary(plan: ImportPlan, name: str, language: str) -> str:
         )
         if plan.renumbered
         else "",
-        question=question,
+        question=(t(language, "import_skipped", count=skipped) if skipped else "") + question,
     )
 
 
 def _refusal(error: ImportRefused | FileTooBig, name: str, language: str) -> str:
+    kind = imports.kind_of(name) or imports.JSON
     if isinstance(error, FileTooBig) or error.code == imports.TOO_BIG:
         size = error.size if isinstance(error, FileTooBig) else error.values.get("size")
         return t(
@@ -122,10 +123,20 @@ def _refusal(error: ImportRefused | FileTooBig, name: str, language: str) -> str
             "import_too_big",
             name=escape(name),
             size=size_text(size if isinstance(size, int) else None),
-            limit=size_text(imports.MAX_IMPORT_BYTES),
+            limit=size_text(imports.limit_of(kind)),
         )
     # The parser's message ("Expecting ',' delimiter: line 1 column 5") is for the log only.
     log.info("import of %s refused: %s (%s)", name, error, error.__cause__)
+    if error.code == imports.NOT_TEXT:
+        return t(language, "import_not_text", name=escape(name))
+    if error.code == imports.ARCHIVE:
+        member = cut(str(error.values.get("member") or ""), 80)
+        limits = {"note": size_text(MAX_NOTE_BYTES), "total": size_text(MAX_UNPACKED_BYTES)}
+        why = t(language, f"import_archive_{error.reason}_plain", member=member, **limits)
+        return t(language, "import_archive_refused", name=escape(name), reason=escape(why))
+    if kind != imports.JSON and error.reason == "too_many":
+        reason = t(language, "import_shape_too_many_plain", **error.values)
+        return t(language, "import_notes_too_many", name=escape(name), reason=escape(reason))
     if error.code == imports.NOT_JSON:
         why = t(language, f"import_why_{error.reason}_plain", **error.values)
         return t(language, "import_not_json", name=escape(name), reason=escape(why))
@@ -137,9 +148,12 @@ def _refusal(error: ImportRefused | FileTooBig, name: str, language: str) -> str
     return t(language, "import_wrong_shape", name=escape(name), reason=escape(reason))
 
 
-async def _read(context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None) -> list[Any]:
-    data = await download(context.bot, file_id, size, limit=imports.MAX_IMPORT_BYTES)
-    return imports.read_records(data)
+async def _read(
+    context: ContextTypes.DEFAULT_TYPE, file_id: str, size: int | None, kind: str
+) -> tuple[list[Any], int]:
+    data = await download(context.bot, file_id, size, limit=imports.limit_of(kind))
+    # Unpacking and parsing a file of megabytes is work for a thread, not the event loop.
+    return await asyncio.to_thread(imports.read_entries, kind, data)
 
 
 def _keep_pending(documents: Documents, token: str, value: dict[str, Any]) -> None:
@@ -162,9 +176,10 @@ async def preview(
     document = message.document
     assert document is not None
     name = document.file_name or "memory.json"
+    kind = imports.kind_of(name, document.mime_type or "") or imports.JSON
     found = services(context)
     try:
-        entries = await _read(context, document.file_id, document.file_size)
+        entries, skipped = await _read(context, document.file_id, document.file_size, kind)
     except (ImportRefused, FileTooBig) as e:
         await reply_html(message, _refusal(e, name, language))
         return
@@ -172,63 +187,54 @@ async def preview(
         log.warning("could not download %s: %s", name, e.reason)
         await reply_html(message, t(language, "file_download_failed"))
         return
-    plan = await found.operations.run(caller.namespace, imports.plan, entries)
+    assign = kind != imports.JSON
+    plan = await found.workers.run(caller.namespace, imports.plan, entries, assign_ids=assign)
     if not plan.new:
-        await reply_html(message, _summary(plan, name, language))
+        await reply_html(message, _summary(plan, name, language, skipped))
         return
     token = secrets.token_hex(8)
     pending = {
         "file_id": document.file_id,
         "size": document.file_size,
         "name": name,
+        "kind": kind,
         "by": caller.actor.key,
         "at": time.time(),
     }
     documents = found.store.documents(caller.namespace)
-    await found.operations.call(lambda: _keep_pending(documents, token, pending))
+    await found.workers.call(lambda: _keep_pending(documents, token, pending))
     keyboard = InlineKeyboardMarkup(
         [
             [
-                InlineKeyboardButton(
-                    t(language, "button_import_plain"), callback_data=f"ia:{token}"
-                ),
-                InlineKeyboardButton(
-                    t(language, "button_cancel_import_plain"), callback_data=f"ic:{token}"
-                ),
+                callbacks.IMPORT.button(t(language, "button_import_plain"), token),
+                callbacks.CANCEL_IMPORT.button(t(language, "button_cancel_import_plain"), token),
             ]
         ]
     )
-    await reply_html(message, _summary(plan, name, language), keyboard)
+    await reply_html(message, _summary(plan, name, language, skipped), keyboard)
 
 
 async def _claim(
     update: Update, context: ContextTypes.DEFAULT_TYPE
-) -> tuple[Caller, dict[str, Any], Message] | None:
+) -> tuple[Press, dict[str, Any]] | None:
     """The pending import a press names, removed so that it runs once (None: answered)."""
-    pressed = await button_press(update, context)
-    if pressed is None:
-        return None
-    caller, token, message = pressed
-    query = update.callback_query
-    assert query is not None
-    language = language_of(update.effective_user)
-    if not _TOKEN.fullmatch(token):  # a press without data reaches every button handler
-        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+    press = await pressed(update, context)
+    if press is None:
         return None
     found = services(context)
-    documents = found.store.documents(caller.namespace)
-    key = f"{PENDING}/{token}"
-    pending = await found.operations.call(lambda: documents.get(key))
+    documents = found.store.documents(press.caller.namespace)
+    key = f"{PENDING}/{press.value}"
+    pending = await found.workers.call(lambda: documents.get(key))
     if pending is None:
-        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+        await press.refuse("import_gone_plain")
         return None
-    if pending.value.get("by") != caller.actor.key:
-        await query.answer(t(language, "import_not_yours_plain"), show_alert=True)
+    if pending.value.get("by") != press.caller.actor.key:
+        await press.refuse("import_not_yours_plain")
         return None
-    if not await found.operations.call(lambda: documents.delete(key, version=pending.version)):
-        await query.answer(t(language, "import_gone_plain"), show_alert=True)
+    if not await found.workers.call(lambda: documents.delete(key, version=pending.version)):
+        await press.refuse("import_gone_plain")
         return None
-    return caller, dict(pending.value), message
+    return press, dict(pending.value)
 
 
 async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
@@ -236,30 +242,30 @@ async def apply_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     claimed = await _claim(update, context)
     if claimed is None:
         return
-    caller, pending, _ = claimed
-    query = update.callback_query
-    assert query is not None
-    language = language_of(update.effective_user)
+    press, pending = claimed
+    query, language = press.query, press.language
     name = str(pending.get("name") or "memory.json")
     size = pending.get("size")
+    kind = str(pending.get("kind") or imports.kind_of(name) or imports.JSON)
     try:
-        entries = await _read(
-            context, str(pending["file_id"]), size if isinstance(size, int) else None
+        entries, _ = await _read(
+            context, str(pending["file_id"]), size if isinstance(size, int) else None, kind
         )
     except (ImportRefused, FileTooBig) as e:
-        await query.answer()
+        await press.answer()
         await edit_html(query, _refusal(e, name, language))
         return
     except DownloadFailed as e:
-        await query.answer()
+        await press.answer()
         log.warning("could not download a file to import: %s", e.reason)
         await edit_html(query, t(language, "file_download_failed"))
         return
-    plan, added, renumbered = await services(context).operations.run(
-        caller.namespace, imports.apply, entries
+    namespace = press.caller.namespace
+    plan, added, renumbered = await services(context).workers.run(
+        namespace, imports.apply, entries, assign_ids=kind != imports.JSON
     )
-    log.info("imported %d memories into %s", added, caller.namespace)
-    await query.answer()
+    log.info("imported %d memories into %s", added, namespace)
+    await press.answer()
     present = plan.present + len(plan.new) - added
     text = t(language, "import_done", added=added, present=present, refused=plan.refused_count)
     if renumbered:
@@ -273,7 +279,6 @@ async def cancel_import(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     claimed = await _claim(update, context)
     if claimed is None:
         return
-    query = update.callback_query
-    assert query is not None
-    await query.answer()
-    await edit_html(query, t(language_of(update.effective_user), "import_cancelled"))
+    press, _ = claimed
+    await press.answer()
+    await edit_html(press.query, t(press.language, "import_cancelled"))

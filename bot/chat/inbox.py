@@ -38,10 +38,12 @@ crashes is handled alone at the next start, before anything else, and the crash 
 if any, is its own. One with ``MAX_TRIES`` is set aside: appended to the bot log ``poison``
 (``poison.jsonl``; kept, never deleted; durable before the inbox forgets it), and ``open``
 returns it so that the admins are told. A store that refuses the poison log keeps it in the
-inbox, unhandled, until it can be set aside.
+inbox, unhandled, until it can be set aside. An update whose handling ran past the handler
+deadline (``bot.chat.deadlines``) is set aside the same way at once (``give_up``), with the
+reason in its record.
 
 The log is compacted (rewritten) on start-up, on a clean stop and whenever it has grown past
-``COMPACT_LINES`` records. The bytes are the store's (``memory.records`` for files): this
+``COMPACT_LINES`` records. The bytes are the store's (``memory.files.records`` for files): this
 module is the logic, and its methods ``_read``, ``_append``, ``_rewrite`` and ``_set_aside``
 the only ones that call the logs.
 
@@ -141,7 +143,7 @@ class Inbox:
             pending = Pending(record["update"], record["tries"])
             if pending.tries < MAX_TRIES:
                 recovered.again.append(pending)
-            elif self._set_aside(pending):
+            elif self._set_aside(pending, f"in progress during {pending.tries} crashes"):
                 log.error(
                     "update %s was being handled during %d crashes; set aside in the log %s: %s",
                     update_id,
@@ -195,6 +197,21 @@ class Inbox:
             self._append({"done": update_id})
             if self._lines > COMPACT_LINES:
                 self._compact()
+
+    def give_up(self, update_id: int, reason: str) -> Pending | None:
+        """Set ``update_id`` aside now, ``reason`` in its record (its handling ran past the
+        deadline), and never handle it again; what was set aside, None if nothing was pending.
+        A store that refuses the poison log keeps it pending (handled again at the next
+        start, its try counted)."""
+        record = self._pending.get(update_id)
+        if record is None:
+            return None
+        pending = Pending(record["update"], record["tries"])
+        if self._set_aside(pending, reason):
+            log.error("update %s set aside in the log %s: %s", update_id, self.poison.name, reason)
+            self._finish(update_id)
+            self._append({"done": update_id})
+        return pending
 
     def close(self) -> None:
         """A clean stop: the pending updates stay for the next start, and no try is counted
@@ -269,12 +286,13 @@ class Inbox:
         self._succeeded()
         self._lines += 1
 
-    def _set_aside(self, pending: Pending) -> bool:
+    def _set_aside(self, pending: Pending, reason: str) -> bool:
         """Append ``pending`` to the poison log, durably; whether that worked."""
         entry = {
             "update": pending.update,
             "tries": pending.tries,
             "set_aside": datetime.now(UTC).isoformat(timespec="seconds"),
+            "reason": reason,
         }
         try:
             self.poison.append(entry, durable=True)
@@ -385,6 +403,12 @@ class InboxQueue(asyncio.Queue[object]):
         for pending in again:
             if pending.tries < ALONE_AFTER:
                 await super().put(Update.de_json(pending.update, application.bot))
+
+    def give_up(self, update: object, reason: str) -> Pending | None:
+        """``update`` ran past the handler deadline: set aside (``Inbox.give_up``)."""
+        if isinstance(update, Update):
+            return self.inbox.give_up(update.update_id, reason)
+        return None
 
     def start(self, update: object) -> None:
         """``update``'s handler is about to run (called by the update processor)."""

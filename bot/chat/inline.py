@@ -100,7 +100,7 @@ async def inline_query(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
     memories: list[Memory] = []
     if not user.is_bot and is_allowed(actor, services(context).config):
         try:
-            memories = await services(context).operations.run(
+            memories = await services(context).workers.run(
                 f"users/{user.id}", operations.browse, query.query[:MAX_QUERY], RESULTS
             )
         except MemoryInvalid:  # a query the search refuses: nothing to show

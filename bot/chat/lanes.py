@@ -19,6 +19,23 @@ store makes the repeat harmless where it matters (``/remember`` stores a message
 its replica (the other lanes there wait), and one with ``MAX_TRIES`` is set aside and the
 admins are told. A clean stop gives back its lanes and the try it cut short.
 
+A handler that hangs does not hold its chat: past ``deadline`` (``[telegram]
+handler_deadline_seconds``) its handling is cancelled, the update set aside (``set_aside`` in
+the queue, the reason kept) and the admins told, and the lane goes on with the chat's next
+update (``bot.chat.deadlines``). The heartbeat renews no lease for a handler past its deadline
+(and its grace): if the lane cannot go on here, its lease runs out and another replica takes it.
+
+A restarted replica does not wait for its own leases. A replica is ``identity`` (``[replicas]
+identity``, or its host and port: stable across restarts), and ``start`` enters the queue as
+that identity with a fresh incarnation (``UpdateQueue.enter``): holding the identity proves its
+previous process dead, whose leases are given up then, so its chats move again as soon as it
+is back rather than after ``lease`` seconds. A live process that is already that identity
+makes ``start`` fail (``StoreInUse``, after ``ENTER_WAIT`` seconds for a dead one's session to
+end). A replica checks every ``PRESENCE_EVERY`` seconds, before claiming, that it still is
+itself (``present``); if another process took the identity meanwhile (a second replica
+misconfigured with the same one, while this one's session was lost), it gives its lanes up and
+claims none until the identity is free again.
+
 Replicas learn of new work by polling the queue every ``poll`` seconds (cheap: one indexed
 query), and at once when they received the update themselves.
 
@@ -39,18 +56,15 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-import os
-import secrets
-import socket
-from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import Any, Protocol
 
 from telegram import Update
 from telegram.ext import Application
 
+from bot.chat.deadlines import CANCEL_GRACE, reason, within
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Pending
 from bot.chat.updates import lane_key
-from memory.errors import MemoryStoreError
+from memory.errors import MemoryStoreError, StoreInUse
 from memory.interface import Delivery, Lane, UpdateQueue
 
 log = logging.getLogger(__name__)
@@ -63,9 +77,22 @@ KEEP_HANDLED_SECONDS = 86_400.0  # a handled update's id is remembered this long
 FORGET_EVERY_SECONDS = 600.0
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 15.0  # waits while the database refuses
 REFUSE_SECONDS = 5.0  # after the queue refused an update, the next ones are refused this long
+DEADLINE_SECONDS = 300.0  # [telegram] handler_deadline_seconds' default
+ENTER_WAIT = 5.0  # seconds a start waits for its identity, held by a process that just died
+PRESENCE_EVERY = 1.0  # seconds between checks that this process still is its replica
 
-# Told of an update set aside (the admins are: ``bot.chat.app``).
-SetAside = Callable[[Application[Any, Any, Any, Any, Any, Any], Pending], Awaitable[None]]
+
+class SetAside(Protocol):
+    """Told of an update set aside (the admins are: ``bot.chat.failures``); ``overdue``: the
+    deadline it ran past, None after crashes."""
+
+    async def __call__(
+        self,
+        application: Application[Any, Any, Any, Any, Any, Any],
+        pending: Pending,
+        *,
+        overdue: float | None = None,
+    ) -> None: ...
 
 
 def lane_of(update: dict[str, Any]) -> str:
@@ -74,41 +101,42 @@ def lane_of(update: dict[str, Any]) -> str:
     return lane_key(Update.de_json(update, None))
 
 
-def replica_name() -> str:
-    """This process among the replicas: host, pid and a random tag (a pid can come back)."""
-    return f"{socket.gethostname()}:{os.getpid()}:{secrets.token_hex(3)}"
-
-
 class SharedUpdates(asyncio.Queue[object]):
     """This replica's share of the updates in ``queue``, and the Application's update queue.
 
     The webhook hands updates to ``accept``; polling (python-telegram-bot's ``Updater``) puts
     them in this queue, which accepts them the same way instead of queueing them (so they are
-    in the database before the next ``getUpdates`` confirms them). ``start`` claims and
-    handles lanes until ``stop``.
+    in the database before the next ``getUpdates`` confirms them). ``start`` enters the queue
+    as the replica ``identity``, then claims and handles lanes until ``stop``.
     """
 
     def __init__(
         self,
         queue: UpdateQueue,
         *,
+        identity: str,
         set_aside: SetAside | None = None,
         lease: float = LEASE_SECONDS,
         poll: float = POLL_SECONDS,
         max_lanes: int = MAX_LANES,
-        owner: str | None = None,
+        deadline: float = DEADLINE_SECONDS,
     ) -> None:
-        if lease <= 0 or poll <= 0 or max_lanes < 1:
-            raise ValueError("lease and poll must be positive, max_lanes at least 1")
+        if lease <= 0 or poll <= 0 or deadline <= 0 or max_lanes < 1:
+            raise ValueError("lease, poll and deadline must be positive, max_lanes at least 1")
         super().__init__()
         self.application: Application[Any, Any, Any, Any, Any, Any] | None = None
         self.queue = queue
-        self.owner = owner or replica_name()
+        self.identity = identity
+        self.owner = ""  # identity#incarnation, once started
         self.lease, self.poll, self.max_lanes = lease, poll, max_lanes
+        self.deadline = deadline
         self._set_aside = set_aside
         self._wake = asyncio.Event()
         self._lanes: set[asyncio.Task[None]] = set()
         self._runner: asyncio.Task[None] | None = None
+        self._present = False  # this process is the replica ``identity`` (last checked)
+        self._checked = 0.0  # loop time of that check
+        self._overdue_at: dict[Lane, float] = {}  # lane -> when its handler's deadline passes
         self._handling = 0  # updates being handled now on this replica
         self._alone = asyncio.Lock()  # held while one update is handled alone
         self._failing = False
@@ -119,6 +147,11 @@ class SharedUpdates(asyncio.Queue[object]):
     def running(self) -> bool:
         """Whether lanes are being claimed."""
         return self._runner is not None and not self._runner.done()
+
+    @property
+    def present(self) -> bool:
+        """Whether this process is its replica (False: another one took the identity)."""
+        return self._present
 
     async def accept(self, update: dict[str, Any]) -> None:
         """Keep ``update`` in the queue (durable on return) and wake this replica; the store's
@@ -162,19 +195,38 @@ class SharedUpdates(asyncio.Queue[object]):
                 )
                 await asyncio.sleep(wait)
 
-    def start(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
-        """Claim lanes and handle their updates with ``application`` until ``stop``."""
+    async def start(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
+        """Be the replica ``identity`` (its previous process's lanes given up at once), then
+        claim lanes and handle their updates with ``application`` until ``stop``.
+        ``StoreInUse`` if a live process is that replica."""
         self.application = application
-        if self._runner is None:
-            self._runner = asyncio.create_task(self._run(), name="shared-updates")
+        if self._runner is not None:
+            return
+        loop = asyncio.get_running_loop()
+        give_up_at = loop.time() + ENTER_WAIT
+        while True:
+            try:
+                self.owner = await asyncio.to_thread(self.queue.enter, self.identity)
+                break
+            except StoreInUse:  # a process that just died may hold it a moment longer
+                if loop.time() >= give_up_at:
+                    raise
+                await asyncio.sleep(0.25)
+        log.info("handling the shared updates as replica %s", self.owner)
+        self._present, self._checked = True, loop.time()
+        self._runner = asyncio.create_task(self._run(), name="shared-updates")
 
     async def stop(self) -> None:
-        """Stop claiming, cancel the lanes in progress and give them back (their try too)."""
+        """Stop claiming, cancel the lanes in progress and give them back (their try too),
+        and stop being the replica."""
         runner, self._runner = self._runner, None
         tasks = [*self._lanes, *([runner] if runner is not None else [])]
         for task in tasks:
             task.cancel()
         await asyncio.gather(*tasks, return_exceptions=True)
+        if self.owner:
+            await asyncio.to_thread(self.queue.leave)
+            self.owner, self._present = "", False
 
     async def _run(self) -> None:
         forgot = asyncio.get_running_loop().time()
@@ -182,7 +234,8 @@ class SharedUpdates(asyncio.Queue[object]):
         while True:
             self._wake.clear()
             try:
-                await self._claim_all()
+                if await self._still_present():
+                    await self._claim_all()
                 if asyncio.get_running_loop().time() - forgot > FORGET_EVERY_SECONDS:
                     forgot = asyncio.get_running_loop().time()
                     await asyncio.to_thread(self.queue.forget, KEEP_HANDLED_SECONDS)
@@ -195,6 +248,30 @@ class SharedUpdates(asyncio.Queue[object]):
             backoff = FIRST_BACKOFF
             with contextlib.suppress(TimeoutError):
                 await asyncio.wait_for(self._wake.wait(), self.poll)
+
+    async def _still_present(self) -> bool:
+        """Whether this process is still its replica (checked every ``PRESENCE_EVERY``); if
+        another took the identity, this one's lanes are given up."""
+        now = asyncio.get_running_loop().time()
+        if now - self._checked < PRESENCE_EVERY:
+            return self._present
+        present = await asyncio.to_thread(self.queue.present)
+        self._checked = now
+        if self._present and not present:
+            log.error(
+                "another process is replica %r now: two replicas must not share an identity "
+                "([replicas] identity). This one gives up its lanes and handles nothing until "
+                "the identity is free again",
+                self.identity,
+            )
+            lanes = list(self._lanes)
+            for task in lanes:
+                task.cancel()
+            await asyncio.gather(*lanes, return_exceptions=True)
+        elif present and not self._present:
+            log.info("this process is replica %s again", self.owner)
+        self._present = present
+        return present
 
     async def _claim_all(self) -> None:
         """Claim free lanes while this replica has room for them."""
@@ -231,9 +308,17 @@ class SharedUpdates(asyncio.Queue[object]):
                         in_progress = None
                         keep_lease = True
                         return
-                    await self._handle(delivery)
+                    loop = asyncio.get_running_loop()
+                    self._overdue_at[lane] = loop.time() + self.deadline + CANCEL_GRACE
+                    try:
+                        in_time = await self._handle(delivery)
+                    finally:
+                        del self._overdue_at[lane]
                     in_progress = None
-                    await asyncio.to_thread(self.queue.done, lane, delivery.update_id)
+                    if in_time:
+                        await asyncio.to_thread(self.queue.done, lane, delivery.update_id)
+                    else:
+                        await self._put_aside(delivery, overdue=True)
                 last = deliveries[-1].update_id
                 deliveries = await asyncio.to_thread(self.queue.waiting, lane, last, CLAIM_BATCH)
         except MemoryStoreError as e:
@@ -247,11 +332,13 @@ class SharedUpdates(asyncio.Queue[object]):
                         asyncio.to_thread(self.queue.release, lane, unstarted=in_progress)
                     )
 
-    async def _handle(self, delivery: Delivery) -> None:
-        """Run the update's handlers; one that crashed replicas before runs alone here."""
+    async def _handle(self, delivery: Delivery) -> bool:
+        """Run the update's handlers; False if they were cut short at the deadline. One that
+        crashed replicas before runs alone here."""
         application = self.application
         assert application is not None, "handling before start"
         update = Update.de_json(delivery.update, application.bot)
+        what = f"update {delivery.update_id}"
         if delivery.tries >= ALONE_AFTER:
             log.warning(
                 "update %s was being handled during %d crashes; handling it alone",
@@ -263,31 +350,38 @@ class SharedUpdates(asyncio.Queue[object]):
                     await asyncio.sleep(0.05)
                 self._handling += 1
                 try:
-                    await application.process_update(update)
+                    return await within(application.process_update(update), self.deadline, what)
                 finally:
                     self._handling -= 1
-            return
         async with self._alone:  # not while an update is handled alone
             self._handling += 1
         try:
-            await application.process_update(update)
+            return await within(application.process_update(update), self.deadline, what)
         finally:
             self._handling -= 1
 
-    async def _put_aside(self, delivery: Delivery) -> None:
-        reason = f"in progress during {delivery.tries} crashes"
-        await asyncio.to_thread(self.queue.set_aside, delivery.update_id, reason)
-        log.error(
-            "update %s was being handled during %d crashes; set aside",
-            delivery.update_id,
-            delivery.tries,
-        )
+    async def _put_aside(self, delivery: Delivery, *, overdue: bool = False) -> None:
+        """Set ``delivery`` aside (after crashes, or ``overdue``) and tell the admins."""
+        why = reason(self.deadline) if overdue else f"in progress during {delivery.tries} crashes"
+        await asyncio.to_thread(self.queue.set_aside, delivery.update_id, why)
+        log.error("update %s set aside: %s", delivery.update_id, why)
         if self._set_aside is not None and self.application is not None:
-            await self._set_aside(self.application, Pending(delivery.update, delivery.tries))
+            await self._set_aside(
+                self.application,
+                Pending(delivery.update, delivery.tries),
+                overdue=self.deadline if overdue else None,
+            )
 
     async def _heartbeat(self, lane: Lane) -> None:
+        loop = asyncio.get_running_loop()
         while True:
             await asyncio.sleep(self.lease / 3)
+            if loop.time() > self._overdue_at.get(lane, float("inf")):
+                # A handler past its deadline and grace: its lease is left to run out.
+                log.error(
+                    "lane %r: its handler runs past its deadline; lease not renewed", lane.key
+                )
+                continue
             try:
                 if not await asyncio.to_thread(self.queue.renew, lane, self.lease):
                     return  # lost: the lane's next ``start`` says so and stops

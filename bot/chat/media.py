@@ -31,6 +31,8 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+from datetime import datetime
+from typing import Any
 
 from telegram import Message, Update
 from telegram.ext import ContextTypes, MessageHandler, TypeHandler, filters
@@ -47,6 +49,7 @@ from bot.chat.incoming import (
     read_incoming,
     unsupported_kind,
 )
+from bot.chat.offering import offer_for_memory
 from bot.chat.services import services
 from bot.core import operations
 from bot.core.entry import parse_entry
@@ -56,6 +59,7 @@ from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid
+from memory.timestamps import parse_time
 
 log = logging.getLogger(__name__)
 
@@ -170,9 +174,9 @@ async def _remember(
         if not content:  # only hashtags in the caption: describe what it is
             content = incoming.description
     try:
-        memory = await services(context).operations.run(
+        memory = await services(context).workers.run(
             caller.namespace,
-            operations.remember,
+            operations.add,
             content,
             tags,
             category,
@@ -191,7 +195,19 @@ async def _remember(
         notes.append(t(language, "media_ask_caption", id=memory.id))
     elif memory.attachment and memory.attachment.get("file_id"):
         notes.append(t(language, "media_sent_back"))
-    bursts_of(context.application).add(message, Item(memory, notes))
+    # A forward (or a caption) that says what someone will do at a time: a reminder offered,
+    # its time read as of when the words were first said.
+    said_at = _said_at(incoming.origin)
+    offer = await offer_for_memory(context, message, caller, memory, language, said_at)
+    bursts_of(context.application).add(message, Item(memory, notes, offer))
+
+
+def _said_at(origin: dict[str, Any] | None) -> datetime | None:
+    """When a forward was first said (its origin's date), None if not known."""
+    try:
+        return parse_time(str(origin["date"])) if origin and origin.get("date") else None
+    except ValueError:
+        return None
 
 
 async def _transcribe(
@@ -250,14 +266,18 @@ async def _described(
 
 
 async def reply_burst(first: Message, items: list[Item]) -> None:
-    """The one reply to a burst: the memory and its notes, or the list of them all."""
+    """The one reply to a burst: the memory and its notes (and a reminder offered), or the
+    list of them all (each offer in a message of its own after it)."""
     language = language_of(first.from_user)
     keyboard = None
+    offers = [item.offer for item in items if item.offer is not None]
     if len(items) == 1:
         [item] = items
         text = t(language, "media_remembered", memory=memory_block(item.memory, language=language))
-        text = "\n\n".join([text, *item.notes])
+        text = "\n\n".join([text, *item.notes, *(offer[0] for offer in offers)])
         keyboard = timezones.location_button(first, language)  # a place: also a time zone
+        if offers:
+            keyboard, offers = offers[0][1], []
     else:
         blocks = [
             memory_block(item.memory, number, limit=BURST_PREVIEW, language=language)
@@ -265,13 +285,15 @@ async def reply_burst(first: Message, items: list[Item]) -> None:
         ]
         text = t(language, "media_remembered_many", count=len(items), memories="\n\n".join(blocks))
     await reply_html(first, text, keyboard)
+    for offer in offers:
+        await reply_html(first, *offer)
 
 
 def register(application: object) -> None:
-    """Add the handlers of this module (and of imports, edits, inline mode) to ``application``;
+    """Add the handlers of this module (and of edits, inline mode) to ``application``;
     called by ``bot.chat.app.register_handlers`` before the text handlers, so that a forwarded
     text is remembered rather than answered."""
-    from telegram.ext import Application, CallbackQueryHandler
+    from telegram.ext import Application
 
     from bot.chat import edits, inline
 
@@ -281,9 +303,4 @@ def register(application: object) -> None:
     application.add_handler(MessageHandler(filters.UpdateType.MESSAGE & UNSUPPORTED, unsupported))
     application.add_handler(MessageHandler(REMEMBERED, remember_message))
     application.add_handler(MessageHandler(filters.UpdateType.EDITED_MESSAGE, edits.edited_message))
-    for pattern, callback in (
-        (imports.APPLY_PATTERN, imports.apply_import),
-        (imports.CANCEL_PATTERN, imports.cancel_import),
-    ):
-        application.add_handler(CallbackQueryHandler(callback, pattern=pattern))
     inline.register(application)

@@ -21,7 +21,7 @@ from __future__ import annotations
 from telegram import Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat import noting, reminding
+from bot.chat import noting, offer_answers, reminding
 from bot.chat.access import addressed_to_bot, caller_of, without_mention
 from bot.chat.services import services
 from bot.core.policy import Caller
@@ -55,6 +55,8 @@ async def answer_text(
         return
     conversation = services(context).conversation
     model = conversation is not None
+    if await offer_answers.take_time(context, message, caller, query, language):
+        return  # the time asked for by 🕒 Another time, under a reminder offer
     if await reminding.from_free_text(context, message, caller, query, language, model=model):
         return
     if conversation is not None:

@@ -7,6 +7,9 @@ acts on it when no model is configured (with one, the model decides, as before):
   stores its text, trigger words removed (``commands.remember_entry``: hashtags, category,
   duplicates, 📅 dates, the ⏰ offer, the same reply); a note with nothing in it gets
   /remember's usage;
+- a statement or a fragment that says what the person will do at a time ("I need to call the
+  plumber tomorrow morning", "明天下午三点要去接孩子") is offered a reminder
+  (``bot.chat.offering``): alone when the search finds nothing, else under what it found;
 - a statement ("my locker is 23") is searched as every plain message is, and the reply's
   keyboard gets one more row: 💾 Remember this (``bot.core.offers`` keeps the text; pressing
   stores it as /remember would, once however often pressed, then the button goes). Questions
@@ -34,14 +37,18 @@ from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
 from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, message_source, run_changing
+from bot.chat.access import message_source, run_changing
+from bot.chat.buttons import with_row
 from bot.chat.commands import remember_entry, show_matches
+from bot.chat.offering import plain_offer
+from bot.chat.presses import pressed
 from bot.chat.services import services
 from bot.core import hints, intents, offers, operations, when
 from bot.core.entry import parse_entry
 from bot.core.policy import Caller
 from bot.errors import NotAllowed
-from bot.view.i18n import language_of, t
+from bot.view import callbacks
+from bot.view.i18n import t
 from bot.view.render import memory_block
 from bot.view.replies import reply_html
 from memory.errors import MemoryStoreError
@@ -49,7 +56,6 @@ from memory.model import MAX_CONTENT_CHARS
 
 log = logging.getLogger(__name__)
 
-REMEMBER_PATTERN = r"^rt:\d{1,19}$"
 HINT = "free_text_hint"  # the i18n key of the /remember hint, and its name in bot.core.hints
 
 
@@ -62,21 +68,30 @@ async def answer_plainly(
     if intent.kind == intents.NOTE:
         await remember_entry(context, message, caller, language, parse_entry(intent.text))
         return
+    # What the person will do, and when: a reminder offered, under what answers it, or alone.
+    offer = None
+    if intent.kind != intents.QUESTION:
+        offer = await plain_offer(context, message, caller, text, language)
     extra: list[InlineKeyboardButton] = []
     if intent.kind == intents.STATEMENT and await _offer(context, message, caller, text):
         label = t(language, "button_remember_this_plain")
-        extra.append(InlineKeyboardButton(label, callback_data=f"rt:{message.message_id}"))
+        extra.append(callbacks.REMEMBER_THIS.button(label, message.message_id))
     # The /remember hint: not beside 💾 (the button says it), not under an answer, once a day.
-    hint = "" if extra else await _hint_due(context, message, caller)
+    hint = "" if extra or offer else await _hint_due(context, message, caller)
     found = await show_matches(
         context,
         message,
         caller,
         language,
         text,
+        footer=offer[0] if offer else "",
         footer_if_none=hint and t(language, hint),
         extra=extra,
         statement=intent.kind == intents.STATEMENT,  # asks nothing: a clear match, or nothing
+        last_row=offer[1].inline_keyboard[0] if offer else (),
+        # Alone, the offer keeps 💾 too: "Leo's birthday is June 9" is a fact to keep as well
+        # as a day to be reminded of.
+        instead_of_nothing=(offer[0], with_row(offer[1], extra)) if offer else None,
     )
     if hint and not found:
         await _hint_shown(context, message, caller, hint)
@@ -85,7 +100,7 @@ async def answer_plainly(
 async def _hint_due(context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller) -> str:
     """``free_text_hint`` if this chat has not been shown it today (``bot.core.hints``)."""
     try:
-        due = await services(context).operations.run(
+        due = await services(context).workers.run(
             caller.namespace, hints.due, message.chat_id, HINT
         )
     except MemoryStoreError as e:  # a courtesy: the answer goes without it
@@ -98,7 +113,7 @@ async def _hint_shown(
     context: ContextTypes.DEFAULT_TYPE, message: Message, caller: Caller, hint: str
 ) -> None:
     try:
-        await services(context).operations.run(caller.namespace, hints.shown, message.chat_id, hint)
+        await services(context).workers.run(caller.namespace, hints.shown, message.chat_id, hint)
     except MemoryStoreError as e:  # a courtesy: it may be shown once more today
         log.warning("could not note the hint shown in chat %s: %s", message.chat_id, e)
 
@@ -108,7 +123,7 @@ async def _offer(
 ) -> bool:
     """Keep ``text`` for its 💾 button; whether it was kept (if not, the search goes without)."""
     try:
-        await services(context).operations.run(
+        await services(context).workers.run(
             caller.namespace,
             offers.offer,
             message.chat_id,
@@ -152,25 +167,23 @@ async def remember_voice(
 
 async def press_remember(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """💾 Remember this pressed: store the statement it was offered for, as /remember would."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
+    caller, message, language = press.caller, press.message, press.language
     try:
         found = await run_changing(
-            update, context, caller, offers.offered, message.chat_id, int(value)
+            update, context, caller, offers.offered, message.chat_id, int(press.value)
         )
     except NotAllowed:
-        await query.answer(t(language, "not_yours_offer_plain"), show_alert=True)
+        await press.refuse("not_yours_offer_plain")
         return
     if found is None:
-        await query.answer(t(language, "offer_gone_plain"), show_alert=True)
+        await press.refuse("offer_gone_plain")
         return
-    await query.answer()
+    await press.answer()
     await _drop_button(message)
-    stored = await services(context).operations.run(
+    stored = await services(context).workers.run(
         caller.namespace, operations.from_source, found.source
     )
     if stored is not None:  # pressed before: one memory per message
@@ -189,7 +202,7 @@ async def _drop_button(message: Message) -> None:
     if markup is None:
         return
     rows = [
-        [b for b in row if not str(b.callback_data or "").startswith("rt:")]
+        [b for b in row if not callbacks.REMEMBER_THIS.carries(b.callback_data)]
         for row in markup.inline_keyboard
     ]
     kept = [row for row in rows if row]

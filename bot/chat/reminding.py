@@ -1,19 +1,20 @@
-"""The reminder doors: /remind, /reminders, "remind me ..." and their buttons (/timezone:
-``bot.chat.timezones``).
+"""The reminder doors: /remind, /reminders, "remind me ..." and ⏰ under a memory (the buttons
+of a reminder: ``bot.chat.reminder_buttons``; /timezone: ``bot.chat.timezones``).
 
 Thin, as every door: each handler reads the update (who acts where: ``access.caller_of``),
 makes its calls into ``bot.core.reminders`` off the event loop, tells the job
 (``bot.jobs.reminders.ReminderJob.track``) what changed, and renders the answer with
-``bot.jobs.reminder_view``. Times are read by ``bot.core.when`` in the chat's zone: a phrase
+``bot.view.reminder_view``. Times are read by ``bot.core.when`` in the chat's zone: a phrase
 it cannot read gets examples, never a guess; a time already past is refused (or moved to its
 next occurrence by the parser, and the reply says so).
 
 A reminder is also a memory: setting one stores ``⏰ <local time> — <text>`` in the chat's
 namespace (tags: the text's keywords and "reminder"/"提醒"), so /recall finds it with its
-time. A memory stored with a time in it ("下周二下午三点看牙医") gets a ⏰ button that makes
-it a reminder at that time, read relative to when it was stored.
+time. A memory that says what the person will do at a time is offered a reminder
+(``bot.chat.offering``); the ⏰ button earlier versions put under such a memory (``rm:``) still
+makes it a reminder at that time, read relative to when it was stored.
 
-Button presses are resolved in the presser's namespace (``access.button_press``); in a group
+Button presses are resolved in the presser's namespace (``bot.chat.presses``); in a group
 only the member who set a reminder or an administrator may change it (``bot.core.reminders``,
 administrator rights asked of Telegram only when they matter).
 """
@@ -23,35 +24,33 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime, timedelta
 from typing import TypeVar
 from zoneinfo import ZoneInfo
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import Message, Update
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, caller_of, with_admin
+from bot.chat.access import caller_of, replied_to, with_admin
+from bot.chat.presses import pressed
 from bot.chat.services import services
-from bot.core import chat_zones, operations, reminders, when
+from bot.core import chat_zones, delivery, operations, reminders, when
 from bot.core.entry import split_command
 from bot.core.keywords import keywords
 from bot.core.policy import Caller, source_of
-from bot.core.reminder_record import PENDING, Reminder
-from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
-from bot.jobs import reminder_memory, reminder_view
+from bot.core.reminder_record import Reminder
+from bot.errors import ReminderNotAllowed, ReminderNotFound
+from bot.jobs import reminder_memory
 from bot.jobs.reminders import ReminderJob
+from bot.view import reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview, to_plain
-from bot.view.replies import edit_html, reply_html
+from bot.view.replies import reply_html
+from bot.view.times import local_time
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.interface import Store
-from memory.model import Memory, parse_time
+from memory.model import Memory
+from memory.timestamps import parse_time
 
-DONE_PATTERN = rf"^rd:{reminders.ID_PATTERN}$"
-SNOOZE_PATTERN = rf"^rz:{reminders.ID_PATTERN}:(10|60|t)$"
-CANCEL_PATTERN = rf"^rc:{reminders.ID_PATTERN}$"
-CHANGE_PATTERN = rf"^re:{reminders.ID_PATTERN}$"
-FROM_MEMORY_PATTERN = r"^rm:\d{1,19}$"
 _CHANGE_PROMPT = re.compile(rf"⏰#({reminders.ID_PATTERN})")
 PHRASE_PREVIEW = 80
 MEMORY_TAGS = {"en": "reminder", "zh": "提醒"}
@@ -59,7 +58,7 @@ MEMORY_TAGS = {"en": "reminder", "zh": "提醒"}
 T = TypeVar("T")
 
 
-def _job(context: ContextTypes.DEFAULT_TYPE) -> ReminderJob:
+def reminder_job(context: ContextTypes.DEFAULT_TYPE) -> ReminderJob:
     job = services(context).reminders
     assert job is not None, "reminders are wired in build_application"
     return job
@@ -77,7 +76,7 @@ class _Request:
 
 
 def _zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> chat_zones.ChatZone:
-    job = _job(context)
+    job = reminder_job(context)
     return chat_zones.chat_zone(job.store, chat_id, job.zone)
 
 
@@ -92,8 +91,8 @@ async def set_reminder(
 
     With ``unclear_to_model``, a phrase without a time is not answered (False: the language
     model reads it instead); otherwise it is always answered (True)."""
-    job, message, language = _job(context), request.message, request.language
-    run = services(context).operations.call
+    job, message, language = reminder_job(context), request.message, request.language
+    run = services(context).workers.call
     chat_id = message.chat.id
     zone = await run(lambda: _zone(context, chat_id))
     now = job.clock()
@@ -116,7 +115,7 @@ async def set_reminder(
         return True
     due = parsed.due
     if due.at <= now:
-        past = escape(reminder_view.when_text(due.at, due.zone, language))
+        past = escape(local_time(due.at, due.zone, language))
         await reply_html(message, t(language, "reminder_past", when=past))
         return True
     caller = request.caller
@@ -163,7 +162,7 @@ def remember_reminder(store: Store, caller: Caller, reminder: Reminder, source: 
     """Keep the reminder as a memory too (its time in the content), once per request."""
     tags = [*keywords(reminder.text, 4), MEMORY_TAGS.get(reminder.language, "reminder")]
     namespace = store.namespace(caller.namespace)
-    memory = operations.remember(
+    memory = operations.add(
         namespace, reminder_view.memory_line(reminder), tags, "reminder", source=source
     )
     reminder_memory.link(store, reminder, memory)  # so that it follows the reminder
@@ -171,19 +170,18 @@ def remember_reminder(store: Store, caller: Caller, reminder: Reminder, source: 
 
 
 async def _resume(context: ContextTypes.DEFAULT_TYPE, caller: Caller, message: Message) -> None:
-    """Put back the chat's paused reminders (it writes to the bot again), and say so."""
-    job = _job(context)
+    """Put back the chat's paused reminders (it writes to the bot again), and say so: all of
+    them, whichever topic or member's namespace keeps them (``delivery.resume_chat``)."""
+    job = reminder_job(context)
     chat_id, namespace, now = message.chat.id, caller.namespace, job.clock()
-    count = await services(context).operations.call(
-        lambda: reminders.resume_chat(job.store, namespace, chat_id, now)
+    resumed = await services(context).workers.call(
+        lambda: delivery.resume_chat(job.store, namespace, chat_id, now)
     )
-    if count:
-        for reminder in await services(context).operations.call(
-            lambda: reminders.upcoming(job.store, namespace)
-        ):
+    if resumed:
+        for reminder in resumed:
             job.track(reminder)
         language = language_of(message.from_user)
-        await reply_html(message, t(language, "reminders_resumed", count=count))
+        await reply_html(message, t(language, "reminders_resumed", count=len(resumed)))
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -197,7 +195,7 @@ async def remind(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     language = language_of(update.effective_user)
     _, phrase = split_command(message.text or message.caption or "")
     await _resume(context, caller, message)
-    replied = message.reply_to_message
+    replied = replied_to(message)
     request = _Request(message, caller, language, phrase, _source(message))
     await set_reminder(context, request, replied)
 
@@ -212,8 +210,8 @@ async def list_reminders(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
     if message is None or caller is None:
         return
     await _resume(context, caller, message)
-    job = _job(context)
-    found = await services(context).operations.call(
+    job = reminder_job(context)
+    found = await services(context).workers.call(
         lambda: reminders.upcoming(job.store, caller.namespace)
     )
     for reminder in found:  # set by another process since the job's last rescan: due here too
@@ -237,7 +235,7 @@ async def from_free_text(
     """Handle ``text`` if it is about reminders: a reply to a ✏️ Change prompt, or a request
     ("remind me ...", "提醒我 ..."); whether it was. With a ``model``, a request whose time
     the code cannot read is left to it (its ``scheduleReminder`` tool)."""
-    replied = message.reply_to_message
+    replied = replied_to(message)
     prompt = _CHANGE_PROMPT.search((replied.text or "") if replied is not None else "")
     author = replied.from_user if replied is not None else None
     if prompt is not None and author is not None and author.id == context.bot.id:
@@ -257,8 +255,8 @@ async def _change_to(
     reminder_id: str,
     phrase: str,
 ) -> None:
-    job = _job(context)
-    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
+    job = reminder_job(context)
+    zone = await services(context).workers.call(lambda: _zone(context, message.chat.id))
     now = job.clock()
     parsed = when.parse_reminder(phrase, now, zone.zone, default_hour=job.config.default_hour)
     shown = escape(preview(phrase, PHRASE_PREVIEW))
@@ -267,17 +265,21 @@ async def _change_to(
         return
     due = parsed.due
     if due.at <= now:
-        past = escape(reminder_view.when_text(due.at, due.zone, language))
+        past = escape(local_time(due.at, due.zone, language))
         await reply_html(message, t(language, "reminder_past", when=past))
         return
+    chat_id = message.chat.id
+    where = await services(context).workers.call(
+        lambda: reminders.locate(job.store, caller, chat_id, reminder_id)
+    )
     try:
-        changed = await _as_allowed(
+        changed = await as_allowed(
             context,
             Update(0, message=message),
-            caller,
+            where,
             lambda who: reminders.reschedule(job.store, who, reminder_id, due, now),
         )
-        await services(context).operations.call(lambda: reminder_memory.follow(job.store, changed))
+        await services(context).workers.call(lambda: reminder_memory.follow(job.store, changed))
     except ReminderNotFound:
         await reply_html(message, t(language, "reminder_gone_plain"))
         return
@@ -294,7 +296,7 @@ async def _change_to(
     await reply_html(message, text, keyboard)
 
 
-async def _as_allowed(
+async def as_allowed(
     context: ContextTypes.DEFAULT_TYPE,
     update: Update,
     caller: Caller,
@@ -302,7 +304,7 @@ async def _as_allowed(
 ) -> T:
     """``work(caller)`` off the event loop; again with administrator rights (asked of Telegram
     only then) if the group rule refused the caller without them."""
-    run = services(context).operations.call
+    run = services(context).workers.call
     try:
         return await run(lambda: work(caller))
     except ReminderNotAllowed:
@@ -312,152 +314,7 @@ async def _as_allowed(
         return await run(lambda: work(admin))
 
 
-# -- buttons -----------------------------------------------------------------------------------
-
-
-async def _press(
-    update: Update,
-    context: ContextTypes.DEFAULT_TYPE,
-    work: Callable[[Caller, str, datetime], Reminder],
-) -> tuple[Reminder, str] | None:
-    """Run ``work(caller, value, now)`` for a reminder button; None once the press is answered
-    with why not (gone, not the presser's)."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
-        return None
-    caller, value, _ = pressed
-    now = _job(context).clock()
-    try:
-        reminder = await _as_allowed(context, update, caller, lambda who: work(who, value, now))
-    except ReminderNotFound:
-        await query.answer(t(language, "reminder_gone_plain"), show_alert=True)
-        return None
-    except ReminderNotAllowed:
-        await query.answer(t(language, "reminder_not_yours_plain"), show_alert=True)
-        return None
-    except ReminderPressedAgain:
-        await query.answer(t(language, "reminder_pressed_again_plain"))
-        return None
-    _job(context).track(reminder)
-    store = _job(context).store
-    await services(context).operations.call(lambda: reminder_memory.follow(store, reminder))
-    return reminder, language
-
-
-async def press_done(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """✅ Done under a delivery: a one-off ends, a repeating one ends this occurrence."""
-    store = _job(context).store
-    done = await _press(update, context, lambda who, rid, now: reminders.done(store, who, rid, now))
-    if done is None:
-        return
-    reminder, language = done
-    assert update.callback_query is not None
-    await update.callback_query.answer()
-    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    if reminder.state == PENDING and reminder.next_at is not None:
-        next_at = escape(reminder_view.when_text(reminder.next_at, reminder.due.zone, language))
-        shown = t(language, "reminder_done_once", text=text, when=next_at)
-        await edit_html(update.callback_query, shown)
-    else:
-        await edit_html(update.callback_query, t(language, "reminder_done", text=text))
-
-
-def _snooze_until(reminder: Reminder, what: str, now: datetime) -> datetime:
-    if what == "t":  # tomorrow, at the same local time as the occurrence
-        wall = (reminder.sent_at or now).astimezone(reminder.due.zone).timetz().replace(tzinfo=None)
-        tomorrow = now.astimezone(reminder.due.zone) + timedelta(days=1)
-        return when.wall_time(tomorrow, wall, reminder.due.zone)
-    return now + timedelta(minutes=int(what))
-
-
-async def press_snooze(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """⏰ 10 min / 1 hour / tomorrow under a delivery: send it again then (once per button)."""
-    store = _job(context).store
-    assert update.callback_query is not None
-    pressed = update.callback_query.message  # the delivery, the same for a second press
-
-    def snooze(who: Caller, value: str, now: datetime) -> Reminder:
-        rid, _, what = value.partition(":")
-        current = reminders.get(store, who.namespace, rid)
-        press = None if pressed is None else f"{pressed.chat.id}:{pressed.message_id}:{what}"
-        until = _snooze_until(current, what, now)
-        return reminders.snooze(store, who, rid, until, now, press=press)
-
-    done = await _press(update, context, snooze)
-    if done is None:
-        return
-    reminder, language = done
-    assert update.callback_query is not None
-    await update.callback_query.answer(t(language, "reminder_snoozed_plain"))
-    at = reminder.snooze_at or reminder.due.at
-    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    shown = escape(reminder_view.when_text(at, reminder.due.zone, language))
-    await edit_html(update.callback_query, t(language, "reminder_snoozed", when=shown, text=text))
-
-
-async def press_cancel(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """🗑 Cancel: the reminder ends (a repeating one: the whole series)."""
-    store = _job(context).store
-    done = await _press(
-        update, context, lambda who, rid, now: reminders.cancel(store, who, rid, now)
-    )
-    if done is None:
-        return
-    reminder, language = done
-    assert update.callback_query is not None
-    await update.callback_query.answer()
-    text = escape(preview(reminder.text or "…", reminder_view.TEXT_PREVIEW))
-    await reply_html(_message(update), t(language, "reminder_cancelled", text=text))
-
-
-def _message(update: Update) -> Message:
-    query = update.callback_query
-    assert query is not None and isinstance(query.message, Message)
-    return query.message
-
-
-async def press_change(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """✏️ Change: ask for the new time, as a reply to the prompt (read by ``from_free_text``)."""
-    store = _job(context).store
-
-    def check(who: Caller, rid: str, now: datetime) -> Reminder:
-        current = reminders.get(store, who.namespace, rid)
-        if not reminders.may_change(who, current):
-            raise ReminderNotAllowed(rid)
-        return current
-
-    done = await _press(update, context, check)
-    if done is None:
-        return
-    reminder, language = done
-    assert update.callback_query is not None
-    await update.callback_query.answer()
-    text = escape(preview(reminder.text or "…", 80))
-    await reply_html(
-        _message(update), t(language, "reminder_change_prompt", id=reminder.id, text=text)
-    )
-
-
 # -- a memory with a time in it ----------------------------------------------------------------
-
-
-async def offer_for(
-    context: ContextTypes.DEFAULT_TYPE, message: Message, memory: Memory, language: str
-) -> InlineKeyboardMarkup | None:
-    """The ⏰ button under a memory just stored whose text names a time to come; None if it
-    names none."""
-    job = services(context).reminders
-    if job is None:
-        return None
-    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
-    parsed = _memory_time(memory, zone.zone, job.config.default_hour)
-    if parsed is None or parsed.due.at <= job.clock():
-        return None
-    shown = reminder_view.when_text(parsed.due.at, zone.zone, language)
-    label = t(language, "button_make_reminder_plain", when=shown)
-    return InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=f"rm:{memory.id}")]])
 
 
 def _memory_time(memory: Memory, zone: ZoneInfo, default_hour: int) -> when.Parsed | None:
@@ -473,29 +330,27 @@ def _memory_time(memory: Memory, zone: ZoneInfo, default_hour: int) -> when.Pars
 async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """⏰ under a memory: a reminder at the time its text names (set and confirmed once,
     however often pressed)."""
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    job, run = _job(context), services(context).operations.run
+    caller, message, language = press.caller, press.message, press.language
+    job, found = reminder_job(context), services(context)
     try:
-        memory = await run(caller.namespace, operations.find, value)
+        memory = await found.workers.run(caller.namespace, operations.find, press.value)
     except (MemoryInvalid, MemoryNotFound):  # deleted since
-        await query.answer(t(language, "stale_plain"), show_alert=True)
+        await press.stale()
         return
-    zone = await services(context).operations.call(lambda: _zone(context, message.chat.id))
+    zone = await found.workers.call(lambda: _zone(context, message.chat.id))
     parsed = _memory_time(memory, zone.zone, job.config.default_hour)
     if parsed is None:
-        await query.answer(t(language, "reminder_from_memory_none_plain"), show_alert=True)
+        await press.refuse("reminder_from_memory_none_plain")
         return
     now = job.clock()
     if parsed.due.at <= now:
-        await query.answer(t(language, "reminder_from_memory_past_plain"), show_alert=True)
+        await press.refuse("reminder_from_memory_past_plain")
         return
     try:
-        reminder, new = await services(context).operations.call(
+        reminder, new = await found.workers.call(
             lambda: reminders.create_once(
                 job.store,
                 caller,
@@ -510,12 +365,12 @@ async def press_from_memory(update: Update, context: ContextTypes.DEFAULT_TYPE) 
         )
     except MemoryInvalid as e:
         alert = to_plain(_invalid(language, e, parsed.text))[:200]
-        await query.answer(alert, show_alert=True)
+        await press.query.answer(alert, show_alert=True)
         return
     if not new:  # pressed again (here or on another replica): set by the first press
-        await query.answer(t(language, "reminder_from_memory_set_plain"))
+        await press.answer("reminder_from_memory_set_plain")
         return
     job.track(reminder)
-    await query.answer()
+    await press.answer()
     text, keyboard = reminder_view.confirmation(reminder, language)
     await reply_html(message, text, keyboard)

@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Protocol, cast
 from telegram.ext import ContextTypes
 
 from bot.config import Config
-from bot.core.operations import Operations
+from bot.core.workers import Workers
 from memory.interface import Store
 
 if TYPE_CHECKING:
@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from bot.core.policy import Caller
     from bot.jobs.digest import Digest
     from bot.jobs.reminders import ReminderJob
+    from bot.jobs.tidy import TidyJob
 
 KEY = "services"
 
@@ -34,12 +35,13 @@ class Services:
 
     config: Config
     store: Store
-    operations: Operations  # every store call of a handler goes through it (off the loop)
+    workers: Workers  # every store call of a handler goes through it (off the loop)
     llm: AsyncOpenAI | None = None
     digest: Digest | None = None  # the scheduled report (None: not set up, e.g. in unit tests)
     conversation: FreeText | None = None  # free text through ``llm`` (None: no model)
     reminders: ReminderJob | None = None  # the reminders' delivery and its index
     transcriber: Transcriber | None = None  # voice notes to text (None: not configured)
+    tidy: TidyJob | None = None  # the nightly tidy and /tidy (None: not set up)
 
 
 class FreeText(Protocol):

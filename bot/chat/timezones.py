@@ -12,17 +12,20 @@ with a "🕒 Use for my time zone" button (``tzl:<latitude>:<longitude>``).
 
 Only a group's administrators set its zone, whatever ``group_scope`` says: the zone is the
 chat's, not a namespace's. The reply says what was set, with its offset and the local time,
-and, when the chat has reminders in another zone, offers to move them to the same local time
-(``tzm:<zone>``, ``bot.core.zone_moves``) or to keep them at the same moment (``tzk``).
+and, when the chat has reminders in another zone (every topic's, every member's: the zone is
+all of theirs), offers to move them to the same local time (``tzm:<zone>``,
+``bot.core.zone_moves``) or to keep them at the same moment (``tzk``, an administrator's
+choice). Move moves what the presser may change (the reminders' rule: an administrator the
+group's, a member what they set); what is left for others keeps the buttons, for them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from telegram import (
-    CallbackQuery,
     InlineKeyboardButton,
     InlineKeyboardMarkup,
     KeyboardButton,
@@ -34,22 +37,21 @@ from telegram import (
 from telegram.constants import ChatType
 from telegram.ext import ContextTypes
 
-from bot.chat.access import button_press, caller_of, is_admin
+from bot.chat.access import caller_of, is_admin, replied_to
+from bot.chat.presses import Press, pressed
 from bot.chat.services import services
 from bot.core import chat_zones, offsets, places, zone_moves
 from bot.core.entry import split_command
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
-from bot.jobs import reminder_memory, reminder_view
+from bot.jobs import reminder_memory
 from bot.jobs.reminders import ReminderJob
+from bot.view import callbacks, reminder_view
 from bot.view.i18n import language_of, t
 from bot.view.render import escape, preview
 from bot.view.replies import edit_html, reply_html
+from bot.view.times import local_time
 
-CHOOSE_PATTERN = r"^tzs:[A-Za-z0-9_+\-/]{1,60}$"
-MOVE_PATTERN = r"^tzm:[A-Za-z0-9_+\-/]{1,60}$"
-KEEP_PATTERN = r"^tzk$"
-LOCATION_PATTERN = r"^tzl:-?\d{1,3}\.\d{1,6}:-?\d{1,3}\.\d{1,6}$"
 STATUS_MARK = "🌐"  # how the /timezone message starts: a location replying to it sets the zone
 SAID_PREVIEW = 60
 MOVED_SHOWN = 5
@@ -59,12 +61,6 @@ def _job(context: ContextTypes.DEFAULT_TYPE) -> ReminderJob:
     job = services(context).reminders
     assert job is not None, "reminders are wired in build_application"
     return job
-
-
-def _local(now: datetime, zone: ZoneInfo, language: str) -> str:
-    local = now.astimezone(zone)
-    weekday = t(language, "weekdays_plain").split()[local.weekday()]
-    return f"{local:%Y-%m-%d} ({weekday}) {local:%H:%M}"
 
 
 def _offset(zone: ZoneInfo, now: datetime) -> str:
@@ -91,7 +87,7 @@ def _options(zones: tuple[ZoneInfo, ...], now: datetime, language: str) -> Inlin
                     zone=offsets.zone_label(zone),
                     offset=_offset(zone, now),
                 ),
-                callback_data=f"tzs:{zone.key}",
+                callback_data=callbacks.CHOOSE_ZONE.data(zone.key),
             )
         ]
         for zone in zones
@@ -110,7 +106,7 @@ async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     language = language_of(update.effective_user)
     _, argument = split_command(message.text or "")
     words = " ".join(argument.split())
-    replied = message.reply_to_message
+    replied = replied_to(message)
     if not words and replied is not None and replied.location is not None:
         spot = replied.location
         await _from_location(update, context, message, caller, spot.latitude, spot.longitude)
@@ -119,7 +115,7 @@ async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
         await _show(update, context, message, language)
         return
     now = _job(context).clock()
-    reading = await services(context).operations.call(lambda: places.read_place(words, now))
+    reading = await services(context).workers.call(lambda: places.read_place(words, now))
     shown = escape(preview(words, SAID_PREVIEW))
     if isinstance(reading, places.Place):
         await _set(update, context, message, caller, reading.zone, reading.said, reading.fixed)
@@ -139,7 +135,7 @@ async def timezone(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
 async def _show(
     update: Update, context: ContextTypes.DEFAULT_TYPE, message: Message, language: str
 ) -> None:
-    job, run = _job(context), services(context).operations.call
+    job, run = _job(context), services(context).workers.call
     chat_id, now = message.chat.id, job.clock()
     zone = await run(lambda: chat_zones.chat_zone(job.store, chat_id, job.zone))
     city = await run(lambda: places.city_of(zone.zone, language))  # the table may load now
@@ -152,7 +148,7 @@ async def _show(
         zone=escape(label),
         details=t(language, "zone_details", parts=escape(joined)) if parts else "",
         default="" if zone.chosen else t(language, "zone_default_mark"),
-        now=_local(now, zone.zone, language),
+        now=local_time(now, zone.zone, language, zone_shown=False),
     )
     text += "\n" + t(language, "zone_how")
     if not places.locations_available():  # without tzfpy: no location is offered
@@ -176,29 +172,32 @@ async def _set(
     said: str,
     fixed: bool,
     *,
-    query: CallbackQuery | None = None,
+    press: Press | None = None,
 ) -> None:
     """Set ``zone`` for the chat of ``message`` (an administrator's, in a group) and say so;
-    a button's ``query`` is answered by editing its message."""
+    a button's ``press`` is answered by editing its message."""
     language = language_of(update.effective_user)
     if not await _may_set(update, context, caller):
-        if query is not None:
-            await query.answer(t(language, "zone_admins_only"), show_alert=True)
+        if press is not None:
+            await press.refuse("zone_admins_only")
         else:
             await reply_html(message, t(language, "zone_admins_only"))
         return
     found, job = services(context), _job(context)
     chat_id, now = message.chat.id, job.clock()
-    asked = await found.operations.call(lambda: chat_zones.set_chat_zone(job.store, chat_id, zone))
+    asked = await found.workers.call(lambda: chat_zones.set_chat_zone(job.store, chat_id, zone))
     if found.digest is not None:
         found.digest.zone_chosen(zone)
-    waiting = await found.operations.call(
-        lambda: zone_moves.movable(job.store, caller.namespace, chat_id, zone)
-    )
-    values = {"zone": escape(offsets.zone_label(zone)), "now": _local(now, zone, language)}
+    if found.tidy is not None:
+        found.tidy.zone_chosen(zone)
+    waiting = await found.workers.call(lambda: zone_moves.movable(job.store, chat_id, zone))
+    values = {
+        "zone": escape(offsets.zone_label(zone)),
+        "now": local_time(now, zone, language, zone_shown=False),
+    }
     if fixed:
         text = t(language, "zone_set_fixed", **values)
-        biggest = await found.operations.call(
+        biggest = await found.workers.call(
             lambda: places.biggest_at(offsets.offset_at(zone, now), now)
         )
         if biggest is not None:
@@ -208,9 +207,9 @@ async def _set(
         said = escape(preview(said, SAID_PREVIEW))
         text = t(language, "zone_set", said=said, offset=_offset(zone, now), **values)
     offer, keyboard = _offer(waiting, zone, now, language)
-    if query is not None:
-        await query.answer()
-        await edit_html(query, "\n\n".join(filter(None, [text, offer])), keyboard)
+    if press is not None:
+        await press.answer()
+        await edit_html(press.query, "\n\n".join(filter(None, [text, offer])), keyboard)
     elif asked:  # the "send my location" button goes away; the offer comes as its own message
         await reply_html(message, text, ReplyKeyboardRemove())
         if offer:
@@ -232,17 +231,15 @@ def _offer(
         "count": len(movable),
         "zone": escape(offsets.zone_label(zone)),
         "text": escape(preview(first.text or "…", reminder_view.TEXT_PREVIEW)),
-        "before": escape(reminder_view.when_text(first.series_at, first.due.zone, language)),
-        "moved": escape(reminder_view.when_text(after.series_at, zone, language)),
-        "kept": escape(reminder_view.when_text(first.series_at, zone, language)),
+        "before": escape(local_time(first.series_at, first.due.zone, language)),
+        "moved": escape(local_time(after.series_at, zone, language)),
+        "kept": escape(local_time(first.series_at, zone, language)),
     }
     one = len(movable) == 1
     move = "button_zone_move_one_plain" if one else "button_zone_move_plain"
     keep = "button_zone_keep_one_plain" if one else "button_zone_keep_plain"
-    move_button = InlineKeyboardButton(
-        t(language, move, count=len(movable)), callback_data=f"tzm:{zone.key}"
-    )
-    keep_button = InlineKeyboardButton(t(language, keep), callback_data="tzk")
+    move_button = callbacks.MOVE_REMINDERS.button(t(language, move, count=len(movable)), zone.key)
+    keep_button = callbacks.KEEP_REMINDERS.button(t(language, keep))
     keyboard = InlineKeyboardMarkup([[move_button], [keep_button]])
     return t(language, "zone_moves_one" if one else "zone_moves", **values), keyboard
 
@@ -259,7 +256,7 @@ async def _from_location(
     longitude: float,
 ) -> None:
     language = language_of(update.effective_user)
-    run = services(context).operations.call
+    run = services(context).workers.call
     try:
         zone = await run(lambda: places.zone_at(latitude, longitude))
     except places.LocationUnavailable:
@@ -284,13 +281,13 @@ async def take_location(
     if message.chat.type == ChatType.PRIVATE:
         job, chat_id = _job(context), message.chat.id
         now = job.clock()
-        asked = await services(context).operations.call(
+        asked = await services(context).workers.call(
             lambda: chat_zones.location_asked(job.store, chat_id, now)
         )
         if not asked:
             return False
     else:
-        replied = message.reply_to_message
+        replied = replied_to(message)
         author = replied.from_user if replied is not None else None
         if author is None or author.id != context.bot.id:
             return False
@@ -305,9 +302,9 @@ def location_button(message: Message, language: str) -> InlineKeyboardMarkup | N
     spot = message.location
     if spot is None or not places.locations_available():
         return None
-    data = f"tzl:{spot.latitude:.5f}:{spot.longitude:.5f}"
     label = t(language, "button_zone_use_location_plain")
-    return InlineKeyboardMarkup([[InlineKeyboardButton(label, callback_data=data)]])
+    where = (f"{spot.latitude:.5f}", f"{spot.longitude:.5f}")
+    return InlineKeyboardMarkup([[callbacks.LOCATION_ZONE.button(label, *where)]])
 
 
 # -- buttons -----------------------------------------------------------------------------------
@@ -315,69 +312,67 @@ def location_button(message: Message, language: str) -> InlineKeyboardMarkup | N
 
 async def press_choose(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """A zone chosen among those a name could mean: set it."""
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    query = update.callback_query
-    assert query is not None
-    run = services(context).operations.call
-    zone = await run(lambda: places.zone_named(value))
+    run = services(context).workers.call
+    zone = await run(lambda: places.zone_named(press.value))
     if zone is None:
-        await query.answer(t(language_of(update.effective_user), "stale_plain"), show_alert=True)
+        await press.stale()
         return
-    language = language_of(update.effective_user)
-    said = await run(lambda: places.city_of(zone, language))
-    await _set(update, context, message, caller, zone, said, offsets.is_fixed(zone), query=query)
+    said = await run(lambda: places.city_of(zone, press.language))
+    fixed = offsets.is_fixed(zone)
+    await _set(update, context, press.message, press.caller, zone, said, fixed, press=press)
 
 
 async def press_location(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """🕒 Use for my time zone, under a remembered location: the answer is a new message, the
     memory's stays as it is."""
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    assert update.callback_query is not None
-    await update.callback_query.answer()
-    latitude, _, longitude = value.partition(":")
-    await _from_location(update, context, message, caller, float(latitude), float(longitude))
+    await press.answer()
+    latitude, _, longitude = press.value.partition(":")
+    where = float(latitude), float(longitude)
+    await _from_location(update, context, press.message, press.caller, *where)
 
 
 async def press_move(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Move the chat's reminders to the same local time in its (new) zone."""
-    pressed = await button_press(update, context)
-    if pressed is None:
+    """Move the chat's reminders the presser may change to the same local time in its (new)
+    zone; the buttons stay for the others' (module docstring)."""
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, value, message = pressed
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    if not await _may_set(update, context, caller):
-        await query.answer(t(language, "zone_admins_only"), show_alert=True)
-        return
-    job, run = _job(context), services(context).operations.call
-    chat_id, now = message.chat.id, job.clock()
+    job, run = _job(context), services(context).workers.call
+    chat_id, now = press.message.chat.id, job.clock()
     current = await run(lambda: chat_zones.chat_zone(job.store, chat_id, job.zone))
-    if not current.chosen or current.zone.key != value:
-        await query.answer(t(language, "zone_changed_since"), show_alert=True)
+    if not current.chosen or current.zone.key != press.value:
+        await press.refuse("zone_changed_since")
         return
     zone = current.zone
-    done = await run(lambda: zone_moves.move_to(job.store, caller.namespace, chat_id, zone, now))
+    # An administrator (who may set the zone) moves the group's reminders, every topic's.
+    admin = await _may_set(update, context, press.caller)
+    caller = dataclasses.replace(press.caller, admin=press.caller.admin or admin)
+    done = await run(lambda: zone_moves.move_to(job.store, caller, chat_id, zone, now))
     for reminder in done.moved:
         job.track(reminder)
     await run(lambda: reminder_memory.follow_all(job.store, done.moved))
-    await query.answer()
-    await edit_html(query, _moved_text(done, zone, language))
+    await press.answer()
+    left = [r for r in done.others if zone_moves.moved(r, zone, now) is not None]
+    keyboard = _offer(left, zone, now, press.language)[1] if left else None
+    await edit_html(press.query, _moved_text(done, zone, press.language), keyboard)
 
 
 def _moved_text(done: zone_moves.Moved, zone: ZoneInfo, language: str) -> str:
     label = escape(offsets.zone_label(zone))
     if not done.moved and not done.passed and not done.busy:
+        if done.others:
+            return t(language, "zone_moved_others", count=len(done.others))
         return t(language, "zone_moved_none")
     lines = [t(language, "zone_moved", count=len(done.moved), zone=label)] if done.moved else []
     for reminder in done.moved[:MOVED_SHOWN]:
         at = reminder.next_at or reminder.series_at
-        when = reminder_view.when_text(at, zone, language) if at is not None else "—"
+        when = local_time(at, zone, language) if at is not None else "—"
         text = preview(reminder.text or "…", reminder_view.TEXT_PREVIEW)
         lines.append(t(language, "reminder_line", when=escape(when), text=escape(text)))
     if len(done.moved) > MOVED_SHOWN:
@@ -386,27 +381,18 @@ def _moved_text(done: zone_moves.Moved, zone: ZoneInfo, language: str) -> str:
         lines.append(t(language, "zone_moved_passed", count=len(done.passed), zone=label))
     if done.busy:
         lines.append(t(language, "zone_moved_busy", count=len(done.busy)))
+    if done.others:
+        lines.append(t(language, "zone_moved_others", count=len(done.others)))
     return "\n".join(lines)
 
 
 async def press_keep(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """Keep the chat's reminders at the moments they were set for: nothing changes."""
-    pressed = await button_press(update, context)
-    if pressed is None:
+    press = await pressed(update, context)
+    if press is None:
         return
-    caller, _, _ = pressed
-    query, language = update.callback_query, language_of(update.effective_user)
-    assert query is not None
-    if not await _may_set(update, context, caller):
-        await query.answer(t(language, "zone_admins_only"), show_alert=True)
+    if not await _may_set(update, context, press.caller):
+        await press.refuse("zone_admins_only")
         return
-    await query.answer()
-    await edit_html(query, t(language, "zone_kept"))
-
-
-BUTTONS = (
-    (CHOOSE_PATTERN, press_choose),
-    (MOVE_PATTERN, press_move),
-    (KEEP_PATTERN, press_keep),
-    (LOCATION_PATTERN, press_location),
-)
+    await press.answer()
+    await edit_html(press.query, t(press.language, "zone_kept"))

@@ -26,7 +26,10 @@ class's. A waiting update costs its task and its ``Update`` (about 5 KB), nothin
 are its own (``bot.chat.inbox`` then knows it is in progress: a crash from here on counts
 against it, not against the updates waiting behind it); ``on_done`` of each update handled to
 the end (``bot.chat.inbox`` then forgets it); one whose handling was cancelled by a shutdown is
-not done, and is handled again on the next start.
+not done, and is handled again on the next start. With a ``deadline``, an update still being
+handled after it is cancelled (``bot.chat.deadlines``), its lane goes on with the next update,
+and ``on_overdue`` hears of it instead of ``on_done`` (the bot sets it aside and tells the
+admins); the Application sets that hook once it exists.
 """
 
 from __future__ import annotations
@@ -38,6 +41,8 @@ from typing import Any
 
 from telegram import Update
 from telegram.ext import BaseUpdateProcessor
+
+from bot.chat.deadlines import within
 
 MAX_CONCURRENT_UPDATES = 256
 
@@ -64,11 +69,16 @@ class ChatOrderedUpdateProcessor(BaseUpdateProcessor):
         *,
         on_start: Callable[[object], None] | None = None,
         on_done: Callable[[object], None] | None = None,
+        deadline: float | None = None,
     ) -> None:
         if max_concurrent_updates < 1:
             raise ValueError("max_concurrent_updates must be at least 1")
+        if deadline is not None and deadline <= 0:
+            raise ValueError("deadline must be positive")
         super().__init__(sys.maxsize)  # no limit before the chat's turn: see the docstring
         self.limit = max_concurrent_updates
+        self.deadline = deadline
+        self.on_overdue: Callable[[object], None] | None = None
         self._slots = asyncio.Semaphore(max_concurrent_updates)
         self._on_start = on_start
         self._on_done = on_done
@@ -85,13 +95,23 @@ class ChatOrderedUpdateProcessor(BaseUpdateProcessor):
             async with chat, self._slots:
                 if self._on_start is not None:
                     self._on_start(update)
-                await coroutine
-            if self._on_done is not None:
+                in_time = await self._within_deadline(update, coroutine)
+            if in_time and self._on_done is not None:
                 self._on_done(update)
+            elif not in_time and self.on_overdue is not None:
+                self.on_overdue(update)
         finally:
             self._queued[key] -= 1
             if not self._queued[key]:
                 del self._queued[key], self._lanes[key]
+
+    async def _within_deadline(self, update: object, coroutine: Awaitable[Any]) -> bool:
+        """Run ``coroutine``; False if it was cut short at the deadline."""
+        if self.deadline is None:
+            await coroutine
+            return True
+        what = f"update {update.update_id}" if isinstance(update, Update) else "an update"
+        return await within(coroutine, self.deadline, what)
 
     async def initialize(self) -> None:
         """Nothing to set up."""

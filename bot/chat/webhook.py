@@ -1,7 +1,7 @@
 """Webhook mode: Telegram posts each update to the bot's own web server (aiohttp).
 
 ``WebhookServer(settings, accept=..., health=...)`` listens on ``telegram.listen`` and
-``telegram.port`` and answers two routes:
+``telegram.port`` and answers these routes:
 
 - ``POST`` on ``telegram.webhook_path``: one update, as Telegram posts it. Its header
   ``X-Telegram-Bot-Api-Secret-Token`` must be the configured (or derived) secret, compared in
@@ -12,9 +12,16 @@
   ``accept`` raises, the answer is 500 (503 for the store's error: it cannot keep updates now)
   and Telegram posts it again later; if it raises ``UpdateRefused`` (an update that can never
   be handled), 400.
-- ``GET /healthz``: ``health()`` is None when the bot can take updates, else a short reason:
-  200 ``{"ok": true}`` or 503 ``{"ok": false, "reason": ...}``, for a load balancer. A check
-  slower than ``HEALTH_TIMEOUT`` is a 503 too.
+- ``GET /healthz/live``: 200 ``{"ok": true}`` whenever the event loop answers: the process
+  serves. Route updates by this one: during a database outage a replica still takes its
+  requests (and answers 503 to an update it cannot keep, so Telegram posts it again), and a
+  file-store bot still answers ``/help`` and says that nothing can be saved now; a balancer
+  that dropped every replica for the outage would answer nobody, and take them back only at
+  its next check after it.
+- ``GET /healthz/ready``: ``health()`` is None when the bot can take updates and store them,
+  else a short reason: 200 ``{"ok": true}`` or 503 ``{"ok": false, "reason": ...}``, for
+  monitoring and alerts. A check slower than ``HEALTH_TIMEOUT`` is a 503 too. ``GET /healthz``
+  is the same check, as before the two were split (existing probes keep working).
 
 Anything else is 404 (405 for another method on a known path). The answer to an update has no
 body: Telegram would read a JSON body as a Bot API call to make. A refusal (403, 400, 408, 413)
@@ -44,13 +51,14 @@ import json
 import logging
 import time
 import typing
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
 from aiohttp import web
 from telegram import Update
 from telegram.ext import Application
 
+from bot.chat import calendar_feed
 from bot.chat.connections import (
     AcceptErrors,
     Connection,
@@ -62,7 +70,7 @@ from bot.chat.connections import (
 from bot.chat.inbox import InboxQueue
 from bot.chat.lanes import SharedUpdates
 from bot.chat.services import KEY, Services
-from bot.config import HEALTH_PATH
+from bot.config import HEALTH_PATH, LIVE_PATH, READY_PATH
 from bot.errors import UpdateRefused
 from memory.errors import MemoryStoreError
 
@@ -97,8 +105,10 @@ class WebhookServer:
         accept: Accept,
         health: Health,
         limits: ConnectionLimits | None = None,
+        routes: Sequence[web.RouteDef] = (),
     ) -> None:
         self.settings = settings
+        self.routes = routes  # more to serve (the calendar feed: bot.chat.calendar_feed)
         self.port = settings.port  # the port it listens on, once started
         self.limits = limits or ConnectionLimits()
         self._accept = accept
@@ -116,7 +126,10 @@ class WebhookServer:
         """Listen (``OSError`` if the address cannot be had: in use, not this machine's)."""
         app = web.Application(client_max_size=MAX_BODY, middlewares=[middleware])
         app.router.add_post(self.settings.webhook_path, self._update)
-        app.router.add_get(HEALTH_PATH, self._healthz)
+        app.router.add_get(LIVE_PATH, self._live)
+        app.router.add_get(READY_PATH, self._healthz)
+        app.router.add_get(HEALTH_PATH, self._healthz)  # /healthz/ready's old name
+        app.add_routes(self.routes)
         app.on_response_prepare.append(name_server)
         runner = web.AppRunner(
             app, access_log=None, handle_signals=False, shutdown_timeout=STOP_TIMEOUT
@@ -143,12 +156,13 @@ class WebhookServer:
         self._accept_errors.install()
         self.port = listening.sockets[0].getsockname()[1]
         log.info(
-            "webhook server listening on %s:%d (updates on %s, health on %s; "
+            "webhook server listening on %s:%d (updates on %s, health on %s and %s; "
             "at most %d connections open)",
             self.settings.listen,
             self.port,
             self.settings.webhook_path,
-            HEALTH_PATH,
+            LIVE_PATH,
+            READY_PATH,
             self.limits.max_open,
         )
 
@@ -215,6 +229,9 @@ class WebhookServer:
             log.exception("could not accept update %s; answered 500 (posted again)", update_id)
             return web.Response(status=500, text="Internal Server Error")
         return web.Response()
+
+    async def _live(self, request: web.Request) -> web.Response:
+        return web.json_response({"ok": True})
 
     async def _healthz(self, request: web.Request) -> web.Response:
         try:
@@ -285,7 +302,8 @@ def inbox_accept(application: AnyApplication) -> Accept:
 
 
 def bot_health(application: AnyApplication) -> Health:
-    """``health`` for one process: the Application running and its store's ``ping()``.
+    """``health`` for one process: the Application running, its replica its own (replicas), and
+    its store's ``ping()``.
 
     The ping runs in a thread (store work never runs on the event loop), one at a time: checks
     that arrive while one is running wait for it, so a store that hangs holds one thread, not
@@ -302,6 +320,8 @@ def bot_health(application: AnyApplication) -> Health:
         queue = application.update_queue
         if isinstance(queue, SharedUpdates) and not queue.running:
             return "the bot is not handling the shared updates"
+        if isinstance(queue, SharedUpdates) and not queue.present:
+            return f"another process is replica {queue.identity} (set [replicas] identity)"
         if running is None or running.done():
             running = asyncio.ensure_future(asyncio.to_thread(store.ping))
             running.add_done_callback(lambda done: done.cancelled() or done.exception())
@@ -320,6 +340,14 @@ def bot_health(application: AnyApplication) -> Health:
 
 def inbox_server(application: AnyApplication) -> WebhookServer:
     """The webhook server of one process on the file store (``inbox_accept``, ``bot_health``),
-    as ``[telegram]`` of the application's config says."""
-    settings = typing.cast(Services, application.bot_data[KEY]).config.telegram
-    return WebhookServer(settings, accept=inbox_accept(application), health=bot_health(application))
+    as ``[telegram]`` of the application's config says; with the calendar feed too, unless
+    ``[calendar]`` gives it a server of its own (``bot.chat.calendar_feed``)."""
+    found = typing.cast(Services, application.bot_data[KEY])
+    calendar = found.config.calendar
+    routes = calendar_feed.routes(found) if calendar.enabled and not calendar.listen else []
+    return WebhookServer(
+        found.config.telegram,
+        accept=inbox_accept(application),
+        health=bot_health(application),
+        routes=routes,
+    )

@@ -6,26 +6,22 @@ to copy: notes, questions, reminders, a category and a hashtag) and 📖 Help (t
 It stays well within a phone's screen (``tests/bot/test_bot_commands.py`` counts its lines as
 a 40-column screen shows them). /help is the manual: every command and the syntax of a note.
 
-Callback data::
-
-    w:examples   💡 Examples under /start
-    w:help       📖 Help under /start
-
-Pressing reads nothing and changes nothing, so anyone in the chat may press; each press sends
-its text as a new message (the greeting stays, so both buttons keep working).
+The buttons carry ``w:examples`` and ``w:help`` (``bot.view.callbacks``). Pressing reads nothing and
+changes nothing, so anyone in the chat may press; each press sends its text as a new message (the
+greeting stays, so both buttons keep working).
 """
 
 from __future__ import annotations
 
-from telegram import InlineKeyboardButton, InlineKeyboardMarkup, Message, Update
+from telegram import InlineKeyboardMarkup, Update
 from telegram.ext import ContextTypes
 
 from bot.chat.access import actor_of
+from bot.chat.presses import pressed
+from bot.view import callbacks
 from bot.view.i18n import language_of, t
 from bot.view.render import escape
 from bot.view.replies import reply_html
-
-WELCOME_PATTERN = r"^w:(examples|help)$"
 
 
 def start_keyboard(language: str) -> InlineKeyboardMarkup:
@@ -33,10 +29,8 @@ def start_keyboard(language: str) -> InlineKeyboardMarkup:
     return InlineKeyboardMarkup(
         [
             [
-                InlineKeyboardButton(
-                    t(language, "button_examples_plain"), callback_data="w:examples"
-                ),
-                InlineKeyboardButton(t(language, "button_help_plain"), callback_data="w:help"),
+                callbacks.WELCOME.button(t(language, "button_examples_plain"), "examples"),
+                callbacks.WELCOME.button(t(language, "button_help_plain"), "help"),
             ]
         ]
     )
@@ -64,13 +58,9 @@ async def help_command(update: Update, context: ContextTypes.DEFAULT_TYPE) -> No
 
 async def press_welcome(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
     """💡 Examples or 📖 Help pressed under /start: send that text."""
-    query = update.callback_query
-    assert query is not None
-    language = language_of(update.effective_user)
-    await query.answer()
-    if isinstance(query.message, Message):
-        key = "start_examples" if query.data == "w:examples" else "help"
-        await reply_html(query.message, t(language, key))
-
-
-BUTTONS = ((WELCOME_PATTERN, press_welcome),)
+    press = await pressed(update, context)
+    if press is None:
+        return
+    await press.answer()
+    key = "start_examples" if press.value == "examples" else "help"
+    await reply_html(press.message, t(press.language, key))

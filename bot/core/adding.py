@@ -1,9 +1,15 @@
-"""Adding a memory that may already be stored: say so, or let the person choose.
+"""Adding a memory that may already be stored: say so, replace what it updates, or ask.
 
 The store never keeps the same content twice (``MemoryNamespace.add_unique``: the memory
-already stored comes back as a duplicate, from every door). A near-duplicate
-(``memory.duplicates``: most of the words of one stored memory, or the same fact with another
-value) is not stored until someone chooses:
+already stored comes back as a duplicate, from every door). A new value for what a memory says
+(``memory.updates``: "the cabin wifi password is now pinecone43") replaces it when the new text
+says it changed (``sure``) and one memory is so updated: the old memory takes the new text,
+keeps its id, and its old version stays in its history (one undo brings it back). That is for a
+person's doors (``replace=True``: /remember, a note, 💾, a voice note), and only when the
+person may change the old memory (``bot.core.policy``: in a group, a member not an
+administrator's); otherwise, and for any other near-duplicate (``memory.duplicates``: most of
+the words of one stored memory, or a new value the text does not say is one), nothing is
+stored until someone chooses:
 
 - a person (``/remember``) gets buttons: keep both, replace the old one (one button per
   near-duplicate), cancel. What waits is kept in the namespace's documents under
@@ -12,14 +18,22 @@ value) is not stored until someone chooses:
   choose; replacing also needs the right to change the old memory (``bot.core.policy``).
   The record is deleted (compare-and-set on its version) before anything is stored, so two
   presses store once; should the store then fail, the record is put back for another press.
-- the model (``addMemory``) is told which memories are near-duplicates, with their ids, so that
-  it updates one of them instead, or adds anyway (``keep_both``) when the user said it is a
-  different thing (``bot.assistant.tools``).
+- the model (``addMemory``) is told which memories are near-duplicates, with their ids, and
+  which one the text would replace, so that it updates that one instead, or adds anyway
+  (``keep_both``) when the user said it is a different thing (``bot.assistant.tools``).
+
+Candidates are the store's near-duplicates (``MemoryNamespace.similar``: the best keyword
+matches) and, where the store searches by meaning, the ``MEANING_CANDIDATES`` memories closest
+in meaning, which share no word with the new text as often as not ("we moved to Birch Lane" /
+"I live at 12 Oak Street"); the rules of ``memory.updates`` judge both alike.
+
+Keeping both after the question is remembered (``kept_apart``), so that the nightly tidy
+(``bot.core.tidying``) does not ask about the same two memories again.
 """
 
 from __future__ import annotations
 
-import secrets
+import contextlib
 import time
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -29,16 +43,22 @@ from zoneinfo import ZoneInfo
 
 from bot.categories import canonical
 from bot.core.dating import date_named
+from bot.core.operations import REMINDER_CATEGORY
 from bot.core.policy import Caller
+from bot.core.tokens import new_token
 from bot.errors import NotAllowed
-from memory.duplicates import Near
+from memory.documents import update_document
+from memory.duplicates import MAX_NEAR, Near
 from memory.errors import DocumentConflict, MemoryNotFound, MemoryStoreError
 from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_category, clean_content, clean_tags
+from memory.updates import SURE, judge
 
 PREFIX = "adding/"
-TOKEN_PATTERN = r"[A-Za-z0-9_-]{8}"
 KEEP_SECONDS = 7 * 24 * 3600  # a choice nobody made is dropped after a week
+MEANING_CANDIDATES = 10  # the closest memories in meaning judged beside the keyword ones
+KEPT_APART = "kept-apart"  # the pairs of memories a person chose to keep both of
+MAX_KEPT_APART = 500
 
 
 @dataclass(frozen=True)
@@ -51,6 +71,7 @@ class Remembered:
     duplicate: bool = False
     near: tuple[Near, ...] = ()
     token: str | None = None
+    replaced: Memory | None = None  # the old version of ``memory``, which this text replaced
 
 
 @dataclass(frozen=True)
@@ -72,11 +93,13 @@ def remember(
     source: str | None = None,
     asker: Caller | None = None,
     keep_both: bool = False,
+    replace: bool = False,
     zone: ZoneInfo | None = None,
     now: datetime | None = None,
     attachment: Mapping[str, Any] | None = None,
 ) -> Remembered:
-    """Store a memory unless it is already stored; unless ``keep_both``, store nothing when it
+    """Store a memory unless it is already stored; with ``replace``, replace the one memory it
+    surely updates (if ``asker`` may change it); unless ``keep_both``, store nothing when it
     has near-duplicates (with ``asker``: keep it waiting for their choice). The date the
     content names is resolved now, in ``zone`` (UTC by default: ``bot.core.dating``);
     ``attachment`` is the file the memory was said in (a transcribed voice note)."""
@@ -84,10 +107,18 @@ def remember(
     if category is not None:
         group = canonical(clean_category(category))  # 健康 is health (bot.categories)
     date = date_named(content, now or datetime.now(UTC), zone or ZoneInfo("UTC"))
+    updates: list[int] = []  # kept both beside these: the tidy is not to ask about them
     if not keep_both:
-        similar = namespace.similar(content)
+        similar = candidates(namespace, content)
         near = tuple(n for n in similar if n.reason != "same")
         if near and len(near) == len(similar):  # with the same content there, it is that one
+            sure = [n.memory for n in near if n.sure]
+            if replace and len(sure) == 1 and (asker is None or asker.may_change(sure[0])):
+                old = sure[0]
+                changed = namespace.update(
+                    old.id, content=content, tags=clean or None, category=group
+                )
+                return Remembered(changed, replaced=old)
             token = None
             if asker is not None:
                 record: dict[str, Any] = {"content": content, "tags": list(clean)}
@@ -96,10 +127,57 @@ def remember(
                     record["attachment"] = dict(attachment)
                 token = _keep_waiting(namespace, asker, record, near)
             return Remembered(near=near, token=token)
+    else:
+        updates = [n.memory.id for n in candidates(namespace, content) if n.reason == "update"]
     added = namespace.add_unique(
         content, clean, group, source=source, date=date, attachment=attachment
     )
+    if not added.duplicate and updates:
+        with contextlib.suppress(MemoryStoreError):  # lost, the tidy asks once more
+            keep_apart(namespace, [(old, added.memory.id) for old in updates])
     return Remembered(added.memory, added.duplicate)
+
+
+def candidates(namespace: MemoryNamespace, content: str) -> list[Near]:
+    """The near-duplicates of ``content`` (``MemoryNamespace.similar``), and the updates among
+    the memories closest to it in meaning (module docstring); a sure update first."""
+    found = namespace.similar(content)
+    if any(n.reason == "same" for n in found):
+        return found
+    # A reminder's memory follows its reminder (✏️ Change moves it): never replaced by a note.
+    found = [n for n in found if n.reason != "update" or n.memory.category != REMINDER_CATEGORY]
+    known = {n.memory.id for n in found}
+    hits = namespace.search(content, MEANING_CANDIDATES, ranker="hybrid", touch=False)
+    for hit in hits:
+        if hit.memory.id in known or hit.memory.category == REMINDER_CATEGORY:
+            continue
+        verdict = judge(content, hit.memory.content)
+        if verdict is not None:
+            found.append(Near(hit.memory, "update", 0.0, sure=verdict == SURE))
+    rank = {"same": 0, "update": 1, "contained": 2}
+    found.sort(key=lambda near: (rank.get(near.reason, 3), not near.sure, -near.share))
+    return found[:MAX_NEAR]
+
+
+def kept_apart(namespace: MemoryNamespace) -> set[frozenset[int]]:
+    """The pairs of memories a person chose to keep both of (ids)."""
+    document = namespace.documents().get(KEPT_APART)
+    pairs = document.value.get("pairs", []) if document and isinstance(document.value, dict) else []
+    return {frozenset(p) for p in pairs if isinstance(p, list) and len(p) == 2}
+
+
+def keep_apart(namespace: MemoryNamespace, pairs: Iterable[tuple[int, int]]) -> None:
+    """Remember that each pair of memories was kept both of (the newest ``MAX_KEPT_APART``)."""
+    new = [sorted(pair) for pair in pairs]
+    if not new:
+        return
+
+    def change(value: Any) -> dict[str, Any]:
+        old = value.get("pairs", []) if isinstance(value, dict) else []
+        kept = [p for p in old if isinstance(p, list) and p not in new]
+        return {"pairs": [*kept, *new][-MAX_KEPT_APART:]}
+
+    update_document(namespace.documents(), KEPT_APART, change)
 
 
 def waiting(namespace: MemoryNamespace, token: str) -> list[Memory]:
@@ -164,6 +242,9 @@ def _make(
     added = namespace.add_unique(
         content, tags, category, source=source, date=date, attachment=attachment
     )
+    if not added.duplicate and record.get("updates"):
+        with contextlib.suppress(MemoryStoreError):  # lost, the tidy asks once more
+            keep_apart(namespace, [(old, added.memory.id) for old in record["updates"]])
     return Settled(added.memory, duplicate=added.duplicate)
 
 
@@ -177,7 +258,10 @@ def _keep_waiting(
         at = old.value.get("at", 0) if isinstance(old.value, dict) else 0
         if not isinstance(at, int | float) or now - at > KEEP_SECONDS:
             documents.delete(old.key)
-    token = secrets.token_urlsafe(6)  # 8 characters of TOKEN_PATTERN
+    token = new_token()
+    updates = [n.memory.id for n in near if n.reason == "update"]
     record = {**record, "by": asker.actor.key, "near": [n.memory.id for n in near], "at": now}
+    if updates:
+        record["updates"] = updates
     documents.put(PREFIX + token, record)
     return token

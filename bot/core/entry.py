@@ -76,6 +76,11 @@ def hashtags(text: str) -> list[str]:
     return _HASHTAG.findall(text)
 
 
+def hashtag_spans(text: str) -> list[tuple[int, str]]:
+    """Where each hashtag of ``text`` starts (its ``#``) and its tag, in order."""
+    return [(match.start(), match.group(1)) for match in _HASHTAG.finditer(text)]
+
+
 def parse_entry(text: str, *, derive_tags: bool = True) -> Entry:
     """Read the category, the hashtags and the content of ``text`` (see the module docstring).
 

@@ -19,7 +19,8 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from memory.interface import MemoryNamespace, update_document
+from memory import update_document
+from memory.interface import MemoryNamespace
 
 PREFIX = "hints/"
 EVERY_SECONDS = 24 * 3600

@@ -1,7 +1,8 @@
 """The memory operations of the bot: one set for commands, buttons, the model's tools and jobs.
 
 Each operation is a plain function of a namespace (``memory.interface.MemoryNamespace``) and,
-when it changes a memory that exists, of the ``Caller`` (``bot.core.policy``). It reads what
+when it changes a memory that exists, of who asks (``bot.core.policy``: a door's ``Caller``, or
+the model's turn, which answers ``may_change`` by its ``TurnPolicy``). It reads what
 people type with the library's own parsers (``memory.model.parse_id``, ``parse_limit``),
 applies the one permission rule (``Caller.may_change``; ``bot.errors.NotAllowed`` when it
 refuses), and returns memory values; what a reply looks like is the door's business. The one
@@ -27,44 +28,39 @@ hit as the article does, stays for the CLI and library callers; here every searc
 ``touch=False`` and the answer is touched with ``MemoryNamespace.touch``.
 
 Store calls block (an fsync, a cold namespace's index build: seconds at 100,000 memories), so
-the doors never make them on the event loop: ``Operations.run`` runs an operation in a small
-pool of worker threads, and one chat's slow call delays no other chat. The model's tools call
-the same functions from the turn's own worker thread.
+the doors never make them on the event loop: they run each operation in a small pool of worker
+threads (``bot.core.workers.Workers``), and one chat's slow call delays no other chat. The
+model's tools call the same functions from the turn's own worker thread.
 
 Every change is recorded in the namespace's history by the store itself, with who acts
 (``memory.history.current_author``, set once per update by ``bot.chat.access.gatekeeper``), so
-no door needs to remember to; ``undo``, ``memory_history`` and ``restore_version`` work on it.
-``Operations`` carries the context of the calling task into its worker threads, so the author
-goes along.
+no door needs to remember to; ``bot.core.undoing`` reads it, undoes a change and restores a
+version.
 """
 
 from __future__ import annotations
 
-import asyncio
-import contextvars
 import dataclasses
-import functools
 import hashlib
 import logging
 import re
-from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
-from typing import Any, Concatenate, ParamSpec, TypeVar
+from typing import Any
 from zoneinfo import ZoneInfo
 
 from bot.categories import canonical, in_category, merge_counts
 from bot.core.dating import day_asked, on_day
-from bot.core.policy import Caller
-from bot.errors import NotAllowed, RestoreNotAllowed
-from memory import history
+from bot.core.policy import Permission
+from bot.errors import NotAllowed
+from memory.documents import Documents, update_document
 from memory.errors import MemoryNotFound, MemoryStoreError
-from memory.history import ChangeRecord, History, Undone
-from memory.interface import Documents, MemoryNamespace, SearchStatus, Store, update_document
+from memory.interface import MemoryNamespace, SearchStatus
 from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
 from memory.text import created_terms, date_terms
+from memory.updates import judge, newest_first, whose_first
 
 RECALL_LIMIT = 5  # weaker matches a page
 _DAY_TERM = re.compile(r"@\d\d-\d\d")  # memory.text's term of a day of the year
@@ -78,12 +74,8 @@ KEPT_QUERIES = 20
 QUERY_TOKEN_CHARS = 10
 RELATED_LIMIT = 5
 BOT_FIELDS = ("source", "attachment", "origin")  # the bot's own keys of a memory's record
-WORKERS = 4  # threads for store calls: enough for a few slow ones beside quick ones
 
 log = logging.getLogger(__name__)
-
-P = ParamSpec("P")
-T = TypeVar("T")
 
 
 def find(namespace: MemoryNamespace, value: object) -> Memory:
@@ -91,7 +83,7 @@ def find(namespace: MemoryNamespace, value: object) -> Memory:
     return namespace.get(parse_id(value))
 
 
-def find_changeable(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
+def find_changeable(namespace: MemoryNamespace, caller: Permission, value: object) -> Memory:
     """Like ``find``, for a memory about to change: ``NotAllowed`` if the caller may not."""
     memory = find(namespace, value)
     if not caller.may_change(memory):
@@ -99,7 +91,7 @@ def find_changeable(namespace: MemoryNamespace, caller: Caller, value: object) -
     return memory
 
 
-def remember(
+def add(
     namespace: MemoryNamespace,
     content: str,
     tags: Iterable[str] | str = (),
@@ -109,15 +101,18 @@ def remember(
     attachment: Mapping[str, Any] | None = None,
     origin: Mapping[str, Any] | None = None,
 ) -> Memory:
-    """Store a new memory (a ``source`` already stored returns that memory instead), with the
-    file it was made from (``attachment``) and a forward's ``origin`` when given."""
+    """Store a new memory as it is given (a ``source`` already stored returns that memory
+    instead), with the file it was made from (``attachment``) and a forward's ``origin`` when
+    given. What a person or the model asks to remember goes through ``bot.core.adding.remember``
+    instead, which also looks for near-duplicates; this is for what the bot stores itself (a
+    forwarded message, a file, a reminder's memory)."""
     return namespace.add(
         content, tags, category, source=source, attachment=attachment, origin=origin
     )
 
 
 def from_source(namespace: MemoryNamespace, source: str) -> Memory | None:
-    """The memory stored from the message ``source`` names (``remember``'s), if any."""
+    """The memory stored from the message ``source`` names, if any."""
     return next((m for m in namespace.memories() if m.source == source), None)
 
 
@@ -150,6 +145,7 @@ class Matches:
     token: str | None = None  # names ``query`` for the buttons of other pages (``recall_query``)
     answers: int = 0
     page: int = 0
+    older: frozenset[int] = frozenset()  # superseded by a newer value shown before them
 
     @property
     def more(self) -> bool:
@@ -180,7 +176,9 @@ def recall_page(
     the returned ``token``. A question about a relative day ("what did I save today", "昨天记了
     什么") has the memories stored that day (in ``zone``, UTC by default) or speaking of it as
     its answers (``bot.core.dating``). A reminder's memory is an answer only as the first one,
-    and a ``statement`` has only a clear match for an answer (``answer_of``).
+    and a ``statement`` has only a clear match for an answer (``answer_of``). Of two memories
+    that give one thing different values, the newer is shown first and the older is ``older``
+    (``memory.updates.newest_first``).
     """
     count, number = parse_limit(size), max(page, 0)
     if not query.strip():
@@ -195,11 +193,14 @@ def recall_page(
         that_day = on_day(namespace.memories(), day, zone)
         ids = {m.id for m in that_day}
         rest = [hit.memory for hit in matches(query, hits) if hit.memory.id not in ids]
-        found, answers = [*that_day, *rest], len(that_day)
+        found, answers, older = [*that_day, *rest], len(that_day), frozenset[int]()
     else:
         answer = answer_of(query, hits, statement=statement)
-        found = [hit.memory for hit in (*answer.shown, *answer.weaker)]
-        answers = len(answer.shown)
+        answering, weaker, older = newest_first(
+            [hit.memory for hit in answer.shown], [hit.memory for hit in answer.weaker]
+        )
+        answering = whose_first(query, answering)
+        found, answers = [*answering, *weaker], len(answering)
     first = min(answers, count)  # the first page: the answers (at most a page of them)
     last_page = -(-(len(found) - first) // count) if len(found) > first else 0
     number = min(number, last_page)
@@ -213,10 +214,11 @@ def recall_page(
     token = None
     if len(found) > first:
         token = keep_query(namespace.documents(), query) if use else query_token(query)
-    return Matches(query, tuple(shown), start, len(found), capped, token, answers, number)
+    return Matches(query, tuple(shown), start, len(found), capped, token, answers, number, older)
 
 
 STATEMENT_MARGIN = 4.5  # a statement searched shows only a clear match (``answer_of``)
+UPDATE_LOOKED_AT = 20  # the best hits looked at for the memory a statement updates
 
 
 def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> Answer:
@@ -230,8 +232,14 @@ def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> An
     ``STATEMENT_MARGIN`` above the threshold (log-odds: about ninety times the odds), so that
     "my bike is blue" does not answer with "my passport is in the blue folder" (3.0, twenty
     times, was enough until the calibration weighed how far the best stands out, which makes
-    its log-odds steeper: a clear match now reaches 6, the blue folder 3.5)."""
+    its log-odds steeper: a clear match now reaches 6, the blue folder 3.5); but a memory the
+    statement gives a new value ("the cabin wifi password is now pinecone43", a memory
+    ``memory.updates`` would replace or ask about) is what it touches, and is its answer,
+    first: the 💾 under it then replaces it (``bot.core.adding``)."""
     answer = decide(query, hits, margin=STATEMENT_MARGIN if statement else 0.0)
+    if statement and (updated := _updated(query, hits)) is not None:
+        rest = [hit for hit in (*answer.shown, *answer.weaker) if hit is not updated]
+        return Answer((updated,), tuple(rest))
     if not answer.shown and (dated := _dated(query, hits)):
         ids = {hit.memory.id for hit in dated}
         return Answer(
@@ -246,6 +254,30 @@ def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> An
         return answer
     moved = [hit for hit in answer.shown if hit not in shown]
     return Answer(tuple(shown), (*moved, *answer.weaker))
+
+
+def _updated(statement: str, hits: Sequence[Hit]) -> Hit | None:
+    """The best of ``hits`` that ``statement`` gives a new value (``memory.updates.judge``),
+    a reminder's memory aside (a reminder changes through its own buttons)."""
+    for hit in hits[:UPDATE_LOOKED_AT]:
+        memory = hit.memory
+        if memory.category != REMINDER_CATEGORY and judge(statement, memory.content) is not None:
+            return hit
+    return None
+
+
+def newest(query: str, answer: Answer) -> tuple[Answer, frozenset[int]]:
+    """``answer`` to ``query`` with the newer of two memories that give one thing different
+    values before the older, and what is about someone the query does not ask about after the
+    rest (``memory.updates.newest_first``, ``whose_first``); the ids of the older ones."""
+    by_id = {hit.memory.id: hit for hit in (*answer.shown, *answer.weaker)}
+    shown, weaker, older = newest_first(
+        [hit.memory for hit in answer.shown], [hit.memory for hit in answer.weaker]
+    )
+    shown = whose_first(query, shown)
+    if [m.id for m in shown] == [h.memory.id for h in answer.shown]:
+        return answer, older
+    return Answer(tuple(by_id[m.id] for m in shown), tuple(by_id[m.id] for m in weaker)), older
 
 
 def _dated(query: str, hits: Sequence[Hit]) -> list[Hit]:
@@ -307,10 +339,11 @@ def recall_query(documents: Documents, token: str) -> str | None:
 
 def search(namespace: MemoryNamespace, query: str, limit: object = 10) -> Answer:
     """What answers ``query`` (``answer_of``; the model's ``searchMemory``), the answers
-    counted as used, and the weaker matches after them (at most ``limit`` in all)."""
+    counted as used, and the weaker matches after them (at most ``limit`` in all); of two
+    that give one thing different values, the newer first (``newest``)."""
     count = parse_limit(limit)
     hits = namespace.search(query, max(count, RECALL_LIMIT), ranker=SEARCH_RANKER, touch=False)
-    answer = answer_of(query, hits)
+    answer = newest(query, answer_of(query, hits))[0]
     used = [hit.memory.id for hit in answer.shown]
     touched = {memory.id: memory for memory in namespace.touch(used)} if used else {}
     shown = tuple(
@@ -335,14 +368,14 @@ def used_in_answer(namespace: MemoryNamespace, answer: str, shown: Iterable[Memo
     return [memory.id for memory in namespace.touch(fresh)] if fresh else []
 
 
-def forget(namespace: MemoryNamespace, caller: Caller, value: object) -> Memory:
+def forget(namespace: MemoryNamespace, caller: Permission, value: object) -> Memory:
     """Delete the memory whose id is ``value``, if the caller may; the deleted memory."""
     return namespace.delete(find_changeable(namespace, caller, value).id)
 
 
 def edit(
     namespace: MemoryNamespace,
-    caller: Caller,
+    caller: Permission,
     value: object,
     *,
     content: str | None = None,
@@ -414,106 +447,3 @@ def public_record(memory: Memory) -> dict[str, Any]:
 def export(namespace: MemoryNamespace) -> list[dict[str, Any]]:
     """Every memory as an article-format record (``public_record``), in stored order."""
     return [public_record(memory) for memory in namespace.memories()]
-
-
-# -- history and undo (memory.history) ----------------------------------------------------------
-
-
-def _refuse(records: list[ChangeRecord]) -> NotAllowed:
-    memory = next(m for r in records for m in (r.after, r.before) if m is not None)
-    return NotAllowed(memory)
-
-
-def undo(
-    namespace: MemoryNamespace, caller: Caller, *, chat: int | None, change: str | None = None
-) -> tuple[Undone | None, History]:
-    """Revert ``change``, or without it the caller's newest change in ``chat`` not undone yet
-    (``Caller.may_undo``: in a group a member's own, an administrator's anyone's); None when
-    there is nothing to undo (or ``change`` is unknown, too old, undone already, or being
-    undone by another press meanwhile), with the history it was read from. ``NotAllowed`` if
-    ``change`` is not the caller's to undo."""
-    found = namespace.history()
-    if change is None:
-        change = found.last_change(chat=chat, may_undo=caller.may_undo)
-        if change is None:
-            return None, found
-    records = found.change(change)
-    if not records or change in found.undone():
-        return None, found
-    if not all(caller.may_undo(r.author.by) for r in records):
-        raise _refuse(records)
-    done = history.undo(namespace, found, change)
-    return (done if done.reverted or done.left else None), found
-
-
-def memory_history(
-    namespace: MemoryNamespace, value: object | None
-) -> tuple[History, Memory | None]:
-    """The history of the memory whose id is ``value`` (all of it without one), and the memory
-    as it is now (None: deleted, or no id)."""
-    if value is None:
-        return namespace.history(), None
-    memory_id = parse_id(value)
-    found = namespace.history(memory_id)
-    try:
-        current: Memory | None = namespace.get(memory_id)
-    except MemoryNotFound:
-        if not found.records:
-            raise
-        current = None
-    return found, current
-
-
-def restore_version(namespace: MemoryNamespace, caller: Caller, ref: str) -> Memory | None:
-    """Put back the version of a memory that the record ``ref`` left (for a deletion: the
-    memory as it was), if the caller may change it (and, if it is deleted, may bring it back:
-    ``Caller.may_restore``); None if there is no such record."""
-    found = namespace.history()
-    record = found.find(ref)
-    if record is None:
-        return None
-    version = record.after if record.after is not None else record.before
-    if version is None:
-        return None
-    try:
-        current: Memory | None = namespace.get(record.memory_id)
-    except MemoryNotFound:
-        current = None
-    if current is not None and not caller.may_change(current):
-        raise NotAllowed(version)
-    if current is None:
-        deletions = [r for r in found.of(record.memory_id) if r.op == "delete"]
-        deleted_by = deletions[-1].author.by if deletions else None
-        if not caller.may_restore(version, deleted_by):
-            raise RestoreNotAllowed(version, deleted_by)
-    return namespace.restore(version)
-
-
-class Operations:
-    """Runs operations for the doors, off the event loop, on the bot's store."""
-
-    def __init__(self, store: Store, *, workers: int = WORKERS) -> None:
-        self.store = store
-        self._pool = ThreadPoolExecutor(workers, thread_name_prefix="store")
-
-    async def run(
-        self,
-        namespace: str,
-        operation: Callable[Concatenate[MemoryNamespace, P], T],
-        *args: P.args,
-        **kwargs: P.kwargs,
-    ) -> T:
-        """``operation(<namespace>, *args, **kwargs)`` in a worker thread."""
-        call = functools.partial(operation, self.store.namespace(namespace), *args, **kwargs)
-        # The context goes along: who acts (``memory.history.current_author``) is in it.
-        context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, call)
-
-    async def call(self, work: Callable[[], T]) -> T:
-        """Any other store work (documents, several namespaces) in a worker thread."""
-        context = contextvars.copy_context()
-        return await asyncio.get_running_loop().run_in_executor(self._pool, context.run, work)
-
-    def close(self) -> None:
-        """Wait for the calls in progress and let the threads go."""
-        self._pool.shutdown(wait=True)

@@ -214,7 +214,7 @@ def _well_known() -> dict[str, list[str]]:
 def _zone(name: str) -> ZoneInfo | None:
     try:
         return ZoneInfo(name)
-    except (ZoneInfoNotFoundError, ValueError):
+    except (ZoneInfoNotFoundError, ValueError, OSError):  # OSError: a folder ("Europe")
         return None
 
 

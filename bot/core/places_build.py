@@ -136,8 +136,9 @@ def main() -> None:
     lines += [f"L\t{old}\t{canonical(old)}" for old in sorted(aliases) if canonical(old) != old]
 
     cldr_keys: dict[str, list[str]] = defaultdict(list)  # zone -> its CLDR ids
-    for key in [*get_global("zone_territories"), *aliases]:
-        cldr_keys[canonical(key)].append(key)
+    territories: dict[str, str] = dict(get_global("zone_territories"))
+    for cldr_id in [*territories, *aliases]:
+        cldr_keys[canonical(cldr_id)].append(cldr_id)
     for zone in zones:
         if zone.startswith("Etc/"):
             continue  # offsets are read by code: "Etc/GMT+1" is UTC-01:00

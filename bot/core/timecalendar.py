@@ -4,8 +4,10 @@ The readers of ``bot.core.timephrase`` that find a point on the calendar and the
 order ``timephrase.read`` calls them, after repeats and offsets: years and dates ("2027-03-05",
 "3月5号", "dec 24", "12/24"), weekdays and weeks ("下周五", "next friday", "next week"), day
 words ("后天", "tomorrow", "tonight"), then clock times ("3点半", "at 5pm", "half past 7") and,
-last, a part of the day alone ("下午", "in the evening"). Each takes the ``Scanner`` and the
-``Reading`` being filled (``bot.core.timewords``); what a reader matches is masked for the next.
+last, a part of the day alone ("下午", "in the evening"), and a deadline word right against what
+was read ("before Friday", "3月1日之前", "周五前": ``read_deadline``). Each takes the ``Scanner``
+and the ``Reading`` being filled (``bot.core.timewords``); what a reader matches is masked for
+the next.
 """
 
 from __future__ import annotations
@@ -37,14 +39,28 @@ from bot.core.timewords import (
 YEAR_CN = re.compile(r"(今年|明年|后年)")
 YEAR_EN = re.compile(rf"{B}this\s+year{E}")
 DATE_ISO = re.compile(r"(?<!\d)(\d{4})\s*[-/.]\s*(\d{1,2})\s*[-/.]\s*(\d{1,2})(?!\d)")
+# "3号楼", "2号线", "5号电池", "9号球衣": a number that names a thing, not a day of the month.
+CN_LABELLED = (
+    r"楼|线|房|门|床|位|窗|柜|台|桌|座|厅|馆|院|车|口|电池|球|字|码|机|包|箱|站|坑|道|层|栋|单元"
+    r"|教室|病房|展|仓|库|间|铺|盒|店|厂|闸|出口|入口|通道|场|仓|货架|选手|种子|队员|病人|患者"
+)
+# "B2层 23号", "12排5号", "第3号": after a place's part or an ordinal, a number is a label.
+CN_LABEL_BEFORE = re.compile(r"(?:[层楼栋幢座区排室房号第列组#]|[a-z]\d*)\s*$")
+# "the 14th floor", "the 5th grade": an ordinal that counts something, not a day.
+EN_ORDINAL_NOUNS = (
+    r"floor|fl|grade|street|st|avenue|ave|row|century|place|time|edition|round|lap|percentile"
+    r"|hole|inning|chapter|page|level|storey|story|term|semester|attempt|try|position"
+    r"|amendment|anniversary|birthday|draft|version|gen|generation|season|episode|seat|lane"
+)
 DATE_CN = re.compile(
     rf"(?:({NUM})\s*年\s*)?({NUM}|下个?|这个?|本)\s*月\s*(?:份\s*)?(?:的\s*)?({NUM})\s*[日号]?"
-    rf"|(?<![月\d])(?<![零〇一二两三四五六七八九十])({NUM})\s*[号日](?!子|本|元|记)"
+    rf"|(?<![月\d])(?<![零〇一二两三四五六七八九十])({NUM})\s*[号日](?!子|本|元|记|{CN_LABELLED})"
 )
 DATE_EN = re.compile(
     rf"{B}(?:on\s+)?(?:the\s+)?(\d{{1,2}}){ORD}?\s+(?:of\s+)?({EN_MONTH})\.?(?:,?\s+(\d{{4}}))?{E}"
     rf"|{B}(?:on\s+)?({EN_MONTH})\.?\s+(?:the\s+)?(\d{{1,2}}){ORD}?(?:,?\s+(\d{{4}}))?{E}"
     rf"|{B}(?:on\s+)?the\s+(\d{{1,2}}){ORD}(?:\s+of\s+(?:the|this|next)\s+month)?{E}"
+    rf"(?!\s+(?:{EN_ORDINAL_NOUNS}){E})"
     rf"|{B}(?:on\s+)?(?<![\d/])(\d{{1,2}})/(\d{{1,2}})(?![\d/]){E}"
 )
 
@@ -62,6 +78,10 @@ def read_dates(scanner: Scanner, reading: Reading) -> None:
         set_part(reading, scanner, "month", int(m.group(2)))
         set_part(reading, scanner, "day", int(m.group(3)))
     for m in scanner.find(DATE_CN):
+        if m.group(4) and CN_LABEL_BEFORE.search(scanner.current()[: m.start()]):
+            for i in range(m.start(), m.end()):
+                scanner.masked[i] = False  # "B2层 23号": the place's number, read as text
+            continue
         reading.parts.append("date")
         if m.group(4):
             set_part(reading, scanner, "day", cn_number(m.group(4)))
@@ -312,3 +332,26 @@ def read_clock(scanner: Scanner, reading: Reading) -> None:
     for m in scanner.find(PERIOD_EN):
         reading.parts.append("period")
         set_part(reading, scanner, "period", m.group(1))
+
+
+# --- a deadline ----------------------------------------------------------------------------
+
+# "before" right before what was read ("before friday", "before March 1", "before 8am"), or
+# 之前 / 以前 / 前 right after it ("周五之前", "3月1日以前", "明天下午三点前"); not 前 that
+# starts another word (前台, 前面, 前往, 前后: "三点前后" is "around three").
+BEFORE_EN = re.compile(r"(?<![a-z])before\s*(?=\0)")
+BEFORE_CN = re.compile(r"(?<=\0)\s*(?:之前|以前|前)(?![天年面台门排夕辈往去来进后])")
+
+
+def read_deadline(scanner: Scanner, reading: Reading) -> None:
+    """Mark a day or a time said as a deadline (``Reading.before``): a reminder before it comes
+    ahead of it (``bot.core.due.Due.ahead_of``). Not for an offset ("两小时前" is two hours
+    ago) nor a repeat (its words stay in the text)."""
+    if reading.frequency is not None or not reading.has_time:
+        return
+    if any(x is not None for x in (reading.offset_minutes, reading.offset_days)):
+        return
+    if reading.offset_months is not None:
+        return
+    if scanner.find(BEFORE_EN) or scanner.find(BEFORE_CN):
+        reading.before = True

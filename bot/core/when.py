@@ -9,14 +9,10 @@ The code, never the language model, turns a phrase into a time, in the chat's ow
 - ``resolve(zone, now, local=..., offset_minutes=..., repeat=...)`` is the model's way in (the
   ``scheduleReminder`` tool): a local date-time, a relative offset or a repeat rule, checked and
   turned into a ``Due`` by the same code.
-- ``Due.next_after(instant)`` is the next occurrence of a repeating reminder, at the same local
-  wall time in its zone, whatever daylight saving did in between.
 
-A ``Due`` keeps the instant (aware, UTC) together with the zone and the local wall time it was
-asked for, so that a repeat follows the wall clock: a 09:00 weekly reminder in Europe/Berlin is
-08:00 UTC in winter and 07:00 UTC in summer. A wall time that does not exist (skipped when the
-clocks go forward) is moved forward by the gap; one that happens twice is its first occurrence.
-Offsets ("in 2 hours") are counted in UTC: real time, not wall-clock time.
+A ``Due`` (``bot.core.due``) keeps the instant together with the zone and the local wall time
+it was asked for, so that a repeat follows the wall clock. Offsets ("in 2 hours") are counted
+in UTC: real time, not wall-clock time.
 
 Reading phrases: our own rules (``bot.core.timephrase``), not a library. Measured on the phrase
 set of ``bench/reminder_phrases.py`` (235 phrases; ``python -m bench.reminder_bench``): ours
@@ -49,201 +45,23 @@ from __future__ import annotations
 
 import calendar
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import UTC, date, datetime, time, timedelta
-from typing import Literal, cast, get_args
-from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
+from typing import cast
+from zoneinfo import ZoneInfo
 
 from bot.core import timephrase
-
-Frequency = Literal["daily", "weekdays", "weekly", "monthly", "yearly"]
-FREQUENCIES: tuple[str, ...] = get_args(Frequency)
-
-
-@dataclass(frozen=True)
-class Repeat:
-    """A repeat rule: every ``interval`` days, weeks (on ``weekdays``), months or years.
-
-    ``weekdays`` are 0 (Monday) to 6 (Sunday), for ``weekly``; ``"weekdays"`` is Monday to
-    Friday. ``day`` is the day of the month for ``monthly`` (a month without it: its last day)
-    and ``yearly`` (29 February: the 28th in other years). A weekly rule without weekdays, or a
-    monthly or yearly one without a day, takes them from the reminder's first occurrence.
-    """
-
-    frequency: Frequency
-    interval: int = 1
-    weekdays: tuple[int, ...] = ()
-    day: int | None = None
-
-    def problem(self) -> str | None:
-        """What is wrong with this rule, in words for the model or a user; ``None`` if fine."""
-        if self.frequency not in FREQUENCIES:
-            return f"frequency must be one of {', '.join(FREQUENCIES)}"
-        if not isinstance(self.interval, int) or not 1 <= self.interval <= 1000:
-            return "interval must be a whole number from 1 to 1000"
-        if any(not isinstance(d, int) or not 0 <= d <= 6 for d in self.weekdays):
-            return "weekdays are 0 (Monday) to 6 (Sunday)"
-        if self.weekdays and self.frequency != "weekly":
-            return "weekdays go with frequency weekly only"
-        if self.day is not None and (not isinstance(self.day, int) or not 1 <= self.day <= 31):
-            return "day must be a day of the month, 1 to 31"
-        return None
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "frequency": self.frequency,
-            "interval": self.interval,
-            "weekdays": list(self.weekdays),
-            "day": self.day,
-        }
-
-    @classmethod
-    def from_json(cls, value: object) -> Repeat:
-        """A ``Repeat`` as ``to_json`` wrote it (``ValueError`` if malformed)."""
-        if not isinstance(value, dict):
-            raise ValueError("a repeat rule must be an object")
-        frequency = value.get("frequency")
-        interval = value.get("interval", 1)
-        weekdays = value.get("weekdays", [])
-        day = value.get("day")
-        if not isinstance(weekdays, list) or isinstance(interval, bool):
-            raise ValueError("a repeat rule's weekdays must be a list")
-        if any(isinstance(d, bool) for d in weekdays) or isinstance(day, bool):
-            raise ValueError("a repeat rule's weekdays and day are numbers")
-        rule = cls(cast(Frequency, frequency), cast(int, interval), tuple(weekdays), day)
-        problem = rule.problem()
-        if problem:
-            raise ValueError(f"malformed repeat rule: {problem}")
-        return rule
-
-    def describe(self) -> str:
-        """The rule in words: "every day", "every 2 weeks on Mon, Thu", "monthly on day 31"."""
-        names = ("Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun")
-        unit = {"daily": "day", "weekly": "week", "monthly": "month", "yearly": "year"}
-        if self.frequency == "weekdays":
-            return "every weekday (Mon-Fri)"
-        every = (
-            f"every {self.interval} {unit[self.frequency]}s"
-            if self.interval > 1
-            else (f"every {unit[self.frequency]}")
-        )
-        if self.weekdays:
-            every += " on " + ", ".join(names[d] for d in self.weekdays)
-        elif self.day is not None and self.frequency == "monthly":
-            every += f" on day {self.day}"
-        return every
-
-
-@dataclass(frozen=True)
-class Due:
-    """When a reminder is due: its first (next) instant, its zone and local wall time, its rule.
-
-    ``at`` is aware (UTC). ``date_only`` says the phrase named a day but no time, so the
-    default hour was used; ``moved`` says the phrase's time had passed and the next occurrence
-    was taken instead (the reply says so). A repeating ``Due``'s ``at`` is also the anchor of
-    its series: "every 2 weeks" counts from the week of ``at``.
-    """
-
-    at: datetime
-    zone: ZoneInfo
-    wall: time
-    repeat: Repeat | None = None
-    date_only: bool = False
-    moved: bool = False
-
-    def local(self) -> datetime:
-        """``at`` in the reminder's zone."""
-        return self.at.astimezone(self.zone)
-
-    def next_after(self, instant: datetime) -> datetime | None:
-        """The first occurrence strictly after ``instant`` (UTC); ``None`` if it does not repeat."""
-        if self.repeat is None:
-            return None
-        anchor = self.local().date()
-        start = max(anchor, instant.astimezone(self.zone).date() - timedelta(days=1))
-        try:
-            for day in _occurrences(self.repeat, anchor, start):
-                at = wall_time(day, self.wall, self.zone)
-                if at > instant and at >= self.at:
-                    return at
-        except (OverflowError, ValueError):
-            return None  # the calendar ends (year 9999): so does the series
-        return None  # pragma: no cover - _occurrences is endless
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "at": self.at.astimezone(UTC).isoformat(),
-            "zone": self.zone.key,
-            "wall": self.wall.isoformat(),
-            "repeat": None if self.repeat is None else self.repeat.to_json(),
-            "date_only": self.date_only,
-            "moved": self.moved,
-        }
-
-    @classmethod
-    def from_json(cls, value: object) -> Due:
-        """A ``Due`` as ``to_json`` wrote it (``ValueError`` if malformed)."""
-        if not isinstance(value, dict):
-            raise ValueError("a due time must be an object")
-        at, zone, wall = value.get("at"), value.get("zone"), value.get("wall")
-        if not isinstance(at, str) or not isinstance(zone, str) or not isinstance(wall, str):
-            raise ValueError("a due time needs at, zone and wall as strings")
-        try:
-            instant = datetime.fromisoformat(at)
-            wall_clock = time.fromisoformat(wall)
-            tz = ZoneInfo(zone)
-        except (ValueError, ZoneInfoNotFoundError) as e:
-            raise ValueError(f"malformed due time: {e}") from e
-        if instant.tzinfo is None or wall_clock.tzinfo is not None:
-            raise ValueError("a due time's instant must carry its offset, its wall time none")
-        raw_repeat = value.get("repeat")
-        repeat = None if raw_repeat is None else Repeat.from_json(raw_repeat)
-        date_only, moved = value.get("date_only", False), value.get("moved", False)
-        if not isinstance(date_only, bool) or not isinstance(moved, bool):
-            raise ValueError("a due time's date_only and moved are true or false")
-        return cls(instant.astimezone(UTC), tz, wall_clock, repeat, date_only, moved)
+from bot.core.due import Due, Frequency, Repeat, occurrences, wall_time
 
 
 @dataclass(frozen=True)
 class Parsed:
-    """A reminder phrase understood: when, and what to remind of (may be empty: a reply's)."""
+    """A reminder phrase understood: when, and what to remind of (may be empty: a reply's);
+    for a deadline ("before Friday"), ``due`` is ahead of it and ``deadline`` the time named."""
 
     due: Due
     text: str
-
-
-def _occurrences(rule: Repeat, anchor: date, start: date) -> Iterator[date]:
-    """The dates of ``rule``'s series anchored on ``anchor``, from ``start`` on (endless)."""
-    n = rule.interval
-    if rule.frequency == "daily":
-        skip = max(0, (start - anchor).days)
-        day = anchor + timedelta(days=-(-skip // n) * n)
-        while True:
-            yield day
-            day += timedelta(days=n)
-    if rule.frequency in ("weekdays", "weekly"):
-        weekdays = (
-            (0, 1, 2, 3, 4)
-            if rule.frequency == "weekdays"
-            else rule.weekdays or (anchor.weekday(),)
-        )
-        step = 1 if rule.frequency == "weekdays" else n
-        monday = anchor - timedelta(days=anchor.weekday())
-        day = start
-        while True:
-            weeks = (day - timedelta(days=day.weekday()) - monday).days // 7
-            if day.weekday() in weekdays and weeks % step == 0:
-                yield day
-            day += timedelta(days=1)
-    months = 12 * n if rule.frequency == "yearly" else n
-    wanted = rule.day or anchor.day
-    index = max(0, ((start.year - anchor.year) * 12 + start.month - anchor.month) // months - 1)
-    while True:
-        total = anchor.month - 1 + index * months
-        year, month = anchor.year + total // 12, total % 12 + 1
-        yield date(year, month, min(wanted, calendar.monthrange(year, month)[1]))
-        index += 1
+    deadline: Due | None = None
 
 
 def _monday(day: date) -> date:
@@ -293,6 +111,11 @@ def parse_reminder(
     A leading request ("remind me", "提醒我", "别忘了提醒我") and joining words ("to", "that")
     are not part of the reminder's text.
 
+    A deadline ("before Friday", "周五之前", "before 8am") is reminded of ahead of it: the day
+    before at ``default_hour`` (or the hour a day names), an hour before a clock time
+    (``Due.ahead_of``), ``Parsed.deadline`` keeping the time named; everything that reads times
+    (``/remind``, the reminder offers of ``bot.core.plans``) reads it so.
+
     A time of day that has passed (today, or a weekday or a date without a year that is
     today) is moved to its next occurrence with ``moved=True``. A time the phrase pins in the
     past ("yesterday 9am", "2020-01-01", "last Monday") is returned as it is, with ``at`` not
@@ -307,7 +130,11 @@ def parse_reminder(
         due = _due(reading, now, zone, default_hour)
     except (OverflowError, ValueError):
         return None  # a date beyond the calendar (year 9999 and on): no reminder can be due
-    return None if due is None else Parsed(due, reading.text)
+    if due is None:
+        return None
+    if reading.before and due.repeat is None:
+        return Parsed(due.ahead_of(), reading.text, deadline=due)
+    return Parsed(due, reading.text)
 
 
 MAX_DAYS = 5 * 366  # "in 99999 years" is not a reminder: at most five years ahead
@@ -538,7 +365,7 @@ def _first_of_series(
         return None
     # The first occurrence on or after `start` that is still ahead anchors the series.
     probe = Repeat(frequency, 1, weekdays, day)
-    for candidate in _occurrences(probe, start, start):
+    for candidate in occurrences(probe, start, start):
         at = wall_time(candidate, wall, zone)
         if at > now:
             return Due(at, zone, wall, rule, date_only, False)
@@ -614,7 +441,7 @@ def resolve(
         if start < today:
             raise ValueError(f"the first day {start} has passed (today is {today} in {zone.key})")
         probe = Repeat(repeat.frequency, 1, repeat.weekdays, repeat.day)
-        for candidate in _occurrences(probe, start, start):
+        for candidate in occurrences(probe, start, start):
             at = wall_time(candidate, wall, zone)
             if at > now:
                 return Due(at, zone, wall, repeat, date_only)
@@ -630,27 +457,4 @@ def resolve(
     return Due(at, zone, wall, None, date_only)
 
 
-def wall_time(day: date, wall: time, zone: ZoneInfo) -> datetime:
-    """The instant (UTC) of local ``wall`` on ``day``'s date in ``zone``.
-
-    A wall time skipped by daylight saving is moved forward by the gap; one that happens twice
-    is its first occurrence. (``day`` may be a ``datetime``: its own date is taken.)
-    """
-    if isinstance(day, datetime):
-        day = day.date()
-    # fold=0 reads a skipped time with the offset from before the gap (02:30 CET = 03:30 CEST)
-    # and a repeated time as its first occurrence (PEP 495).
-    naive = datetime.combine(day, wall.replace(tzinfo=None, fold=0))
-    return naive.replace(tzinfo=zone).astimezone(UTC)
-
-
-__all__ = [
-    "Due",
-    "Frequency",
-    "Parsed",
-    "Repeat",
-    "asks_for_reminder",
-    "parse_reminder",
-    "resolve",
-    "wall_time",
-]
+__all__ = ["Parsed", "asks_for_reminder", "parse_reminder", "resolve"]

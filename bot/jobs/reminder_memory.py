@@ -25,7 +25,7 @@ from dataclasses import replace
 from typing import Any
 
 from bot.core.reminder_record import CANCELLED, DONE, ENDED, SENT, Reminder, key_of
-from bot.jobs import reminder_view
+from bot.view import reminder_view
 from memory import Store, update_document
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.model import Memory

@@ -65,6 +65,11 @@ def chat_gone(error: TelegramError) -> bool:
     )
 
 
+def is_about_topic(error: TelegramError) -> bool:
+    """Whether Telegram refused a message's forum topic: closed, deleted, or never there."""
+    return isinstance(error, BadRequest) and _says(error, ABOUT_TOPIC)
+
+
 @dataclass(frozen=True)
 class Outgoing:
     """A reminder message: where it goes (``thread_id``: a forum topic), what it answers."""
@@ -85,7 +90,7 @@ async def send(bot: Bot, message: Outgoing) -> Message:
     except BadRequest as e:
         if chat_gone(e):
             raise
-        if message.thread_id is not None and _says(e, ABOUT_TOPIC):
+        if message.thread_id is not None and is_about_topic(e):
             log.warning(
                 "chat %s: topic %s refused a reminder (%s); sent to the chat instead",
                 message.chat_id,

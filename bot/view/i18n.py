@@ -4,7 +4,10 @@ A user whose Telegram ``language_code`` starts with ``zh`` gets Chinese, everyon
 Templates are Telegram HTML: placeholders (``{content}``) must be given text that is already
 escaped (``bot.view.render.escape``), and literal ``<``, ``>`` and ``&`` are written as entities.
 Keys ending in ``_plain`` are plain text (button labels, pop-up alerts, command descriptions),
-never parsed as HTML, so they are not escaped.
+never parsed as HTML, so they are not escaped. The table is this module's strings and those of
+one subject each beside it (``help_strings``, ``reminder_strings``, ``zone_strings``,
+``problem_strings``, ``change_strings``, ``digest_strings``, ``export_strings``, ``offer_strings``,
+``media_text``).
 """
 
 from __future__ import annotations
@@ -14,7 +17,17 @@ import re
 
 from telegram import User
 
-from bot.view import problem_strings, reminder_strings, zone_strings
+from bot.view import (
+    change_strings,
+    digest_strings,
+    export_strings,
+    help_strings,
+    offer_strings,
+    problem_strings,
+    reminder_strings,
+    update_strings,
+    zone_strings,
+)
 from bot.view.media_text import MEDIA_STRINGS
 from memory.errors import MemoryInvalid
 from memory.model import MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
@@ -34,109 +47,20 @@ COMMANDS = (
     ("related", "cmd_related_plain"),
     ("stats", "cmd_stats_plain"),
     ("export", "cmd_export_plain"),
+    ("calendar", "cmd_calendar_plain"),
     ("digest", "cmd_digest_plain"),
     ("remind", "cmd_remind_plain"),
     ("reminders", "cmd_reminders_plain"),
     ("timezone", "cmd_timezone_plain"),
     ("undo", "cmd_undo_plain"),
     ("history", "cmd_history_plain"),
+    ("tidy", "cmd_tidy_plain"),
     ("help", "cmd_help_plain"),
     ("start", "cmd_start_plain"),
 )
 
-_HELP_EN = """<b>Commands</b>
-/remember <i>text</i> — remember something; the whole text is kept as you wrote it. \
-<code>#hashtags</code> (or <code>＃</code>, emoji too) become tags. A category is set only at \
-the start, by a known category word and a colon (work, personal, project, schedule, contact, \
-home, family, health, finance, shopping, travel, study, idea, todo: \
-<code>/remember work: standup at 10 #meeting</code>) or by a hashtag and a colon \
-(<code>/remember #recipes: pancakes need 2 eggs</code>); <code>Password: hunter2</code> stays \
-one note. Without hashtags I pick tags from the keywords. Dates such as “next Tuesday 3pm” are \
-worked out and shown with the memory. Something already stored is not stored twice; if a \
-memory is much like one you have, I ask: keep both, replace the old one, or cancel. Send \
-/remember as a reply to store that message.
-/recall <i>question</i> — the best matching memories (no question: the most recent). \
-<code>/recall today</code> or <code>/recall Dec 8</code> finds what you saved or planned that day.
-/forget <i>id</i> [<i>id</i> …] — delete memories (I ask first, for each).
-/list [<i>category</i> | #<i>tag</i>] — all memories (or one category's, or one tag's), newest \
-first, page by page.
-/edit <i>id</i> <i>new text</i> — change a memory (hashtags and <code>category:</code> too).
-/related <i>id</i> — memories sharing its tags or category.
-/stats — totals, categories, top tags, most used.
-/export — your memories as a <code>memory.json</code> file.
-/digest [on|off|now] — a scheduled report: the most used memories, the new ones, those \
-gone unused. /digest alone shows the setting and the next report.
-/remind <i>when</i> <i>what</i> — a reminder, in English or Chinese: \
-<code>/remind tomorrow 9am call mom</code>, <code>/remind in 2 hours laundry</code>, \
-<code>/remind every monday 9:00 weekly report</code>, <code>/remind 下周二下午三点 看牙医</code>. \
-As a reply, it reminds you of that message. "remind me …" in a message works too.
-/reminders — the upcoming reminders, with a cancel button each.
-/timezone [<i>place</i>] — this chat's time zone: a city, a country, an offset or a location \
-(<code>/timezone Berlin</code>, <code>/timezone UTC+8</code>).
-/undo — take back the last change made in this chat (again: the one before). A model's whole \
-answer is one change; a memory changed since is left as it is.
-/history [<i>id</i>] — the recent changes (deletions too), or every version of one memory, \
-who made it and when, with a button to restore one.
-
-Say it in words too: “remember that my locker is 23”, “note: …”, “don't forget …”. Any \
-other message is searched; without a language model, a statement gets a 💾 Remember this \
-button that stores it.
-In groups, address me with a command, an @mention or a reply to one of my messages. A group's \
-memories are shared: every member can find them, and a memory can be deleted or changed by \
-the member who stored it or by a group administrator."""
-
-_HELP_ZH = """<b>命令</b>
-/remember <i>内容</i> — 记住一件事，内容按你写的原样保存。<code>#话题标签</code>（或 \
-<code>＃</code>，表情也可以）会成为标签。分类只能写在开头：已知的分类词加冒号（工作、个人、项目、\
-日程、联系人、家庭、健康、财务、购物、旅行、学习、想法、待办：\
-<code>/remember 工作：明天十点开会 #会议</code>），或话题标签加冒号\
-（<code>/remember #菜谱：松饼要两个鸡蛋</code>）；<code>公司WiFi密码：abc</code> 仍是一整条记忆。\
-没写标签时，我会从关键词里挑选。“下周二下午三点”这样的日期会被换算成具体日期，和记忆一起显示。\
-已经记住的内容不会重复保存；和已有记忆很像时，我会问你：都保留、替换旧的，还是取消。\
-回复某条消息并发送 /remember，可以记住那条消息。
-/recall <i>问题</i> — 找出最相关的记忆（不写问题：最近的记忆）。
-/forget <i>编号</i> [<i>编号</i> …] — 删除记忆（每条都会先确认）。
-/list [<i>分类</i> | #<i>标签</i>] — 分页列出全部记忆（或某个分类、某个标签的），最新的在前。
-/edit <i>编号</i> <i>新内容</i> — 修改一条记忆（也可以改标签和 <code>分类：</code>）。
-/related <i>编号</i> — 与它标签或分类相同的记忆。
-/stats — 总数、分类、常用标签、最常用的记忆。
-/export — 把你的记忆导出为 <code>memory.json</code> 文件。
-/digest [on|off|now] — 定期摘要：最常用的记忆、新增的记忆、久未使用的记忆。\
-只发送 /digest 可以查看设置和下一次发送时间。
-/remind <i>时间</i> <i>事情</i> — 设置提醒，中文英文都行：\
-<code>/remind 明天早上9点 给妈妈打电话</code>、\
-<code>/remind 每周一早上9点 周会</code>、<code>/remind 12月24日 买礼物</code>。\
-回复一条消息发送，到时提醒你那条消息。消息里写“提醒我……”也可以。
-/reminders — 即将到来的提醒，每个都有取消按钮。
-/timezone [<i>地点</i>] — 这个聊天的时区：城市、国家、时差或位置\
-（<code>/timezone 上海</code>、<code>/timezone UTC+8</code>）。
-/undo — 撤销本聊天里最近的一次改动（再发一次：撤销更早的一次）。模型的一次回答算一次改动；\
-之后又被改过的记忆保持原样。
-/history [<i>编号</i>] — 最近的改动（包括删除），或一条记忆的每个版本、谁在何时改的，\
-可以用按钮恢复某个版本。
-
-也可以直接说：“记住我的柜子是23号”“帮我记一下……”“备忘：……”。其他消息我会在记忆里搜索；\
-没有配置语言模型时，陈述句下面有 💾 记住这条 按钮，点一下就保存。
-在群组里，请用命令、@我 或回复我的消息来跟我说话。群组的记忆是共享的：每个成员都能查到；\
-只有存入它的成员或群组管理员可以删除或修改它。"""
-
 STRINGS: dict[str, dict[str, str]] = {
     "en": {
-        "start": "👋 Hi {name}! Tell me what is worth keeping; ask for it later in your own "
-        "words, and I find it.\n\n"
-        "<code>remember my locker is 117</code>\n"
-        "<code>which locker is mine?</code>\n\n"
-        "💡 shows more to try; /help lists every command.",
-        "start_examples": "💡 <b>Things to send</b> (tap one to copy it):\n"
-        "<code>remember my passport is in the desk drawer</code>\n"
-        "<code>where is my passport?</code>\n"
-        "<code>/remember work: standup at 10 #meeting</code>\n"
-        "<code>remind me tomorrow at 9 to call mom</code>\n"
-        "<code>/remind every monday 9:00 weekly report</code>\n"
-        "<code>/list</code> · <code>/stats</code> · <code>/reminders</code> · <code>/undo</code>",
-        "button_examples_plain": "💡 Examples",
-        "button_help_plain": "📖 Help",
-        "help": _HELP_EN,
         "usage_remember": "What should I remember? Send <code>/remember standup is at 10:00</code>"
         " or reply to a message with /remember.",
         "usage_forget": "Which memory? Send <code>/forget 1712345678901</code>; /recall and /list "
@@ -200,56 +124,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "llm_not_kept": "⚠️ I could not save the old versions of what the model changed, so I "
         "undid its changes: nothing was changed. Please try again later; the bot's owner can "
         "find the details in the log.",
-        "changes_pending": "⚠️ <b>Waiting for your confirmation</b>: the model wants to make "
-        "these changes.\n{items}",
-        "change_update": "✏️ <code>{id}</code> {old}\n    → {new}",
-        "change_delete": "🗑 <code>{id}</code> {old}",
-        "changes_more": "… and {count} more",
-        "changes_applied": "✅ Applied: {count}.",
-        "changes_skipped": "Left alone, changed or deleted since: {count}.",
-        "changes_remaining": "Still waiting for their author or a group administrator:\n{items}",
-        "changes_discarded": "👍 Discarded: nothing was changed.",
-        "undo_title": "↩ Undone:",
-        "undo_nothing_changed": "↩ Nothing was put back:",
-        "undo_removed": "🆔 <code>{id}</code> removed again (it was added): {content}",
-        "undo_reinstated": "🆔 <code>{id}</code> restored: {content}",
-        "undo_back": "🆔 <code>{id}</code> back to: {content}",
-        "undo_left": "🆔 <code>{id}</code> left as it is: changed since, {who}, {at}. "
-        "/history {id} shows its versions.",
-        "undo_left_unknown": "🆔 <code>{id}</code> left as it is: changed since. "
-        "/history {id} shows its versions.",
-        "undo_nothing": "Nothing to undo in this chat.",
-        "undo_nothing_group": "Nothing of yours to undo in this chat (an administrator can undo "
-        "anyone's changes).",
-        "undo_gone_plain": "Nothing to do: this change was undone already, or is too old.",
-        "door_model": "the assistant",
-        "door_button": "a button",
-        "door_text": "a message",
-        "door_cli": "the command line",
-        "door_library": "a program",
-        "history_version": "v{n}",
-        "history_someone": "user {id}",
-        "history_who": "{who} via {door}",
-        "history_recent_title": "🕘 <b>The last {count} changes</b> (newest first)",
-        "history_hint": "/history <i>id</i> shows every version of one memory.",
-        "history_empty": "No changes recorded yet.",
-        "history_none": "No history for <code>{id}</code>: no such memory, or its changes are "
-        "too old.",
-        "history_memory_title": "🕘 <b>History of</b> 🆔 <code>{id}</code> (oldest first)",
-        "history_deleted": "deleted",
-        "history_is_deleted": "🗑 It is deleted now; the button below brings it back with its id.",
-        "history_unreadable": "⚠️ {count} records of the history could not be read; the file as "
-        "it was is kept as <code>{file}</code>. No memory was changed.",
-        "op_add": "added",
-        "op_import": "imported",
-        "op_update": "edited",
-        "op_restore": "restored",
-        "button_version_plain": "↩ Back to v{n}",
-        "button_reinstate_version_plain": "♻ Restore v{n}",
-        "button_reinstate_plain": "♻ Restore {id}",
-        "restored": "♻ Restored:\n{memory}",
-        "cmd_undo_plain": "Undo the last change in this chat",
-        "cmd_history_plain": "Recent changes, or /history id: its versions",
         "llm_empty": "<i>(The model gave no answer.)</i>",
         "llm_timeout": "⏱ The language model did not answer within {timeout} s. Nothing was "
         "changed; please send your message again.",
@@ -315,6 +189,11 @@ STRINGS: dict[str, dict[str, str]] = {
             "the bot; it is set aside in data/.bot/poison.jsonl and will not be handled again. "
             "Its text begins: <code>{text}</code>"
         ),
+        "admin_overdue": (
+            "⚠️ Update {update_id} (chat {chat}) was still being handled after {seconds} s, the "
+            "handler deadline: it was stopped and set aside, and will not be handled again; the "
+            "chat goes on. Its text begins: <code>{text}</code>"
+        ),
         "refused_plain": "Sorry, this bot is private. Your Telegram user id is {user_id}.",
         "stale_plain": "That memory is not here (anymore).",
         "error_plain": "Sorry, something went wrong. Please try again.",
@@ -340,53 +219,11 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_list_plain": "All memories, page by page",
         "cmd_edit_plain": "Change a memory: /edit id new text",
         "cmd_related_plain": "Memories related to one: /related id",
-        "cmd_export_plain": "Download memory.json",
+        "cmd_export_plain": "Export memories (JSON, Markdown) or reminders (ics)",
         "cmd_digest_plain": "Scheduled report: /digest on, off or now",
-        "digest_title": "📬 <b>Your memory digest</b> · {total} memories",
-        "digest_title_group": "📬 <b>Memory digest of {group}</b> · {total} memories",
-        "digest_title_this_group": "📬 <b>This group's memory digest</b> · {total} memories",
-        "digest_top": "<b>Most used</b>",
-        "digest_top_none": "<i>None of these memories has been recalled yet.</i>",
-        "digest_added": "🆕 <b>Added since {since}:</b> {count}",
-        "digest_added_none": "🆕 Nothing added since {since}.",
-        "digest_added_more": "… and {count} more (/list)",
-        "digest_stale": "💤 <b>{count}</b> memories not recalled for {days} days. Review them "
-        "with /list and remove what is out of date with /forget.",
-        "digest_footer": "<i>/digest off stops these reports.</i>",
-        "digest_status_on": "📬 The digest is <b>on</b> here. Next report: {next}.\n"
-        "/digest off stops it; /digest now sends one now.",
-        "digest_status_off": "📭 The digest is <b>off</b> here. /digest on sends a report of "
-        "the most used, the new and the unused memories on a schedule (next: {next}); "
-        "/digest now sends one now.",
-        "digest_switched_on": "✅ Digest on. Next report: {next}. /digest off stops it.",
-        "digest_switched_off": "🔕 Digest off. /digest on turns it back on.",
-        "digest_disabled": "The bot's owner has turned the scheduled digest off. /digest now "
-        "still sends the report.",
-        "digest_admins_only": "Only the group's administrators can turn the digest on or off. "
-        "/digest alone shows the setting; /digest now sends the report.",
-        "digest_no_chat": "The scheduled digest goes to a private chat or to a group, and "
-        "memories kept for a channel have neither. /digest now sends the report here.",
-        "digest_usage": "Send <code>/digest on</code>, <code>/digest off</code> or "
-        "<code>/digest now</code>; /digest alone shows the setting.",
-        "digest_when": "{weekday} {date} {time} ({zone})",
-        "digest_never": "none scheduled",
         "weekdays_plain": "Mon Tue Wed Thu Fri Sat Sun",
     },
     "zh": {
-        "start": "👋 你好，{name}！把值得记住的事告诉我，以后用你自己的话问，我帮你找出来。\n\n"
-        "<code>记住我的柜子是117号</code>\n"
-        "<code>我的柜子是几号？</code>\n\n"
-        "💡 里有更多例子；/help 列出所有命令。",
-        "start_examples": "💡 <b>可以这样发</b>（点一下就能复制）：\n"
-        "<code>记住护照在书桌抽屉里</code>\n"
-        "<code>我的护照在哪？</code>\n"
-        "<code>/remember 工作：每天十点站会 #会议</code>\n"
-        "<code>提醒我明天早上9点给妈妈打电话</code>\n"
-        "<code>/remind 每周一早上9点 写周报</code>\n"
-        "<code>/list</code> · <code>/stats</code> · <code>/reminders</code> · <code>/undo</code>",
-        "button_examples_plain": "💡 例子",
-        "button_help_plain": "📖 帮助",
-        "help": _HELP_ZH,
         "usage_remember": "要记住什么？发送 <code>/remember 每天十点站会</code>，"
         "或回复一条消息并发送 /remember。",
         "usage_forget": "删除哪一条？发送 <code>/forget 1712345678901</code>；/recall 和 /list "
@@ -446,53 +283,6 @@ STRINGS: dict[str, dict[str, str]] = {
         "如果后面的内容重要，请另发一条。</i>",
         "llm_not_kept": "⚠️ 我无法保存模型所改记忆的旧版本，所以撤销了它的改动：什么都没有改动。"
         "请稍后再试；机器人的主人可以在日志里看到详情。",
-        "changes_pending": "⚠️ <b>等待你的确认</b>：模型想做以下改动。\n{items}",
-        "change_update": "✏️ <code>{id}</code> {old}\n    → {new}",
-        "change_delete": "🗑 <code>{id}</code> {old}",
-        "changes_more": "……还有 {count} 条",
-        "changes_applied": "✅ 已应用：{count} 条。",
-        "changes_skipped": "之后已被修改或删除，未动：{count} 条。",
-        "changes_remaining": "仍在等待记忆的作者或群组管理员确认：\n{items}",
-        "changes_discarded": "👍 已放弃：什么都没有改动。",
-        "undo_title": "↩ 已撤销：",
-        "undo_nothing_changed": "↩ 没有恢复任何记忆：",
-        "undo_removed": "🆔 <code>{id}</code> 已重新移除（它是新加的）：{content}",
-        "undo_reinstated": "🆔 <code>{id}</code> 已恢复：{content}",
-        "undo_back": "🆔 <code>{id}</code> 已改回：{content}",
-        "undo_left": "🆔 <code>{id}</code> 保持原样：之后又被修改过（{who}，{at}）。"
-        "/history {id} 可以查看它的各个版本。",
-        "undo_left_unknown": "🆔 <code>{id}</code> 保持原样：之后又被修改过。"
-        "/history {id} 可以查看它的各个版本。",
-        "undo_nothing": "本聊天里没有可以撤销的改动。",
-        "undo_nothing_group": "本聊天里没有你可以撤销的改动（管理员可以撤销任何人的改动）。",
-        "undo_gone_plain": "无需操作：这次改动已经撤销过，或者已经太旧。",
-        "door_model": "助手",
-        "door_button": "按钮",
-        "door_text": "消息",
-        "door_cli": "命令行",
-        "door_library": "程序",
-        "history_version": "第 {n} 版",
-        "history_someone": "用户 {id}",
-        "history_who": "{who} 通过 {door}",
-        "history_recent_title": "🕘 <b>最近 {count} 次改动</b>（最新的在前）",
-        "history_hint": "/history <i>编号</i> 可以查看一条记忆的每个版本。",
-        "history_empty": "还没有记录到任何改动。",
-        "history_none": "<code>{id}</code> 没有历史：没有这条记忆，或者它的改动已经太旧。",
-        "history_memory_title": "🕘 🆔 <code>{id}</code> <b>的历史</b>（最早的在前）",
-        "history_deleted": "已删除",
-        "history_is_deleted": "🗑 它现在已被删除；下面的按钮可以按原编号恢复它。",
-        "history_unreadable": "⚠️ 有 {count} 条历史记录无法读取；原文件保存在 <code>{file}</code>。"
-        "没有任何记忆被改动。",
-        "op_add": "添加",
-        "op_import": "导入",
-        "op_update": "修改",
-        "op_restore": "恢复",
-        "button_version_plain": "↩ 改回第 {n} 版",
-        "button_reinstate_version_plain": "♻ 恢复第 {n} 版",
-        "button_reinstate_plain": "♻ 恢复 {id}",
-        "restored": "♻ 已恢复：\n{memory}",
-        "cmd_undo_plain": "撤销本聊天里最近的一次改动",
-        "cmd_history_plain": "最近的改动，或 /history 编号：它的各个版本",
         "llm_empty": "<i>（模型没有给出回答。）</i>",
         "llm_timeout": "⏱ 语言模型在 {timeout} 秒内没有回应。什么都没有改动，请重新发送你的消息。",
         "llm_connection": "🔌 无法连接语言模型。什么都没有改动，请过一分钟再试。在此期间 /recal"
@@ -546,6 +336,10 @@ STRINGS: dict[str, dict[str, str]] = {
             "⚠️ 机器人在处理更新 {update_id}（聊天 {chat}）时已崩溃 {tries} 次；它已移到 "
             "<code>data/.bot/poison.jsonl</code>，不会再处理。它的开头是：<code>{text}</code>"
         ),
+        "admin_overdue": (
+            "⚠️ 更新 {update_id}（聊天 {chat}）处理了 {seconds} 秒仍未完成，超过了处理时限：已停止"
+            "并移到一边，不会再处理；该聊天的后续消息照常处理。它的开头是：<code>{text}</code>"
+        ),
         "refused_plain": "抱歉，这是私人机器人。你的 Telegram 用户编号是 {user_id}。",
         "stale_plain": "这条记忆已经不在这里了。",
         "error_plain": "抱歉，出了点问题，请再试一次。",
@@ -569,34 +363,8 @@ STRINGS: dict[str, dict[str, str]] = {
         "cmd_list_plain": "分页列出全部记忆",
         "cmd_edit_plain": "修改记忆：/edit 编号 新内容",
         "cmd_related_plain": "相关记忆：/related 编号",
-        "cmd_export_plain": "下载 memory.json",
+        "cmd_export_plain": "导出记忆（JSON、Markdown）或提醒（日历文件）",
         "cmd_digest_plain": "定期摘要：/digest on、/digest off 或 /digest now",
-        "digest_title": "📬 <b>你的记忆摘要</b> · 共 {total} 条",
-        "digest_title_group": "📬 <b>“{group}”的记忆摘要</b> · 共 {total} 条",
-        "digest_title_this_group": "📬 <b>本群的记忆摘要</b> · 共 {total} 条",
-        "digest_top": "<b>最常用</b>",
-        "digest_top_none": "<i>这些记忆还没有被查到过。</i>",
-        "digest_added": "🆕 <b>{since} 以来新增：</b>{count} 条",
-        "digest_added_none": "🆕 {since} 以来没有新增记忆。",
-        "digest_added_more": "…… 还有 {count} 条（/list）",
-        "digest_stale": "💤 有 <b>{count}</b> 条记忆 {days} 天没有用到了。可以用 /list 看一看，"
-        "过时的用 /forget 删除。",
-        "digest_footer": "<i>发送 /digest off 可以关闭这份摘要。</i>",
-        "digest_status_on": "📬 这里的定期摘要已<b>开启</b>。下一次发送：{next}。\n"
-        "/digest off 关闭；/digest now 立即发送一份。",
-        "digest_status_off": "📭 这里的定期摘要已<b>关闭</b>。/digest on 开启后，我会按计划发送"
-        "最常用、新增和久未使用的记忆（下一次：{next}）；/digest now 立即发送一份。",
-        "digest_switched_on": "✅ 定期摘要已开启。下一次发送：{next}。/digest off 可以关闭。",
-        "digest_switched_off": "🔕 定期摘要已关闭。/digest on 可以重新开启。",
-        "digest_disabled": "机器人的主人关闭了定期摘要。/digest now 仍然可以发送摘要。",
-        "digest_admins_only": "只有群组管理员可以开启或关闭定期摘要。"
-        "只发送 /digest 可以查看设置；/digest now 可以发送摘要。",
-        "digest_no_chat": "定期摘要只发到私聊或群组，而频道的记忆两者都没有。"
-        "/digest now 可以在这里发送摘要。",
-        "digest_usage": "请发送 <code>/digest on</code>、<code>/digest off</code> 或 "
-        "<code>/digest now</code>；只发送 /digest 可以查看设置。",
-        "digest_when": "{date}（{weekday}）{time}（{zone}）",
-        "digest_never": "暂无安排",
         "weekdays_plain": "周一 周二 周三 周四 周五 周六 周日",
     },
 }
@@ -605,12 +373,20 @@ for _language, _strings in MEDIA_STRINGS.items():  # non-text messages, imports,
     STRINGS[_language].update(_strings)
 
 
-STRINGS["en"].update(reminder_strings.EN)
-STRINGS["zh"].update(reminder_strings.ZH)
-STRINGS["en"].update(zone_strings.EN)
-STRINGS["zh"].update(zone_strings.ZH)
-STRINGS["en"].update(problem_strings.EN)
-STRINGS["zh"].update(problem_strings.ZH)
+# The strings of one subject each, beside this module.
+for _part in (
+    help_strings,
+    reminder_strings,
+    zone_strings,
+    problem_strings,
+    change_strings,
+    digest_strings,
+    export_strings,
+    offer_strings,
+    update_strings,
+):
+    STRINGS["en"].update(_part.EN)
+    STRINGS["zh"].update(_part.ZH)
 
 
 def language_of(user: User | None) -> str:

@@ -70,13 +70,19 @@ def meta_line(memory: Memory, language: str) -> str:
 
 
 def memory_block(
-    memory: Memory, index: int | None = None, *, language: str, limit: int | None = None
+    memory: Memory,
+    index: int | None = None,
+    *,
+    language: str,
+    limit: int | None = None,
+    note: str = "",
 ) -> str:
     """One memory: its content (cut to ``limit`` characters if given), then its meta line, for a
-    reader of ``language``."""
+    reader of ``language``; ``note`` (HTML, such as "(older)") before the content."""
     content = preview(memory.content, limit) if limit else memory.content
     number = f"<b>{index}.</b> " if index is not None else ""
-    return f"{number}{escape(content)}\n{origin_line(memory)}{meta_line(memory, language)}"
+    meta = meta_line(memory, language)
+    return f"{number}{note}{escape(content)}\n{origin_line(memory)}{meta}"
 
 
 def origin_line(memory: Memory) -> str:

@@ -58,17 +58,22 @@ async def reply_html(
     return sent
 
 
-async def send_html(bot: Bot, chat_id: int, markup: str) -> Message | None:
-    """Send ``markup`` to ``chat_id`` unprompted (the digest), as ``reply_html`` answers."""
+async def send_html(
+    bot: Bot, chat_id: int, markup: str, *, thread_id: int | None = None
+) -> Message | None:
+    """Send ``markup`` to ``chat_id`` (in forum topic ``thread_id``) unprompted (the digest),
+    as ``reply_html`` answers."""
     sent = None
     for part in split_html(markup):
         try:
-            sent = await bot.send_message(chat_id, part, parse_mode=ParseMode.HTML)
+            sent = await bot.send_message(
+                chat_id, part, parse_mode=ParseMode.HTML, message_thread_id=thread_id
+            )
         except BadRequest as e:
             if not is_parse_error(e):
                 raise
             log.warning("Telegram refused a message's HTML (%s); sent as plain text", e.message)
-            sent = await bot.send_message(chat_id, to_plain(part))
+            sent = await bot.send_message(chat_id, to_plain(part), message_thread_id=thread_id)
     return sent
 
 

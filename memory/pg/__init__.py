@@ -2,12 +2,13 @@
 
 ``open_store("postgresql://bot@db/cogito")`` gives a ``PgStore``; the bot and the command line
 use it through ``memory.interface`` as they use the file store. What it keeps and how: the
-schema in ``memory.pg.schema`` (created and migrated on open, under an advisory lock), the
-memories in ``memory.pg.namespace`` (cached per process, checked on every operation, ranked
-with the file store's rankers; their change history and embeddings in tables of their own,
-with the file store's retention and ``memory.meaning``), documents and record logs in
-``memory.pg.documents``, the updates the bot's replicas share in ``memory.pg.updates``, the
-pool and the translation of database errors in ``memory.pg.database``.
+schema in ``memory.pg.schema`` (created and migrated on open, under an advisory lock), each
+namespace's rows in ``memory.pg.backend`` (the backend of ``memory.namespace``, whose
+operations both stores share: held per process, checked on every operation; their change
+history in a table of its own), their embeddings in ``memory.pg.vectors``, documents and record
+logs in ``memory.pg.documents``, the updates the bot's replicas share in
+``memory.pg.updates``, the pool and the translation of database errors in
+``memory.pg.database``.
 
 Needs the ``postgres`` extra (psycopg 3 and psycopg-pool); without it, opening a
 ``postgresql://`` URL says which extra to install.
@@ -19,17 +20,18 @@ import logging
 import threading
 from collections import OrderedDict
 
-from memory.embedding import Embedder, EmbedderHealth
+from memory.embedding import Embedder
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
-from memory.meaning import EmbeddingWorker
+from memory.meaning import EmbeddingWorker, guarded
+from memory.names import validate_namespace
+from memory.namespace import Namespace
+from memory.pg.backend import PgBackend
 from memory.pg.database import Database, redact
 from memory.pg.documents import PgDocuments, PgRecordLog
-from memory.pg.namespace import PgNamespace
 from memory.pg.schema import migrate
 from memory.pg.updates import PgUpdateQueue
-from memory.store import validate_namespace
 
-__all__ = ["PgDocuments", "PgNamespace", "PgRecordLog", "PgStore", "PgUpdateQueue", "redact"]
+__all__ = ["PgBackend", "PgDocuments", "PgRecordLog", "PgStore", "PgUpdateQueue", "redact"]
 
 log = logging.getLogger(__name__)
 
@@ -59,17 +61,12 @@ class PgStore:
         if max_cached_namespaces < 1:
             raise ValueError("max_cached_namespaces must be at least 1")
         self.retention = Retention(history_days, history_max)  # memory.history
-        # One health guard for every namespace, as the file store has (memory.store).
-        self.embedder: Embedder | None = None
-        if embedder is not None:
-            self.embedder = (
-                embedder if isinstance(embedder, EmbedderHealth) else EmbedderHealth(embedder)
-            )
+        self.embedder = guarded(embedder)  # one health guard for every namespace
         self._worker = EmbeddingWorker()
         self.location = redact(url)
         self.max_cached_namespaces = max_cached_namespaces
         self._db = Database(url, max_size=pool_size, timeout=timeout)
-        self._namespaces: OrderedDict[str, PgNamespace] = OrderedDict()
+        self._namespaces: OrderedDict[str, Namespace] = OrderedDict()
         self._lock = threading.Lock()
         with self._db.opening() as connection:
             applied = migrate(connection)
@@ -83,17 +80,15 @@ class PgStore:
     def __exit__(self, *exc: object) -> None:
         self.close()
 
-    def namespace(self, name: str) -> PgNamespace:
+    def namespace(self, name: str) -> Namespace:
         """The namespace called ``name`` (``users/42``); created by its first write."""
         validate_namespace(name)
         with self._lock:
             namespace = self._namespaces.get(name)
             if namespace is None:
-                namespace = PgNamespace(
-                    self._db,
+                namespace = Namespace(
                     name,
-                    self.documents(name),
-                    self.retention,
+                    PgBackend(self._db, name, self.documents(name), self.retention),
                     embedder=self.embedder,
                     wake=self._worker.wake,
                     wait=self._worker.wait,

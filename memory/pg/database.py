@@ -8,12 +8,21 @@ database without its password. A connection the server dropped is discarded by t
 each connection is checked as it is lent (``ConnectionPool.check_connection``), so the store
 recovers by itself once the server is back: the next operation gets a fresh connection. An
 operation waits at most ``timeout`` for a connection (the server down: it fails then).
+
+``Database.session`` is the exception to pooling: one connection of its own, for what lasts as
+long as a session does (a replica's identity is a session-level advisory lock:
+``memory.pg.updates``), closed with the pool if its holder has not. Both of its ends send TCP
+keepalives and give up on data unacknowledged as long (``tcp_user_timeout``), so that the
+server learns within about ``KEEPALIVE_SECONDS`` that a client host vanished (its locks are
+released then), and the client that the server did; a killed process's connection is closed by
+its kernel at once.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -24,6 +33,9 @@ from memory.errors import MemoryLoadFailed, MemorySaveFailed
 log = logging.getLogger(__name__)
 
 EXTRA_HINT = "install the extra: pip install 'cogito-memory-bot[postgres]'"
+# A session's keepalives: idle seconds, then probes this far apart, this many (about 11 s).
+KEEPALIVE_IDLE, KEEPALIVE_INTERVAL, KEEPALIVE_COUNT = 5, 2, 3
+KEEPALIVE_SECONDS = KEEPALIVE_IDLE + KEEPALIVE_INTERVAL * KEEPALIVE_COUNT
 
 
 def redact(url: str) -> str:
@@ -68,13 +80,19 @@ class Database:
             reconnect_timeout=timeout,
             name="memory",
         )
+        self._sessions: list[Any] = []  # closed with the pool
+        self._sessions_lock = threading.Lock()
 
     def open(self) -> None:
         """Open the pool (connections are made in the background, and again after a loss)."""
         self._pool.open(wait=False)
 
     def close(self) -> None:
-        """Close every connection."""
+        """Close every connection, the sessions' too."""
+        with self._sessions_lock:
+            sessions, self._sessions = self._sessions, []
+        for session in sessions:
+            session.close()
         self._pool.close()
 
     @contextlib.contextmanager
@@ -90,6 +108,48 @@ class Database:
         except self._errors as e:
             message = f"could not open the database {self.location}: {_reason(e)}"
             raise MemoryLoadFailed(message, path=Path(self.location)) from e
+
+    def session(self, name: str) -> Any:
+        """A connection of its own, outside the pool, in autocommit, named ``name`` in
+        ``pg_stat_activity`` (its ``application_name``); the caller closes it. Errors are
+        ``MemoryLoadFailed``; inside ``guarded``, so are those of the calls made on it."""
+        with self.guarded(write=False):
+            connection = self._connect(
+                self._url,
+                autocommit=True,
+                connect_timeout=max(1, round(self._timeout)),
+                application_name=name[:63],  # NAMEDATALEN - 1
+                keepalives=1,
+                keepalives_idle=KEEPALIVE_IDLE,
+                keepalives_interval=KEEPALIVE_INTERVAL,
+                keepalives_count=KEEPALIVE_COUNT,
+                tcp_user_timeout=KEEPALIVE_SECONDS * 1000,  # unanswered data: as long
+            )
+            try:  # the server's side (a unix socket has none: its peer is on the same host)
+                connection.execute(
+                    f"SET tcp_keepalives_idle = {KEEPALIVE_IDLE};"
+                    f" SET tcp_keepalives_interval = {KEEPALIVE_INTERVAL};"
+                    f" SET tcp_keepalives_count = {KEEPALIVE_COUNT};"
+                    f" SET tcp_user_timeout = {KEEPALIVE_SECONDS * 1000}"
+                )
+            except BaseException:
+                connection.close()
+                raise
+        with self._sessions_lock:
+            self._sessions = [*(s for s in self._sessions if not s.closed), connection]
+        return connection
+
+    @contextlib.contextmanager
+    def guarded(self, *, write: bool) -> Iterator[None]:
+        """Database errors inside become the store's (as in ``transaction``): for the calls on
+        a ``session``."""
+        try:
+            yield
+        except self._errors as e:
+            what = "save to" if write else "read from"
+            message = f"could not {what} the database {self.location}: {_reason(e)}"
+            error = MemorySaveFailed if write else MemoryLoadFailed
+            raise error(message, path=Path(self.location)) from e
 
     @contextlib.contextmanager
     def transaction(

@@ -1,6 +1,6 @@
-"""Documents and record logs in PostgreSQL (``memory.interface.Documents``, ``RecordLog``).
+"""Documents and record logs in PostgreSQL (``memory.documents``, ``memory.interface.RecordLog``).
 
-A document's value is kept as the text the file store writes (``memory.files.dump_json``), so
+A document's value is kept as the text the file store writes (``memory.jsontext.dump_json``), so
 both backends hand back the same value; its version is a number from one sequence, handed
 out as text, so a document deleted and made again never comes back at an old version. A
 compare-and-set is one statement (``INSERT ... ON CONFLICT DO NOTHING`` for "must not exist",
@@ -17,32 +17,10 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
+from memory.documents import ABSENT, Document, checked_key, encoded, validate_key
 from memory.errors import DocumentConflict, MemoryInvalid
-from memory.files import dump_json, parse_json
-from memory.interface import ABSENT, MAX_DOCUMENT_BYTES, Document, validate_key
+from memory.jsontext import parse_json
 from memory.pg.database import Database
-
-RESERVED = frozenset({"memory"})  # as in the file store: the memories' own name there
-
-
-def _encode(key: str, value: Any) -> str:
-    try:
-        data = dump_json(value)
-    except (TypeError, ValueError, RecursionError) as e:
-        raise MemoryInvalid(f"document {key!r} is not JSON: {e}", field="value") from e
-    if len(data) > MAX_DOCUMENT_BYTES:
-        raise MemoryInvalid(
-            f"document {key!r} is {len(data):,} bytes; the maximum is {MAX_DOCUMENT_BYTES:,}",
-            field="value",
-        )
-    return data.decode("utf-8")
-
-
-def _check_key(key: str) -> str:
-    validate_key(key)
-    if key in RESERVED:
-        raise MemoryInvalid(f"the document key {key!r} is reserved", field="key")
-    return key
 
 
 def _version(version: str) -> int | None:
@@ -59,7 +37,7 @@ class PgDocuments:
 
     def get(self, key: str) -> Document | None:
         """The document, or None if there is none."""
-        _check_key(key)
+        checked_key(key)
         with self._db.transaction(write=False) as connection:
             row = connection.execute(
                 "SELECT value, version FROM documents WHERE scope = %s AND key = %s",
@@ -71,8 +49,8 @@ class PgDocuments:
         self, key: str, value: Any, *, version: str | None = None, durable: bool = True
     ) -> Document:
         """Store ``value``; with ``version``, only if the document is still at it."""
-        _check_key(key)
-        text = _encode(key, value)
+        checked_key(key)
+        text = encoded(key, value).decode("utf-8")
         with self._db.transaction(write=True, durable=durable) as connection:
             if version is None:
                 row = connection.execute(
@@ -103,7 +81,7 @@ class PgDocuments:
 
     def delete(self, key: str, *, version: str | None = None) -> bool:
         """Remove the document (only at ``version`` if given); whether there was one."""
-        _check_key(key)
+        checked_key(key)
         with self._db.transaction(write=True) as connection:
             if version is None:
                 cursor = connection.execute(

@@ -10,7 +10,7 @@ Tables:
 
 - ``memory_namespaces``: one row per namespace that was ever written. ``version`` goes up by
   one with every change (a put, a delete, a search's touch) and ``high_id`` is the highest id
-  the namespace has seen within a day of then (its id clock, ``memory.model``). Every write
+  the namespace has seen within a day of then (its id clock, ``memory.ids``). Every write
   locks this row first (``UPDATE ... RETURNING``), which serialises the namespace's writers
   across replicas and hands out ids.
 - ``memories``: the memories, with the article's fields; ``seq`` keeps the stored order,

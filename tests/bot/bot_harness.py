@@ -10,7 +10,7 @@ from typing import Any
 
 from bench.fakes.telegram_server import Call, FakeBotAPI
 from bot.config import Config
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 StartBot = Callable[..., AbstractAsyncContextManager["Bot"]]
 
@@ -32,10 +32,12 @@ class Bot:
         reply_to: dict[str, Any] | None = None,
         replies: int = 1,
         method: str = "sendMessage",
+        thread: int | None = None,
     ) -> list[Call]:
-        """Send ``text`` as ``user`` and return the bot's ``replies`` messages to that chat."""
+        """Send ``text`` as ``user`` (in forum topic ``thread``) and return the bot's
+        ``replies`` messages to that chat."""
         since = self.telegram.mark()
-        message = self.telegram.send(text, user=user, chat=chat, reply_to=reply_to)
+        message = self.telegram.send(text, user=user, chat=chat, reply_to=reply_to, thread=thread)
         chat_id = message["chat"]["id"]
         return await self.telegram.wait(method, count=replies, since=since, chat_id=chat_id)
 
@@ -47,13 +49,15 @@ class Bot:
         chat: dict[str, Any] | None = None,
         reply_to: dict[str, Any] | None = None,
         sentinel_user: dict[str, Any] | None = None,
+        thread: int | None = None,
     ) -> list[Call]:
-        """Send ``text``, then /help as a sentinel; return every call the bot made in between
-        (failed ones included). Updates are handled in order, so once the sentinel is answered,
-        ``text`` has been handled completely, however many messages (or none) it caused."""
+        """Send ``text`` (in forum topic ``thread``), then /help as a sentinel; return every
+        call the bot made in between (failed ones included). Updates are handled in order, so
+        once the sentinel is answered, ``text`` has been handled completely, however many
+        messages (or none) it caused."""
         since = self.telegram.mark()
-        message = self.telegram.send(text, user=user, chat=chat, reply_to=reply_to)
-        self.telegram.send("/help", user=sentinel_user or user, chat=message["chat"])
+        message = self.telegram.send(text, user=user, chat=chat, reply_to=reply_to, thread=thread)
+        self.telegram.send("/help", user=sentinel_user or user, chat=message["chat"], thread=thread)
         [*_, sentinel] = await self.telegram.wait(
             "sendMessage", since=since, chat_id=message["chat"]["id"], where=is_help
         )

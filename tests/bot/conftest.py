@@ -16,9 +16,10 @@ import pytest
 from bot_harness import Bot, StartBot
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.config import parse_config
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 @pytest.fixture(autouse=True)

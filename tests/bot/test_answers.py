@@ -183,3 +183,8 @@ async def test_a_statement_shows_only_a_clear_match(meaning_bot: Bot) -> None:
     assert any(label == "💾 Remember this" for label, _ in reply.buttons)
     [reply] = await meaning_bot.say("Emma's birthday is actually the 15th of February", user=ALICE)
     assert "Emma's birthday is on the 14th of February" in reply.text
+    # A birthday with its date: a yearly reminder offered under what answers it (issue 26).
+    assert "⏰ Remind you " in reply.text and "15:00" not in reply.text
+    assert "-02-15 (" in reply.text and "🔁 every year" in reply.text
+    labels = [label for label, _ in reply.buttons]
+    assert labels[-4:] == ["💾 Remember this", "✅ Yes", "🕒 Another time", "✖️ No"]

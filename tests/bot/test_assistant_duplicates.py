@@ -10,7 +10,7 @@ from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, ToolCalls
 from bot.assistant.llm import ChatModel, RetryPolicy, make_client
 from bot.assistant.prompt import system_prompt
 from bot.assistant.turn import Assistant
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 NOW = datetime(2026, 12, 1, 9, 30, tzinfo=UTC)
 

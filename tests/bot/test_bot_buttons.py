@@ -7,6 +7,9 @@ import re
 from bot_harness import ALICE, BOB, Bot, StartBot
 
 from bench.fakes.telegram_server import FakeBotAPI
+from bot.chat.app import PRESSES
+from bot.view.callbacks import CALLBACKS
+from bot.view.i18n import t
 
 
 def ids(text: str) -> list[int]:
@@ -102,6 +105,22 @@ async def test_unknown_and_malformed_callback_data_are_answered(
         await bot.press(own, data, user=ALICE)
         [answer] = telegram.find("answerCallbackQuery", since=since)
         assert answer.params["show_alert"] is True
+
+
+def test_one_table_of_callback_prefixes_and_a_press_handler_for_each() -> None:
+    prefixes = [callback.prefix for callback in CALLBACKS]
+    assert len(set(prefixes)) == len(prefixes) and not any(":" in p for p in prefixes)
+    assert set(PRESSES) == set(CALLBACKS)
+
+
+async def test_a_press_without_data_is_answered_as_stale(bot: Bot, telegram: FakeBotAPI) -> None:
+    # A press without data reaches every button handler (python-telegram-bot's rule): the
+    # first one registered must not take it for its own.
+    [own] = await bot.say("/help", user=ALICE)
+    since = telegram.mark()
+    await bot.press(own, "", user=ALICE)
+    [answer] = telegram.find("answerCallbackQuery", since=since)
+    assert answer.params["show_alert"] is True and answer.params["text"] == t("en", "stale_plain")
 
 
 async def test_every_button_fits_telegrams_64_bytes(bot: Bot, telegram: FakeBotAPI) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from bot.config import Config, load_config, parse_config, parse_section
+from bot.config import Config, load_config, parse_config
+from bot.config_check import parse_section
 from bot.errors import ConfigError
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "config.example.toml"
@@ -26,7 +27,7 @@ def test_the_example_config_is_valid_and_documents_every_key() -> None:
     config = load_config(EXAMPLE, environ={})
     assert config.telegram.base_url == "https://api.telegram.org/bot"
     text = EXAMPLE.read_text("utf-8")
-    for section in ("telegram", "llm", "digest"):
+    for section in ("telegram", "llm", "digest", "replicas"):
         for key in Config.__dataclass_fields__[section].default_factory().__dataclass_fields__:  # type: ignore[misc]
             assert f"\n{key} =" in text or f"\n# {key} =" in text, f"{section}.{key}"
 
@@ -67,7 +68,10 @@ def test_the_environment_overrides_the_secrets(tmp_path: Path) -> None:
         ('[telegram]\ntokn = "x"', "unknown key telegram.tokn"),
         ("[telegram]\nallowed_user_ids = 42", "telegram.allowed_user_ids must be a list"),
         ('[telegram]\nallowed_user_ids = ["42"]', "telegram.allowed_user_ids must be a list"),
-        ('[telegram]\ngroup_scope = "all"', 'telegram.group_scope must be "chat" or "user"'),
+        (
+            '[telegram]\ngroup_scope = "all"',
+            'telegram.group_scope must be "chat" or "user" or "topic"',
+        ),
         ('[telegram]\nflood_control = "yes"', "telegram.flood_control must be true or false"),
         ("[llm]\ntimeout = 0", "llm.timeout must be a positive number"),
         ("[llm]\ntimeout = true", "llm.timeout must be a number"),
@@ -77,6 +81,11 @@ def test_the_environment_overrides_the_secrets(tmp_path: Path) -> None:
         ("data_dir = 3", "data_dir must be a path"),
         ('log_level = "loud"', 'log_level must be "debug" or "info"'),
         ("[[telegram", "not valid TOML"),
+        (
+            "[telegram]\nhandler_deadline_seconds = 0",
+            "telegram.handler_deadline_seconds must be a positive number",
+        ),
+        ('[replicas]\nidentity = "bot #1"', "replicas.identity: must be empty or 1 to 100"),
     ],
 )
 def test_mistakes_stop_start_up_naming_the_key(tmp_path: Path, document: str, message: str) -> None:
@@ -86,6 +95,18 @@ def test_mistakes_stop_start_up_naming_the_key(tmp_path: Path, document: str, me
         load_config(path, environ={})
     assert message in caught.value.message
     assert str(path) in caught.value.message
+
+
+def test_a_replica_is_its_host_and_port_unless_named(tmp_path: Path) -> None:
+    """Stable across restarts (the same host and port), and two replicas on one host differ
+    (they listen on different ports); ``[replicas] identity`` names one explicitly."""
+    one = parse_config({"telegram": {"port": 8443}}, base_dir=tmp_path)
+    two = parse_config({"telegram": {"port": 8444}}, base_dir=tmp_path)
+    assert one.replica_identity.endswith(":8443") and two.replica_identity.endswith(":8444")
+    assert one.replica_identity.removesuffix(":8443") == two.replica_identity.removesuffix(":8444")
+    named = parse_config({"replicas": {"identity": "bot1"}}, base_dir=tmp_path)
+    assert named.replica_identity == "bot1"
+    assert one.telegram.handler_deadline_seconds == 300.0  # a few minutes, model turns included
 
 
 def test_an_explicit_path_must_exist(tmp_path: Path) -> None:

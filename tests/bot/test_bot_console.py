@@ -24,11 +24,12 @@ from test_bot_chinese import english_left, latin_words
 
 from bot.chat.console import Console
 from bot.config import parse_config
-from bot.core import delivery, reminders, when
+from bot.core import delivery, reminders
+from bot.core.due import Due
 from bot.core.policy import Actor, Caller
 from bot.core.reminders import Reminder
 from memory import Store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -147,10 +148,19 @@ class Terminal:
 
     def close(self) -> int:
         self.type("\x04")  # Ctrl-D
+        # The terminal is read while the console closes: what it writes then (a late line of
+        # the log on a loaded machine) would otherwise fill the terminal's buffer and block it
+        # for ever. Generous: a hang still fails, with the screen.
+        deadline = time.monotonic() + 180
+        while self.process.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.fd], [], [], 0.2)
+            if ready:
+                try:
+                    self.screen += os.read(self.fd, 4096).decode("utf-8", "replace")
+                except OSError:  # the child has closed the terminal: it is exiting
+                    break
         try:
-            # Generous: at a load of 8 on two cores, closing (the store's last compaction, the
-            # embedder's worker) took over a minute once; a hang still fails, with the screen.
-            code = self.process.wait(timeout=180)
+            code = self.process.wait(timeout=max(deadline - time.monotonic(), 1))
         except subprocess.TimeoutExpired:  # a failed test left it waiting: end it
             self.process.kill()
             code = self.process.wait()
@@ -295,7 +305,7 @@ def reminder_of(store: MemoryStore, chat_id: int, text: str, due: datetime) -> R
         caller,
         chat_id=chat_id,
         text=text,
-        due=when.Due(due, ZoneInfo("UTC"), wall),
+        due=Due(due, ZoneInfo("UTC"), wall),
         language="en",
         now=due - timedelta(hours=1),
     )

@@ -34,8 +34,9 @@ async def test_the_same_content_is_remembered_once_and_the_reply_says_so(bot: Bo
 
 async def test_a_near_duplicate_waits_for_the_choice_replace(bot: Bot) -> None:
     old = memory_id(await remember(bot, "my code is in D:\\projects"))
-    [prompt] = await bot.say("/remember my code is now in E:\\work", user=ALICE)
-    assert "much like" in prompt.text and "D:\\projects" in prompt.text
+    # Another value, but not said to be new: asked (a cue, "now", would replace at once).
+    [prompt] = await bot.say("/remember my code is in E:\\work", user=ALICE)
+    assert "new value" in prompt.text and "D:\\projects" in prompt.text
     datas = [data for _, data in prompt.buttons]
     assert [d[:3] for d in datas] == ["nk:", "nr:", "nc:"]
     assert all(len(d.encode()) <= 64 for d in datas)
@@ -43,9 +44,10 @@ async def test_a_near_duplicate_waits_for_the_choice_replace(bot: Bot) -> None:
     since = bot.telegram.mark()
     await bot.press(prompt, datas[1], user=ALICE)
     [done] = await bot.telegram.wait("editMessageText", since=since)
-    assert "Updated" in done.text and "E:\\work" in done.text
+    assert "Replaced: my code is in D:\\projects → my code is in E:\\work" in done.text
+    assert [data[:3] for _, data in done.buttons] == ["cu:"]  # ↩ Undo
     [record] = bot.memories("users/42")
-    assert record["id"] == old and record["content"] == "my code is now in E:\\work"
+    assert record["id"] == old and record["content"] == "my code is in E:\\work"
     # Pressed again: the choice was made once.
     since = bot.telegram.mark()
     await bot.press(prompt, datas[0], user=ALICE)

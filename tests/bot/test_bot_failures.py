@@ -1,16 +1,21 @@
-"""What goes wrong: Telegram's 429, 400 and 403, a failing disk, and secrets in logs."""
+"""What goes wrong: Telegram's 429, 400 and 403, a failing disk, a hung handler, and secrets
+in logs."""
 
 from __future__ import annotations
 
 import io
+import json
 import logging
 from pathlib import Path
+from typing import Any
 
 import pytest
 from bot_harness import ALICE, BOB, Bot, StartBot
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
+from bot.chat.inbox import Inbox
 from bot.logs import REDACTED, SecretFilter
+from memory import open_store
 
 PARSE_ERROR = 'Bad Request: can\'t parse entities: Unsupported start tag "b" at byte offset 0'
 
@@ -72,6 +77,36 @@ async def test_a_storage_failure_gets_an_apology_and_a_logged_traceback(
         assert "MemorySaveFailed" in notice.text
     failed = [r for r in caplog.records if r.getMessage().startswith("update ")]
     assert failed and failed[0].exc_info is not None
+
+
+async def test_a_hung_handler_is_set_aside_at_the_deadline_and_the_chat_goes_on(
+    start_bot: StartBot, telegram: FakeBotAPI, tmp_path: Path
+) -> None:
+    """Its reply never gets an answer from Telegram: past ``handler_deadline_seconds`` the
+    update is cancelled, set aside in the poison log, the admin told, and the chat's next
+    message answered; a restart does not handle it again."""
+    telegram.private_chat(BOB)  # the admin has started the bot
+
+    def hangs(params: dict[str, Any]) -> bool:  # the reply only, not the admin's notice
+        return params["chat_id"] == ALICE["id"] and "this one hangs" in params["text"]
+
+    release = telegram.hold("sendMessage", when=hangs)
+    try:
+        async with start_bot(admin_user_ids=[BOB["id"]], handler_deadline_seconds=1) as bot:
+            telegram.send("/remember this one hangs", user=ALICE)
+            hung = telegram.updates[-1]["update_id"]
+            [reply] = await bot.say("/remember the next one", user=ALICE)  # after the deadline
+            assert "the next one" in reply.text
+            [notice] = await telegram.wait("sendMessage", chat_id=BOB["id"], timeout=30)
+            assert f"Update {hung} (chat {ALICE['id']})" in notice.text
+            assert "handler deadline" in notice.text and "this one hangs" in notice.text
+    finally:
+        release.set()
+    poison = tmp_path / "data" / ".bot" / "poison.jsonl"
+    [kept] = [json.loads(line) for line in poison.read_text("utf-8").splitlines()]
+    assert kept["update"]["update_id"] == hung and "handler deadline" in kept["reason"]
+    with open_store(tmp_path / "data") as store:
+        assert Inbox.of(store).open().again == []  # nothing left for the next start
 
 
 def test_the_secret_filter_redacts_messages_arguments_and_tracebacks() -> None:

@@ -15,7 +15,9 @@ from bench.fakes.telegram_protocol import Call
 from bench.fakes.telegram_server import FakeBotAPI
 from bot.__main__ import make_llm
 from bot.config import parse_config
-from memory.changelog import HISTORY
+from memory.files import MemoryStore
+from memory.files.changelog import HISTORY
+from memory.history import Author, acting
 
 
 def _id(reply: Call) -> int:
@@ -268,3 +270,14 @@ async def test_a_model_turn_is_one_change_for_undo_and_its_button(
     assert [m["content"] for m in llm_bot.memories("users/42")] == ["dentist on monday"]
     [undone] = await llm_bot.say("/undo", user=ALICE)  # further back: the /remember
     assert "removed again" in undone.text and llm_bot.memories("users/42") == []
+
+
+async def test_a_change_made_over_mcp_is_shown_as_such(start_bot: StartBot, tmp_path: Path) -> None:
+    """``python -m memory ... mcp`` records its changes by ``mcp`` (``memory.mcp_server``)."""
+    data = tmp_path / "data"
+    with MemoryStore(data) as store, acting(Author("mcp", "mcp")):
+        store.namespace("users/42").add("the spare key is under the mat")
+    async with start_bot(data_dir=data) as bot:
+        [recent] = await bot.say("/history", user=ALICE)
+        assert "the spare key is under the mat" in recent.text
+        assert "an MCP client" in recent.text

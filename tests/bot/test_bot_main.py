@@ -13,7 +13,7 @@ from pathlib import Path
 from bot_harness import ALICE
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 def run_bot(*args: str, cwd: Path, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
@@ -44,7 +44,7 @@ def test_a_config_error_names_the_key(tmp_path: Path) -> None:
     assert "unknown key telegram.tokn" in run.stderr
     (tmp_path / "config.toml").write_text('[telegram]\ngroup_scope = "everyone"\n')
     run = run_bot(cwd=tmp_path)
-    assert 'telegram.group_scope must be "chat" or "user"' in run.stderr
+    assert 'telegram.group_scope must be "chat" or "user" or "topic"' in run.stderr
 
 
 def test_the_console_talks_like_telegram_on_the_same_data_dir(tmp_path: Path) -> None:

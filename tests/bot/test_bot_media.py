@@ -334,6 +334,7 @@ async def test_a_transcribed_voice_note_without_a_model_is_kept_unless_it_asks(
         assert first["attachment"]["file_id"] == voice["file_id"]
         [_, zh] = replies(await post(bot, user=LI, voice=voice_of(bot.telegram)))
         assert zh.text.startswith("✅ 记住了。")
+        assert "提醒你吗？— 交报告" in zh.text  # what they will do, and when: offered
         assert [m["content"] for m in bot.memories("users/44")] == ["明天交报告"]
         since = bot.telegram.mark()
         bot.telegram.send("/recall locker", user=ALICE)

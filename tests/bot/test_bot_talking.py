@@ -80,7 +80,8 @@ async def test_notes_are_recognised_however_they_are_said(bot: Bot) -> None:
 async def test_a_note_naming_a_time_gets_its_date_and_the_reminder_offer(bot: Bot) -> None:
     [reply] = await bot.say("remember that dentist next Tuesday at 3pm", user=ALICE)
     assert "📅" in reply.text
-    assert [label[:11] for label, _ in reply.buttons] == ["⏰ Remind me"]
+    assert "⏰ Remind you " in reply.text and reply.text.endswith("? — dentist")
+    assert [label for label, _ in reply.buttons] == ["✅ Yes", "🕒 Another time", "✖️ No"]
     [memory] = bot.memories("users/42")
     assert memory["content"] == "dentist next Tuesday at 3pm" and memory["date"]
 

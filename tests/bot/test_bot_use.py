@@ -15,10 +15,10 @@ from bot_harness import ALICE, BOB, LI, Bot, StartBot
 
 from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Request, ToolCalls
 from bot.__main__ import make_llm
-from bot.chat.buttons import MAX_CALLBACK_DATA
 from bot.config import parse_config
-from bot.jobs.report import build_report
-from memory.store import MemoryStore
+from bot.view.callbacks import MAX_CALLBACK_DATA
+from bot.view.digest_view import build_report
+from memory.files import MemoryStore
 
 BIRTHDAY = "小王的生日是3月5日"
 

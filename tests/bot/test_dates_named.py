@@ -11,7 +11,7 @@ from bot_harness import ALICE, LI, Bot
 
 from bot.core import adding, operations
 from bot.core.dating import date_named, day_asked
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 SAVED = datetime(2026, 12, 1, 10, 0, tzinfo=SHANGHAI)
@@ -40,6 +40,9 @@ def test_no_date_is_recorded_for_text_that_names_no_day_of_its_own() -> None:
         "my code is in D:\\projects",
         "小王的生日是5月3日",  # spelled out: search reads it from the content
         "今天上午交了房租",
+        "车停在B2层 23号",  # a parking spot, not the 23rd
+        "我住在3号楼502",
+        "the meeting room is on the 14th floor",
     ]:
         assert date_named(text, SAVED, SHANGHAI) is None, text
     assert date_named("昨天去了医院", SAVED, SHANGHAI) == "2026-11-30"

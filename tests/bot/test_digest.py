@@ -31,10 +31,11 @@ from bot.chat.app import build_application
 from bot.config import DigestConfig, parse_config
 from bot.core.chat_zones import set_chat_zone
 from bot.errors import ConfigError
-from bot.jobs.digest import SETTINGS_FILE, Digest
-from bot.jobs.schedule import Schedule, crontab_weekdays, parse_timezone
-from memory.model import format_time
-from memory.store import MemoryStore
+from bot.jobs.digest import Digest
+from bot.jobs.digest_plan import SETTINGS_FILE
+from bot.schedule import Schedule, crontab_weekdays, parse_timezone
+from memory.files import MemoryStore
+from memory.timestamps import format_time
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -124,7 +125,7 @@ async def test_the_report_lists_most_used_new_and_unused_memories(
     assert most_used < text.index("(7×) my code is in D:\\projects") < text.index("(3×) standup")
     assert "wifi" not in text[most_used : text.index("Added since")]  # never recalled
     # Added since the previous Monday 09:00 (Shanghai), where the first report starts.
-    assert "Added since 2025-02-24 09:00: 1" in text
+    assert "Added since 2025-02-24 (Mon) 09:00 Asia/Shanghai: 1" in text
     assert "• dentist on friday" in text
     # Unused for 30 days: the wifi password (created and last used 90 days ago).
     assert "1 memories not recalled for 30 days" in text
@@ -553,8 +554,9 @@ def test_the_application_schedules_the_digest_unless_told_not_to(tmp_path: Path)
             assert application.job_queue is not None
             return sorted(job.name or "" for job in application.job_queue.jobs())
 
-    assert job_names({}) == ["digest", "digest-catch-up", "digest-sweep", "reminders"]
-    assert job_names({"enabled": False}) == ["reminders"]
+    tidy = ["tidy", "tidy-catch-up"]  # the nightly tidy (bot.jobs.tidy)
+    assert job_names({}) == ["digest", "digest-catch-up", "digest-sweep", "reminders", *tidy]
+    assert job_names({"enabled": False}) == ["reminders", *tidy]
     assert job_names({}, jobs=False) == []  # the console: no report may count as sent
 
 
@@ -572,10 +574,10 @@ async def test_digest_command_in_a_private_chat(start_bot: StartBot, tmp_path: P
     async with start_bot(sections=SHANGHAI_DIGEST) as bot:
         [status] = await bot.say("/digest", user=ALICE_USER)
         assert "The digest is off here" in status.text
-        assert "(next: Mon " in status.text and " 09:00 (Asia/Shanghai))" in status.text
+        assert "(next: 2026-12-07 (Mon) 09:00 Asia/Shanghai)" in status.text
 
         [switched] = await bot.say("/digest on", user=ALICE_USER)
-        assert switched.text.startswith("✅ Digest on. Next report: Mon ")
+        assert switched.text.startswith("✅ Digest on. Next report: 2026-12-07 (Mon) 09:00 ")
         assert digest_file(data, "users/42")["enabled"] is True
         assert digest_file(data, "users/42")["language"] == "en"
         [status] = await bot.say("/digest", user=ALICE_USER)

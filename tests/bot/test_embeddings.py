@@ -33,7 +33,7 @@ from bot.config import EmbeddingConfig, parse_config
 from bot.errors import ConfigError
 from memory.embedding import OfflineEmbedder
 from memory.errors import EmbeddingFailed
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 SERVER_MODEL = "multilingual-e5-small-q4"
 

@@ -26,10 +26,12 @@ from bot_harness import ALICE, BOB, LI, Bot
 from telegram import Bot as TelegramBot
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.services import KEY, Services
 from bot.config import ReminderConfig, parse_config
 from bot.core import delivery, reminders, when
+from bot.core.due import Repeat, wall_time
 from bot.core.lease import LEASE, Leases
 from bot.core.pacing import Pacer
 from bot.core.policy import Actor, Caller
@@ -37,7 +39,7 @@ from bot.errors import ReminderPressedAgain
 from bot.jobs.reminder_index import DueIndex
 from bot.jobs.reminders import ReminderJob
 from memory import Store, open_store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 BERLIN = ZoneInfo("Europe/Berlin")
@@ -400,7 +402,7 @@ async def test_recall_finds_the_reminder_with_its_time(start: Any) -> None:
         assert "看牙医" in found.text and "2026-12-08 (周二) 15:00" in found.text
 
 
-async def test_a_memory_with_a_relative_date_offers_a_reminder(
+async def test_a_memory_of_a_plan_offers_a_reminder_set_once_on_yes(
     telegram: FakeBotAPI, data_dir: Path, tmp_path: Path
 ) -> None:
     real = Clock(datetime.now(UTC))  # memories are stamped with the real time
@@ -414,15 +416,16 @@ async def test_a_memory_with_a_relative_date_offers_a_reminder(
     async with serving(application, poll_timeout=5):
         bot = Bot(telegram, config)
         [stored] = await bot.say("/remember 下周二下午三点看牙医", user=LI)
-        [[button]] = stored.params["reply_markup"]["inline_keyboard"]
-        assert button["text"].startswith("⏰ 提醒我 ") and "15:00 Asia/Shanghai" in button["text"]
+        [[yes, other, no]] = stored.params["reply_markup"]["inline_keyboard"]
+        assert [yes["text"], other["text"], no["text"]] == ["✅ 好", "🕒 换个时间", "✖️ 不用"]
+        assert "⏰ 要在 " in stored.text and "15:00 Asia/Shanghai 提醒你吗？— 看牙医" in stored.text
         since = telegram.mark()
-        await bot.press(stored, button["callback_data"], user=LI)
-        again = await bot.press(stored, button["callback_data"], user=LI)  # twice: one reminder
-        [confirmation] = telegram.find("sendMessage", since=since, chat_id=LI["id"])
+        await bot.press(stored, yes["callback_data"], user=LI)
+        [confirmation] = await telegram.wait("sendMessage", since=since, chat_id=LI["id"])
+        again = await bot.press(stored, yes["callback_data"], user=LI)  # twice: one reminder
         assert "15:00 Asia/Shanghai — 看牙医" in confirmation.text
         [answer] = telegram.find("answerCallbackQuery", callback_query_id=again)
-        assert answer.params["text"] == "这个提醒已经设好了。"  # and no second confirmation
+        assert answer.params["text"] == "这个提醒已经设好了：见 /reminders。"  # no second one
         [plain] = await bot.say("/remember the wifi password is hunter2", user=LI)
         assert plain.params.get("reply_markup") is None
     assert len(documents(data_dir)) == 1
@@ -497,11 +500,11 @@ async def test_a_weekly_reminder_stays_at_nine_local_across_the_dst_change(
 
 
 def test_a_wall_time_skipped_or_repeated_by_dst_is_handled() -> None:
-    skipped = when.wall_time(datetime(2026, 3, 29), datetime(2026, 1, 1, 2, 30).time(), BERLIN)
+    skipped = wall_time(datetime(2026, 3, 29), datetime(2026, 1, 1, 2, 30).time(), BERLIN)
     assert skipped == datetime(2026, 3, 29, 1, 30, tzinfo=UTC)  # 03:30 CEST
-    twice = when.wall_time(datetime(2026, 10, 25), datetime(2026, 1, 1, 2, 30).time(), BERLIN)
+    twice = wall_time(datetime(2026, 10, 25), datetime(2026, 1, 1, 2, 30).time(), BERLIN)
     assert twice == datetime(2026, 10, 25, 0, 30, tzinfo=UTC)  # the first 02:30 (CEST)
-    daily = when.Repeat("daily")
+    daily = Repeat("daily")
     due = when.resolve(BERLIN, datetime(2026, 3, 28, 12, tzinfo=UTC), local="02:30", repeat=daily)
     assert due.next_after(due.at) == datetime(2026, 3, 30, 0, 30, tzinfo=UTC)
 
@@ -684,11 +687,17 @@ async def test_the_model_sets_a_reminder_whose_time_the_code_computes(
     from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Request, ToolCalls
     from bot.__main__ import make_llm
 
+    told: list[str] = []  # the times the model was told, as the tool wrote them
+
     def answer(request: Request) -> Answer:
         [refused, accepted] = request.tool_results()[-2:]
         assert refused["ok"] is False and "has passed" in refused["error"]["message"]
-        assert accepted["due"] == "2026-12-08 10:00 (Tue) Asia/Shanghai"
+        told.append(accepted["due"])
         return Answer("Done, I'll ping you.")
+
+    def again(request: Request) -> Answer:
+        told.append(request.tool_results()[-1]["due"])
+        return Answer("Noted.")
 
     async with FakeOpenAI() as llm:
         llm.script(
@@ -697,6 +706,10 @@ async def test_the_model_sets_a_reminder_whose_time_the_code_computes(
                 ("scheduleReminder", {"text": "renew the passport", "local": "2026-12-08 10:00"}),
             ),
             answer,
+            ToolCalls(
+                ("scheduleReminder", {"text": "the tax return", "local": "2026-12-04 10:00"})
+            ),
+            again,
         )
         table = {"base_url": llm.base_url, "api_key": API_KEY, "model": "test-model"}
         data = {
@@ -722,8 +735,13 @@ async def test_the_model_sets_a_reminder_whose_time_the_code_computes(
             assert len(llm.requests) == asked
             [found] = await bot.say("/recall passport", user=ALICE)
             assert "2026-12-08 (Tue) 10:00" in found.text
+            # The model is told the time as the confirmation writes it, a fixed offset too.
+            await bot.say("/timezone UTC+8", user=ALICE)
+            [_, fixed] = await bot.say("ping me on friday about taxes", user=ALICE, replies=2)
+    assert told == ["2026-12-08 (Tue) 10:00 Asia/Shanghai", "2026-12-04 (Fri) 10:00 UTC+08:00"]
+    assert told[0] in confirmed.text and told[1] in fixed.text
     texts = sorted(d["text"] for d in documents(data_dir))
-    assert texts == ["call mom", "renew the passport"]
+    assert texts == ["call mom", "renew the passport", "the tax return"]
 
 
 def test_done_pressed_while_its_occurrence_is_being_delivered_moves_on_to_the_next(

@@ -28,14 +28,15 @@ from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED
 from telegram.ext import Application
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.services import KEY, Services
 from bot.config import parse_config
 from bot.core import delivery, reminders, when
 from bot.core.lease import LEASE  # the digest takes a left claim over as a reminder does
 from bot.core.policy import Actor, Caller
 from memory import open_store
-from memory.model import format_time
+from memory.timestamps import format_time
 
 REPLICAS = 3
 SHANGHAI = "Asia/Shanghai"
@@ -112,10 +113,13 @@ async def replicas(
         "digest": {"schedule": "0 9 * * *", "timezone": SHANGHAI, "default": "on"},
         "reminders": {"timezone": SHANGHAI},
     }
-    config = parse_config(data, base_dir=tmp_path)
+    configs = [  # each its own replica (one host and port: they would share an identity)
+        parse_config({**data, "replicas": {"identity": f"replica{n}"}}, base_dir=tmp_path)
+        for n in range(len(clocks))
+    ]
     applications = [
         build_application(config, open_store(config.store_location), None, clock=clock)
-        for clock in clocks
+        for config, clock in zip(configs, clocks, strict=True)
     ]
     catch_ups = {
         job.job.id
@@ -363,7 +367,9 @@ async def test_replicas_whose_clocks_differ_still_send_each_reminder_once(
 ) -> None:
     """A replica whose clock runs minutes ahead waits a whole lease, on its own clock, before it
     takes over a claim: it never sends again what a slower replica is sending right now."""
-    behind, ahead = Clock(START), Clock(START + timedelta(seconds=30))
+    # The other replica's clock sees nothing due until the test sets it ahead: however slowly
+    # this machine runs, it first sees task 0's claim when it is already minutes ahead.
+    behind, ahead = Clock(START), Clock(START - timedelta(hours=1))
     set_up(location, telegram, behind(), reminder_count=4)
     first = [True]  # the first reminder sent waits (not the digests)
 
@@ -377,11 +383,17 @@ async def test_replicas_whose_clocks_differ_still_send_each_reminder_once(
             await eventually(
                 lambda: any(r.claim is not None for r in reminders.every(store)), timeout=10
             )
-        ahead.advance(minutes=5)  # the other's clock, 5 minutes ahead: every task is due
+        ahead.offset = behind.offset + timedelta(minutes=5)  # 5 minutes ahead: all are due
         await telegram.wait("sendMessage", count=3, chat_id=ALICE)  # tasks 1-3, not task 0
         await services(early).reminders.run(early.bot)
         slow.set()
         await telegram.wait("sendMessage", count=4, chat_id=ALICE)
+        # Task 0 recorded as sent before the clocks move on: a claim still held 10 minutes
+        # later would be a crash's, rightly taken over (and sent again, marked as a repeat).
+        with open_store(location) as store:
+            await eventually(
+                lambda: all(r.claim is None for r in reminders.every(store)), timeout=30
+            )
         await services(late).reminders.run(late.bot)  # after the tick that sent task 0
         behind.advance(minutes=10)
         ahead.advance(minutes=10)
@@ -426,28 +438,31 @@ async def test_two_python_m_bot_processes_on_one_database_send_each_once(
     # a few seconds from now: both processes come up and race for them.
     earlier = now - timedelta(hours=1)
     set_up(pg_url, telegram, now - timedelta(seconds=57), reminder_count=3, apart=False)
-    config = tmp_path / "config.toml"
-    config.write_text(
-        textwrap.dedent(
-            f"""\
-            storage = "{pg_url}"
-            [telegram]
-            token = "{TOKEN}"
-            base_url = "{telegram.base_url}"
-            flood_control = false
-            [digest]
-            schedule = "{earlier.minute} {earlier.hour} * * *"
-            timezone = "UTC"
-            default = "on"
-            grace_hours = 12
-            [reminders]
-            timezone = "{SHANGHAI}"
-            """
-        ),
-        encoding="utf-8",
-    )
+    configs = [tmp_path / f"config{n}.toml" for n in range(2)]
+    for n, config in enumerate(configs):  # one host and port: each its own replica identity
+        config.write_text(
+            textwrap.dedent(
+                f"""\
+                storage = "{pg_url}"
+                [telegram]
+                token = "{TOKEN}"
+                base_url = "{telegram.base_url}"
+                flood_control = false
+                [digest]
+                schedule = "{earlier.minute} {earlier.hour} * * *"
+                timezone = "UTC"
+                default = "on"
+                grace_hours = 12
+                [reminders]
+                timezone = "{SHANGHAI}"
+                [replicas]
+                identity = "bot{n}"
+                """
+            ),
+            encoding="utf-8",
+        )
     logs = [tmp_path / f"bot{n}.log" for n in range(2)]
-    processes = [_python_m_bot(config, log) for log in logs]
+    processes = [_python_m_bot(config, log) for config, log in zip(configs, logs, strict=True)]
     try:
         # Both have run the digest's catch-up (their jobs run) and between them sent it all;
         # a stop lets a tick under way finish, so a second copy would be seen below.

@@ -10,25 +10,36 @@ from __future__ import annotations
 import asyncio
 import itertools
 import re
+import socket
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import aiohttp
+import psycopg
 import pytest
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bench.pg_server import Server
 from bot.chat import lanes
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
 from bot.chat.inbox import MAX_TRIES
 from bot.chat.lanes import SharedUpdates
+from bot.chat.running import serving
+from bot.chat.webhook import bot_health, inbox_server
 from bot.config import parse_config
 from memory import open_store
-from memory.errors import MemoryStoreError
+from memory.errors import MemoryStoreError, StoreInUse
 from memory.pg import PgStore
 
 USERS, MESSAGES = 8, 6
+
+
+def free_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return int(probe.getsockname()[1])
 
 
 @asynccontextmanager
@@ -40,6 +51,9 @@ async def replica(
     admins: list[int] | None = None,
     timeout: float = 10.0,
     poll: bool = False,
+    deadline: float = 300.0,
+    identity: str | None = None,
+    port: int = 8443,
 ) -> AsyncIterator[SharedUpdates]:
     config = parse_config(
         {
@@ -50,8 +64,11 @@ async def replica(
                 "base_url": telegram.base_url,
                 "flood_control": False,
                 "admin_user_ids": admins or [],
+                "handler_deadline_seconds": deadline,
+                "listen": "127.0.0.1",
+                "port": port,
             },
-            "replicas": {"lease_seconds": 5, "poll_seconds": 0.05},
+            "replicas": {"lease_seconds": 5, "poll_seconds": 0.05, "identity": identity or name},
         },
         base_dir=tmp_path,
     )
@@ -140,7 +157,7 @@ async def test_a_stopped_replica_gives_its_lanes_to_the_other(
                 await one.accept(update)
             await asyncio.wait_for(answering.wait(), 30)
         release.set()
-        two.start(two_application)
+        await two.start(two_application)
         await telegram.wait("sendMessage", timeout=60, where=lambda c: "step 2" in c.text)
         await drained(two)
         answered = [c.text for c in telegram.find("sendMessage", where=lambda c: "step" in c.text)]
@@ -178,6 +195,47 @@ async def test_an_update_that_crashed_replicas_is_set_aside_and_the_admins_told(
     with open_store(pg_url) as store:
         contents = [m.content for m in store.namespace("users/78").memories()]
     assert contents == ["the next one"]
+
+
+async def test_a_hung_handler_is_set_aside_at_the_deadline_and_its_chat_goes_on(
+    telegram: FakeBotAPI, pg_url: str, tmp_path: Path
+) -> None:
+    """Its reply never gets Telegram's answer: past the deadline the update is cancelled, set
+    aside in the queue with the reason, the admin told, and the chat's next update handled by
+    the same lane (before, the heartbeat renewed the lane's lease for as long as it hung)."""
+    admin = FakeBotAPI.user(6, "Admin")
+    telegram.private_chat(admin)
+    user = FakeBotAPI.user(82, "Stuck")
+
+    def hangs(params: dict[str, Any]) -> bool:  # the reply only, not the admin's notice
+        return params["chat_id"] == user["id"] and "hangs" in params["text"]
+
+    release = telegram.hold("sendMessage", when=hangs)
+    telegram.send("/remember this one hangs", user=user)
+    telegram.send("/remember the next one", user=user)
+    hung, following = taken(telegram)
+    try:
+        async with replica(
+            telegram, pg_url, tmp_path, "one", admins=[admin["id"]], deadline=1
+        ) as one:
+            for update in (hung, following):
+                await one.accept(update)
+            await telegram.wait("sendMessage", timeout=60, where=lambda c: "next one" in c.text)
+            [notice] = await telegram.wait("sendMessage", chat_id=admin["id"], timeout=30)
+            assert f"Update {hung['update_id']} (chat {user['id']})" in notice.text
+            assert "handler deadline" in notice.text
+            await drained(one)
+    finally:
+        release.set()
+    with psycopg.connect(pg_url) as connection:
+        rows = connection.execute(
+            "SELECT update_id, state, reason FROM bot_updates ORDER BY update_id"
+        ).fetchall()
+    assert [(u, state) for u, state, _ in rows] == [
+        (hung["update_id"], "aside"),
+        (following["update_id"], "done"),
+    ]
+    assert "handler deadline" in rows[0][2]
 
 
 async def offered(shared: SharedUpdates, update: dict[str, Any]) -> bool:
@@ -299,3 +357,88 @@ async def test_polling_waits_while_the_database_is_down_and_then_keeps_the_order
     with open_store(pg_url) as store:
         contents = [m.content for m in store.namespace("users/81").memories()]
     assert contents == ["step 0", "step 1", "step 2"]
+
+
+async def health(http: aiohttp.ClientSession, port: int, path: str) -> tuple[int, dict[str, Any]]:
+    async with http.get(f"http://127.0.0.1:{port}{path}") as response:
+        return response.status, await response.json()
+
+
+async def test_while_the_database_is_down_a_replica_is_live_but_not_ready(
+    telegram: FakeBotAPI, pg_server: Server, pg_url: str, tmp_path: Path
+) -> None:
+    """A load balancer routing by /healthz/live keeps sending updates to a replica during an
+    outage (it answers them 503 until it can keep them, and /healthz/live stays 200); a
+    monitor on /healthz/ready (or /healthz, the same) sees the outage, and its end."""
+    port = free_port()
+    async with (
+        replica(telegram, pg_url, tmp_path, "one", timeout=2, port=port) as one,
+        aiohttp.ClientSession() as http,
+    ):
+        assert one.application is not None
+        async with inbox_server(one.application):
+            for path in ("/healthz/live", "/healthz/ready", "/healthz"):
+                assert await health(http, port, path) == (200, {"ok": True}), path
+            pg_server.stop()
+            try:
+                assert await health(http, port, "/healthz/live") == (200, {"ok": True})
+                for path in ("/healthz/ready", "/healthz"):
+                    status, answer = await health(http, port, path)
+                    assert status == 503 and "store cannot be reached" in answer["reason"]
+            finally:
+                pg_server.start()
+            for _ in range(600):  # the pool reconnects by itself
+                if (await health(http, port, "/healthz/ready"))[0] == 200:
+                    break
+                await asyncio.sleep(0.1)
+            assert await health(http, port, "/healthz/ready") == (200, {"ok": True})
+            assert await health(http, port, "/healthz/live") == (200, {"ok": True})
+
+
+async def test_a_replica_whose_identity_another_process_took_stops_claiming(
+    telegram: FakeBotAPI, pg_url: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two replicas configured with one identity: the second cannot start while the first
+    holds it; if the first's session is lost and the second gets in before the first takes it
+    again (within a second, ``PRESENCE_EVERY``: held off here so that the second surely gets
+    in), the first gives up its lanes and claims none (and says so in its health), so that they
+    never both hold lanes; the chats are handled by the second."""
+    user = FakeBotAPI.user(83, "Twice")
+    async with replica(telegram, pg_url, tmp_path, "first", identity="same") as first:
+        with pytest.raises(StoreInUse):
+            async with replica(telegram, pg_url, tmp_path, "twin", identity="same"):
+                pass
+        monkeypatch.setattr(lanes, "PRESENCE_EVERY", 3600.0)  # the first does not look
+        with psycopg.connect(pg_url, autocommit=True) as admin:  # its session lost
+            admin.execute(
+                "SELECT pg_terminate_backend(pid, 10000) FROM pg_stat_activity"
+                " WHERE application_name LIKE 'cogito same#%'"
+            )
+        async with replica(telegram, pg_url, tmp_path, "second", identity="same") as second:
+            monkeypatch.setattr(lanes, "PRESENCE_EVERY", 0.05)  # and now it does
+            for _ in range(600):
+                if not first.present:
+                    break
+                await asyncio.sleep(0.05)
+            assert first.application is not None
+            reason = await bot_health(first.application)()
+            assert reason is not None and "another process is replica same" in reason
+            answering = asyncio.Event()
+            owners: list[str] = []
+
+            def held(params: dict[str, Any]) -> bool:
+                if "twice" not in params["text"]:
+                    return False
+                with psycopg.connect(pg_url) as watcher:  # who holds the chat, mid-handling
+                    owners.extend(row[0] for row in watcher.execute("SELECT owner FROM bot_lanes"))
+                answering.set()
+                return False
+
+            telegram.hold("sendMessage", when=held)
+            telegram.send("/remember asked twice", user=user)
+            for update in taken(telegram):
+                await first.accept(update)  # received by the first, handled by the second
+            await asyncio.wait_for(answering.wait(), 30)
+            await drained(second)
+            assert owners == [second.owner]
+            assert first.present is False

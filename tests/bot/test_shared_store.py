@@ -16,12 +16,13 @@ from zoneinfo import ZoneInfo
 import pytest
 
 from bot.assistant.changes import ChangeFile, Proposal, ReminderProposal
-from bot.assistant.history import add_usage, append_history, load_history, read_usage
+from bot.assistant.dialogue import add_usage, append_history, load_history, read_usage
 from bot.assistant.reminder_desk import set_waiting
 from bot.chat.console import MessageIds
 from bot.core import reminders
+from bot.core.due import Repeat
 from bot.core.policy import Actor, Caller
-from bot.core.when import Repeat, resolve
+from bot.core.when import resolve
 from memory import open_store
 from memory.model import Memory
 

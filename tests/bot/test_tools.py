@@ -18,9 +18,10 @@ from bot.assistant.changes import Reverted, revert
 from bot.assistant.executor import ToolExecutor, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.assistant.tools import TOOLS, tool_schemas
-from bot.core import reminders
+from bot.core import operations, reminders
 from bot.core.policy import Actor, Caller
-from memory.store import MemoryStore, Namespace
+from memory.files import FileNamespace as Namespace
+from memory.files import MemoryStore
 
 ARTICLE_TOOLS = [
     "addMemory",
@@ -57,7 +58,11 @@ def on_disk(store: MemoryStore, name: str) -> list[dict[str, Any]]:
 
 def test_the_article_s_eight_tools_with_described_parameters() -> None:
     schemas = tool_schemas()
-    assert [s["function"]["name"] for s in schemas] == [*ARTICLE_TOOLS, "scheduleReminder"]
+    assert [s["function"]["name"] for s in schemas] == [
+        *ARTICLE_TOOLS,
+        "scheduleReminder",
+        "offerReminder",
+    ]
     for schema in schemas:
         function = schema["function"]
         assert schema["type"] == "function" and len(function["description"]) > 20
@@ -129,6 +134,33 @@ def test_get_update_related_and_stats(ns: Namespace) -> None:
     assert [m["id"] for m in related["memories"]] == [a.id]
     stats = run(executor, "getMemoryStats")
     assert stats["total"] == 2 and stats["byCategory"] == {"work": 2}
+
+
+def test_the_tools_answer_as_the_commands_do(ns: Namespace) -> None:
+    # getMemoryStats, getRelatedMemories and getAllMemories call the operations of /stats,
+    # /related and /list: the same memories, weighed the same, the same "most used".
+    used = ns.add("standup is at 10", ["meeting"], "work")
+    ns.touch([used.id])
+    unused = ns.add("retro is on friday", ["meeting"], "work")
+    milk = ns.add("buy oat milk")  # general, as the next: nothing else in common
+    ns.add("call the bank")
+    executor = ToolExecutor(ns)
+
+    stats = run(executor, "getMemoryStats")
+    assert [m["id"] for m in stats["mostAccessed"]] == [used.id]  # never one nobody used
+    assert [m["id"] for m in stats["mostAccessed"]] == [
+        m.id for m in operations.stats(ns).most_accessed
+    ]
+    assert stats["byCategory"] == operations.stats(ns).by_category == {"work": 2, "general": 2}
+
+    assert run(executor, "getRelatedMemories", {"id": milk.id})["count"] == 0
+    related = run(executor, "getRelatedMemories", {"id": unused.id})["memories"]
+    _, expected = operations.related(ns, unused.id)
+    assert [m["id"] for m in related] == [m.id for m in expected] == [used.id]
+
+    listed = run(executor, "getAllMemories", {"category": "工作"})["memories"]
+    expected = operations.listing(ns, "工作")
+    assert [m["id"] for m in listed] == [m.id for m in reversed(expected)] == [used.id, unused.id]
 
 
 def test_a_known_category_is_one_category_in_both_languages(ns: Namespace) -> None:
@@ -310,9 +342,7 @@ def test_rollback_leaves_alone_what_someone_else_changed_since(ns: Namespace) ->
     assert ns.get(added).tags == ("retro",)
 
 
-@settings(
-    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(
     name=st.sampled_from([t.name for t in TOOLS]) | st.text(max_size=20),
     arguments=st.none()
@@ -385,6 +415,29 @@ def test_reminders_past_the_cap_wait_checked_as_if_set_and_a_failed_turn_drops_t
     executor.rollback()
     assert [r.state for r in reminders.every(store, "users/1")] == ["cancelled"] * 3
     assert desk.waiting == []
+
+
+def test_offer_reminder_sets_nothing_and_a_failed_turn_offers_nothing(
+    store: MemoryStore, ns: Namespace
+) -> None:
+    now = datetime(2026, 12, 1, 4, 0, tzinfo=UTC)
+    caller = Caller(Actor("user", 1, "Ann"), "users/1")
+    desk = ReminderDesk(store, caller, 1, ZoneInfo("Asia/Shanghai"), lambda: now, "en")
+    executor = ToolExecutor(ns, reminders=desk)
+    offered = run(executor, "offerReminder", {"text": "call the plumber", "local": "09:00"})
+    assert offered["ok"] is True and offered["set"] is False
+    assert offered["due"] == "2026-12-02 (Wed) 09:00 Asia/Shanghai"  # the code's time
+    birthday = {"text": "Mia's birthday", "local": "2027-05-03", "repeat": "yearly"}
+    assert run(executor, "offerReminder", birthday)["repeat"] == "every year"
+    past = run(executor, "offerReminder", {"text": "x", "local": "2026-11-30 10:00"})
+    assert past["ok"] is False and "has passed" in past["error"]["message"]
+    run(executor, "offerReminder", {"text": "third", "local": "21:00"})
+    capped = run(executor, "offerReminder", {"text": "fourth", "local": "22:00"})
+    assert capped["ok"] is False and "at most 3 offers" in capped["error"]["message"]
+    assert [text for text, _ in desk.offered] == ["call the plumber", "Mia's birthday", "third"]
+    assert reminders.every(store) == [] and desk.made == []  # offered: nothing is set
+    executor.rollback()
+    assert desk.offered == []
 
 
 @pytest.mark.parametrize(

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
+from bot.assistant.dialogue import HISTORY_FILE, USAGE_FILE, load_history, read_usage
 from bot.assistant.executor import ToolExecutor
-from bot.assistant.history import HISTORY_FILE, USAGE_FILE, load_history, read_usage
 from bot.chat.inbox import Inbox
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 DEEP = "[" * 100_000
 

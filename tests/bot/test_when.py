@@ -12,14 +12,8 @@ from hypothesis import strategies as st
 
 from bench.reminder_bench import judge
 from bench.reminder_phrases import PHRASES
-from bot.core.when import (
-    Due,
-    Repeat,
-    asks_for_reminder,
-    parse_reminder,
-    resolve,
-    wall_time,
-)
+from bot.core.due import Due, Repeat, wall_time
+from bot.core.when import asks_for_reminder, parse_reminder, resolve
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 BERLIN = ZoneInfo("Europe/Berlin")

@@ -1,11 +1,15 @@
-"""The two store backends for the tests: where a store was opened, to open it again."""
+"""The store backends the tests run on (``contract/``), and where a store was opened, to
+open it again."""
 
 from __future__ import annotations
 
-from memory import Store, open_store
-from memory.store import MemoryStore
+from collections.abc import Callable
 
-BACKENDS = ["files", "postgres"]
+from memory import Store, open_store
+from memory.files import MemoryStore
+
+BACKENDS = ["files", "postgres"]  # how each opens: ``contract/conftest.py``, ``location``
+Opener = Callable[..., Store]  # opens the test's store again, with options
 _LOCATIONS: dict[int, str] = {}  # id(store) -> where it was opened
 
 

@@ -8,8 +8,8 @@ from pathlib import Path
 import pytest
 
 from memory.errors import MemoryInvalid
+from memory.files import MemoryStore
 from memory.model import Memory
-from memory.store import MemoryStore
 
 PHOTO = {"kind": "photo", "file_id": "AgAC-1", "file_unique_id": "u1", "size": 1234, "width": 800}
 ORIGIN = {"kind": "channel", "name": "News", "chat": "@news", "date": "2024-01-15T10:30:00.000Z"}

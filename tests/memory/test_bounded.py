@@ -8,7 +8,7 @@ import os
 import threading
 from pathlib import Path
 
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 
 def open_files_under(folder: Path) -> list[str]:

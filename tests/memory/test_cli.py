@@ -1,8 +1,11 @@
-"""``python -m memory``: every command once, as a shell user runs it, in a real child process
-(in this process, through ``main``, where one test runs many commands)."""
+"""``python -m memory``: every command once, as a shell user runs it: through ``main`` in this
+process (as llm's tests use ``CliRunner``), and in a real child process where the entry point
+itself is what is tested (``python -m memory``, its exit status and messages)."""
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import subprocess
 import sys
@@ -49,14 +52,16 @@ WALKTHROUGH = [
 
 
 def memory_cli(data_dir: Path, *args: object, ns: str = NS) -> subprocess.CompletedProcess[str]:
-    """``python -m memory --data-dir DATA_DIR --ns NS ARGS...``."""
-    return subprocess.run(
-        [sys.executable, "-m", "memory", "--data-dir", str(data_dir), "--ns", ns, *map(str, args)],
-        cwd=REPO_ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    """``python -m memory --data-dir DATA_DIR --ns NS ARGS...``, run in this process through
+    ``memory.cli.main`` (as ``python -m memory`` calls it), with its output captured."""
+    argv = ["--data-dir", str(data_dir), "--ns", ns, *map(str, args)]
+    out, err = io.StringIO(), io.StringIO()
+    with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
+        try:
+            status = main(argv)
+        except SystemExit as e:  # argparse refusing the command line
+            status = e.code if isinstance(e.code, int) else 1
+    return subprocess.CompletedProcess(argv, status, out.getvalue(), err.getvalue())
 
 
 def ok_json(data_dir: Path, *args: object, ns: str = NS) -> Any:

@@ -16,19 +16,12 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memory.errors import MemorySaveFailed
-from memory.files import (
-    SETTLED,
-    SLICE,
-    digest,
-    dump_json,
-    dump_records,
-    replace_checked,
-    settled_status,
-    write_temporary,
-)
-from memory.handedit import MAX_VERSIONS, History
+from memory.files import MemoryStore
+from memory.files.handedit import MAX_VERSIONS, History
+from memory.files.io import write_temporary
+from memory.files.swap import SETTLED, digest, replace_checked, settled_status
+from memory.jsontext import SLICE, dump_json, dump_records
 from memory.model import Memory
-from memory.store import MemoryStore
 
 ARTICLE_KEYS = ["id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount"]
 

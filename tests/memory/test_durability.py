@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.store import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 NS = "users/42"
@@ -53,7 +53,7 @@ def snapshot_of(data_dir: Path) -> Path:
     return data_dir / NS / "memory.json"
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return [m.content for m in ns.memories()]
 
 
@@ -70,7 +70,7 @@ def assert_every_journal_line_parses(data_dir: Path) -> None:
 
 ADD_IN_A_LOOP = """
     import sys
-    from memory.store import MemoryStore
+    from memory.files import MemoryStore
 
     # A short compaction delay, so that kills also land during background compactions.
     store = MemoryStore(sys.argv[1], compact_seconds=0.05)
@@ -84,7 +84,7 @@ ADD_IN_A_LOOP = """
 
 CHANGE_IN_A_LOOP = """
     import sys
-    from memory.store import MemoryStore
+    from memory.files import MemoryStore
 
     store = MemoryStore(sys.argv[1], compact_seconds=0.05)
     ns = store.namespace("users/42")
@@ -178,7 +178,7 @@ def test_every_update_and_delete_reported_before_kill_9_holds(tmp_path: Path) ->
 
 SEARCH_THEN_CRASH = """
     import os, sys
-    from memory.store import MemoryStore
+    from memory.files import MemoryStore
 
     ns = MemoryStore(sys.argv[1]).namespace("users/42")
     print(len(ns.search(sys.argv[2], ranker="seed")), flush=True)
@@ -341,7 +341,7 @@ def test_an_unreadable_record_is_skipped_and_the_file_kept(tmp_path: Path, bad: 
 
 ADD_THEN_CRASH = """
     import os, sys
-    from memory.store import MemoryStore
+    from memory.files import MemoryStore
 
     ns = MemoryStore(sys.argv[1]).namespace("users/42")
     for content in sys.argv[2:]:
@@ -405,7 +405,7 @@ READ_ONLY_CHILD = """
     import json, sys
     from pathlib import Path
     from memory.errors import MemoryStoreError
-    from memory.store import MemoryStore
+    from memory.files import MemoryStore
 
     data = Path(sys.argv[1])
     result = {}

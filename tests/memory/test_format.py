@@ -7,14 +7,14 @@ import re
 import time
 from pathlib import Path
 
-from memory.store import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 
 ARTICLE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 ARTICLE_KEYS = ["id", "content", "tags", "category", "createdAt", "accessedAt", "accessCount"]
 NS = "users/42"
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return [m.content for m in ns.memories()]
 
 

@@ -13,19 +13,19 @@ import time
 from pathlib import Path
 from typing import Any
 
-from memory.store import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return [m.content for m in ns.memories()]
 
 
-def read(ns: Namespace) -> list[dict[str, Any]]:
+def read(ns: FileNamespace) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = json.loads((ns.path / "memory.json").read_bytes())
     return records
 
 
-def save(ns: Namespace, records: list[dict[str, Any]], *, in_place: bool = False) -> None:
+def save(ns: FileNamespace, records: list[dict[str, Any]], *, in_place: bool = False) -> None:
     """Save as an editor does: a new file renamed over it, or truncate and write in place."""
     path = ns.path / "memory.json"
     data = json.dumps(records, ensure_ascii=False, indent=2).encode()
@@ -39,7 +39,7 @@ def save(ns: Namespace, records: list[dict[str, Any]], *, in_place: bool = False
         os.replace(tmp, path)
 
 
-def conflicts(ns: Namespace) -> list[dict[str, Any]]:
+def conflicts(ns: FileNamespace) -> list[dict[str, Any]]:
     return [e for p in ns.path.glob("memory.json.conflict-*") for e in json.loads(p.read_bytes())]
 
 
@@ -131,7 +131,7 @@ def test_a_conflict_is_written_beside_the_file_never_dropped(tmp_path: Path) -> 
 
 FAILING_COMPACTION = """
     import logging, resource, signal, sys
-    from memory.store import MemoryStore
+    from memory.files import MemoryStore
 
     logging.basicConfig(level=logging.WARNING, format="%(message)s")
     signal.signal(signal.SIGXFSZ, signal.SIG_IGN)  # a write past the limit fails: EFBIG

@@ -9,22 +9,22 @@ from pathlib import Path
 
 import pytest
 
-from memory.changelog import HISTORY
 from memory.errors import MemoryStoreError
+from memory.files import FileNamespace, MemoryStore
+from memory.files.changelog import HISTORY
 from memory.history import Author, acting, undo
-from memory.store import MemoryStore, Namespace
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 ALICE = Author("user:42", "/remember", "Alice", chat=42, change="aaaaaaaa")
 
 
-def _undo_last(ns: Namespace, **filters: object) -> tuple[str | None, object]:
+def _undo_last(ns: FileNamespace, **filters: object) -> tuple[str | None, object]:
     history = ns.history()
     change = history.last_change(**filters)  # type: ignore[arg-type]
     return change, undo(ns, history, change) if change else None
 
 
-def test_every_change_is_recorded_with_who_when_and_the_door(ns: Namespace) -> None:
+def test_every_change_is_recorded_with_who_when_and_the_door(ns: FileNamespace) -> None:
     with acting(ALICE):
         memory = ns.add("standup at 10", ["work"], "meeting")
     with acting(Author("user:43", "/edit", "Bob", chat=-100, change="bbbbbbbb")):
@@ -47,7 +47,7 @@ def test_every_change_is_recorded_with_who_when_and_the_door(ns: Namespace) -> N
 
 
 def test_undo_of_add_edit_and_delete_goes_back_one_change_at_a_time(
-    store: MemoryStore, ns: Namespace
+    store: MemoryStore, ns: FileNamespace
 ) -> None:
     with acting(Author("user:42", "/remember", change="add00000")):
         memory = ns.add("code in D:\\projects", ["code"], "work")
@@ -89,7 +89,7 @@ def test_undo_of_add_edit_and_delete_goes_back_one_change_at_a_time(
     assert ops == ["add", "update", "delete", "restore", "restore", "delete", "add"]
 
 
-def test_an_undo_leaves_a_memory_changed_since_as_it_is_and_says_who(ns: Namespace) -> None:
+def test_an_undo_leaves_a_memory_changed_since_as_it_is_and_says_who(ns: FileNamespace) -> None:
     with acting(Author("user:42", "/remember", change="first000")):
         kept = ns.add("one")
         mine = ns.add("two")
@@ -107,7 +107,7 @@ def test_an_undo_leaves_a_memory_changed_since_as_it_is_and_says_who(ns: Namespa
     assert undo(ns, ns.history(), "first000").reverted == ()
 
 
-def test_a_member_undoes_only_their_own_changes_in_their_chat(ns: Namespace) -> None:
+def test_a_member_undoes_only_their_own_changes_in_their_chat(ns: FileNamespace) -> None:
     with acting(Author("user:42", "/remember", chat=-1, change="alice000")):
         ns.add("alice's")
     with acting(Author("user:43", "/remember", chat=-1, change="bob00000")):
@@ -144,7 +144,7 @@ def test_history_is_bounded_by_the_retention(tmp_path: Path) -> None:
         assert len(path.read_bytes().splitlines()) == 1
 
 
-def test_a_damaged_history_file_is_kept_aside_and_loses_no_memory(ns: Namespace) -> None:
+def test_a_damaged_history_file_is_kept_aside_and_loses_no_memory(ns: FileNamespace) -> None:
     first = ns.add("first")
     path = ns.path / HISTORY
     with path.open("ab") as handle:
@@ -159,7 +159,7 @@ def test_a_damaged_history_file_is_kept_aside_and_loses_no_memory(ns: Namespace)
     assert [m.content for m in ns.memories()] == ["first"]
 
 
-def test_a_history_that_cannot_be_written_refuses_the_change(ns: Namespace) -> None:
+def test_a_history_that_cannot_be_written_refuses_the_change(ns: FileNamespace) -> None:
     ns.add("first")
     path = ns.path / HISTORY
     path.unlink()

@@ -17,8 +17,8 @@ import pytest
 
 from memory.embedding import EmbedderHealth, OfflineEmbedder, Vectors, unit_rows
 from memory.errors import EmbeddingFailed
-from memory.store import MemoryStore
-from memory.vectors import VECTORS_FILE, FileVectors
+from memory.files import MemoryStore
+from memory.files.vectors import VECTORS_FILE, FileVectors
 
 AXES = {
     "buy": 0, "shopping": 0, "milk": 0, "eggs": 0, "groceries": 0,

@@ -15,16 +15,16 @@ from typing import IO, Any
 
 import pytest
 
-from memory.store import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
 
 NS = "users/42"
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return sorted(m.content for m in ns.memories())
 
 
-def read(ns: Namespace) -> list[dict[str, Any]]:
+def read(ns: FileNamespace) -> list[dict[str, Any]]:
     records: list[dict[str, Any]] = json.loads((ns.path / "memory.json").read_bytes())
     return records
 
@@ -47,7 +47,7 @@ class _AfterSetAside(logging.Handler):
 @contextmanager
 def after_set_aside(then: Callable[[], None]) -> Iterator[_AfterSetAside]:
     handler = _AfterSetAside(then)
-    logger = logging.getLogger("memory.journal")
+    logger = logging.getLogger("memory.files.folder")
     logger.addHandler(handler)
     try:
         yield handler
@@ -194,10 +194,10 @@ def test_a_save_into_the_file_compaction_just_replaced_is_merged(
 def test_a_namespace_never_written_is_opened_without_waiting_for_a_save(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    import memory.journal
+    import memory.files.watch
 
     pauses: list[float] = []
-    monkeypatch.setattr(memory.journal.time, "sleep", pauses.append)
+    monkeypatch.setattr(memory.files.watch.time, "sleep", pauses.append)
     with MemoryStore(tmp_path) as store:
         store.namespace("users/1").add("the first memory of a new user")
         assert pauses == []  # no file to wait for: nobody is saving one
@@ -205,4 +205,4 @@ def test_a_namespace_never_written_is_opened_without_waiting_for_a_save(
     (tmp_path / "users/1/memory.json").unlink()
     with MemoryStore(tmp_path) as store:
         store.namespace("users/1").memories()
-    assert pauses and all(p == memory.journal.PAUSE for p in pauses)
+    assert pauses and all(p == memory.files.watch.PAUSE for p in pauses)

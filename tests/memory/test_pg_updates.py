@@ -15,6 +15,7 @@ import psycopg
 import pytest
 
 from memory import open_store
+from memory.errors import MemoryInvalid, StoreInUse
 from memory.pg import PgStore
 from memory.pg.database import Database
 from memory.pg.updates import PgUpdateQueue
@@ -217,6 +218,83 @@ def test_replicas_racing_handle_every_update_once_in_order_per_chat(
     for chat, ids in handled.items():
         assert ids == sorted(ids), f"chat {chat} out of order: {ids}"
     assert queues[0].waiting_count() == 0
+
+
+def _killed(pg_url: str, identity: str) -> int:
+    """The sessions of the replica ``identity`` ended by the server, as when its process dies
+    (its kernel closes the connection); how many."""
+    with psycopg.connect(pg_url, autocommit=True) as admin:
+        rows = admin.execute(
+            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            " WHERE application_name LIKE %s AND pid <> pg_backend_pid()",
+            (f"cogito {identity}#%",),
+        ).fetchall()
+    return len(rows)
+
+
+def test_a_restarted_replica_takes_back_its_dead_incarnation_s_lanes_at_once(
+    pg_url: str, replicas: tuple[PgStore, PgStore]
+) -> None:
+    """Same identity, new incarnation: the dead one's lease (30 s) is given up when the new
+    one enters, the interrupted update first with its try counted; another identity's lease
+    stays."""
+    one, two = (store.updates() for store in replicas)
+    before = one.enter("host-a:8443")
+    other = two.enter("host-b:8443")
+    assert before.startswith("host-a:8443#") and other.startswith("host-b:8443#")
+    for update_id, chat in ((61, 1), (62, 1), (63, 2)):
+        one.receive(update(update_id, chat), str(chat))
+    lane, _ = one.claim(before, LEASE) or (None, [])
+    assert lane is not None and lane.key == "1"
+    assert one.start(lane, 61, LEASE)  # killed now: no done, no release
+    busy, _ = two.claim(other, LEASE) or (None, [])
+    assert busy is not None and busy.key == "2"
+    assert _killed(pg_url, "host-a:8443") == 1
+    with open_store(pg_url) as restarted:
+        queue = restarted.updates()
+        assert queue is not None
+        after = queue.enter("host-a:8443")
+        assert after != before  # a fresh fencing token
+        taken = queue.claim(after, LEASE)
+        assert taken is not None, "the dead incarnation's lane still waits for its lease"
+        assert taken[0].key == "1"
+        assert [(d.update_id, d.tries) for d in taken[1]] == [(61, 1), (62, 0)]
+        assert one.start(lane, 62, LEASE) is False  # the old lease is gone for good
+        assert two.renew(busy, LEASE) is True  # a live replica's lease is not taken
+        assert queue.claim(after, LEASE) is None
+        queue.leave()
+
+
+def test_two_live_processes_never_share_an_identity(
+    pg_url: str, replicas: tuple[PgStore, PgStore]
+) -> None:
+    one, two = (store.updates() for store in replicas)
+    owner = one.enter("twin")
+    with pytest.raises(StoreInUse) as refused:
+        two.enter("twin")
+    assert "'twin'" in refused.value.message and f"cogito {owner}" in refused.value.message
+    assert one.present() and not two.present()
+    one.leave()  # a clean stop: the identity is free at once
+    assert two.enter("twin") != owner
+    assert two.present()
+    with pytest.raises(MemoryInvalid):
+        one.enter("no#hash")
+
+
+def test_a_replica_whose_session_was_lost_takes_its_identity_again_unless_taken(
+    pg_url: str, replicas: tuple[PgStore, PgStore]
+) -> None:
+    one, two = (store.updates() for store in replicas)
+    owner = one.enter("flaky")
+    assert _killed(pg_url, "flaky") == 1  # the server dropped the session (a restart)
+    assert one.present() is True  # taken again, under the same owner
+    one.receive(update(71, 3), "3")
+    lane = one.claim(owner, LEASE)
+    assert lane is not None
+    assert _killed(pg_url, "flaky") == 1
+    two.enter("flaky")  # a second process with the same identity got in meanwhile
+    assert one.present() is False  # so this one must stop claiming
+    assert one.start(lane[0], 71, LEASE) is False  # and its lanes are no longer its own
 
 
 def _rows_read(watcher: Any) -> int:

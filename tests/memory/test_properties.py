@@ -18,8 +18,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, invariant, precondition, rule
 
 from memory.errors import MemoryInvalid, MemoryNotFound
+from memory.files import MemoryStore
 from memory.model import MAX_LIMIT
-from memory.store import MemoryStore
 from memory.text import content_key
 
 # No word is a substring of another, of a category or of "general": seed scores are predictable.

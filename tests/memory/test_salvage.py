@@ -10,8 +10,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memory.files.salvage import salvage
 from memory.model import Memory
-from memory.salvage import salvage
 
 
 def record(memory_id: int, content: str | None = None) -> dict[str, Any]:

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 NAME = "users/7"
 WORDS = "project code garden dinner flight hotel doctor birthday gift backup review".split()

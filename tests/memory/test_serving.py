@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from memory import StoreInUse, open_store
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 # A child process that claims the data directory, says so, and waits to be killed.
 _HOLDER = """
 import sys, time
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 store = MemoryStore(sys.argv[1])
 store.claim_serving()
 print("claimed", flush=True)

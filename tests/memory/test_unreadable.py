@@ -17,8 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from memory.files import STALE_TEMPORARY_SECONDS
-from memory.store import MemoryStore, Namespace
+from memory.files import FileNamespace, MemoryStore
+from memory.files.io import STALE_TEMPORARY_SECONDS
 
 NS = "users/42"
 DEEP = b"[" * 100_000
@@ -30,7 +30,7 @@ def folder(data_dir: Path) -> Path:
     return path
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return [m.content for m in ns.memories()]
 
 
@@ -179,7 +179,7 @@ def test_a_compaction_killed_mid_write_leaves_nothing_behind_after_reopening(
     # signal unless told otherwise) in the middle of the write, as a kill -9 would.
     script = """
 import resource, signal, sys
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 store = MemoryStore(sys.argv[1])
 ns = store.namespace("users/42")
 for i in range(300):

@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from memory.files import FileNamespace, MemoryStore
 from memory.model import Hit, Memory, most_used
 from memory.relevance import answers, matches, quotes
-from memory.store import MemoryStore, Namespace
 
 
 @pytest.fixture
@@ -19,7 +19,7 @@ def store(tmp_path: Path) -> Iterator[MemoryStore]:
 
 
 @pytest.fixture
-def ns(store: MemoryStore) -> Namespace:
+def ns(store: MemoryStore) -> FileNamespace:
     return store.namespace("users/1")
 
 
@@ -36,7 +36,7 @@ def test_touch_counts_each_memory_once_and_survives_a_reopen(tmp_path: Path) -> 
         assert store.namespace("users/1").get(a.id).access_count == 1
 
 
-def test_search_without_touch_then_touch_counts_only_the_answer(ns: Namespace) -> None:
+def test_search_without_touch_then_touch_counts_only_the_answer(ns: FileNamespace) -> None:
     for n in range(3):
         ns.add(f"standup note {n}")
     hits = ns.search("standup", touch=False)
@@ -44,7 +44,7 @@ def test_search_without_touch_then_touch_counts_only_the_answer(ns: Namespace) -
     assert sorted(m.access_count for m in ns.memories()) == [0, 0, 1]
 
 
-def test_most_accessed_is_the_articles_top_five_with_ties_by_last_use(ns: Namespace) -> None:
+def test_most_accessed_is_the_articles_top_five_with_ties_by_last_use(ns: FileNamespace) -> None:
     def record(n: int, used: int, at: str) -> dict[str, object]:
         return {"id": n, "content": f"m{n}", "createdAt": "2024-01-01T00:00:00.000Z",
                 "accessedAt": at, "accessCount": used}  # fmt: skip

@@ -7,15 +7,15 @@ import contextlib
 import pytest
 
 from memory.errors import MemoryInvalid, MemoryStoreError, NamespaceInvalid
+from memory.files import FileNamespace, MemoryStore
 from memory.model import MAX_CATEGORY_CHARS, MAX_CONTENT_CHARS, MAX_TAG_CHARS, MAX_TAGS
-from memory.store import MemoryStore, Namespace
 
 
 def codes(error: pytest.ExceptionInfo[MemoryStoreError]) -> str:
     return error.value.code
 
 
-def contents(ns: Namespace) -> list[str]:
+def contents(ns: FileNamespace) -> list[str]:
     return [m.content for m in ns.memories()]
 
 
@@ -25,18 +25,18 @@ def contents(ns: Namespace) -> list[str]:
 @pytest.mark.parametrize(
     "content", ["", "   ", "\n\t ", "x" * (MAX_CONTENT_CHARS + 1), "a\x00b", 42, None]
 )
-def test_add_rejects_bad_content(ns: Namespace, content: object) -> None:
+def test_add_rejects_bad_content(ns: FileNamespace, content: object) -> None:
     with pytest.raises(MemoryInvalid) as caught:
         ns.add(content)  # type: ignore[arg-type]
     assert codes(caught) == "MEMORY_INVALID"
     assert ns.memories() == []
 
 
-def test_content_of_the_maximum_length_is_accepted(ns: Namespace) -> None:
+def test_content_of_the_maximum_length_is_accepted(ns: FileNamespace) -> None:
     assert len(ns.add("字" * MAX_CONTENT_CHARS).content) == MAX_CONTENT_CHARS
 
 
-def test_too_many_tags_are_rejected(ns: Namespace) -> None:
+def test_too_many_tags_are_rejected(ns: FileNamespace) -> None:
     limit = [f"tag{i}" for i in range(MAX_TAGS)]
     assert len(ns.add("ok", limit).tags) == MAX_TAGS
     assert len(ns.add("duplicates do not count", [*limit, "TAG0"]).tags) == MAX_TAGS
@@ -46,7 +46,7 @@ def test_too_many_tags_are_rejected(ns: Namespace) -> None:
     assert len(ns.memories()) == 2
 
 
-def test_an_overlong_tag_or_category_is_rejected(ns: Namespace) -> None:
+def test_an_overlong_tag_or_category_is_rejected(ns: FileNamespace) -> None:
     assert ns.add("ok", ["t" * MAX_TAG_CHARS], "c" * MAX_CATEGORY_CHARS).tags == (
         "t" * MAX_TAG_CHARS,
     )
@@ -62,7 +62,9 @@ def test_an_overlong_tag_or_category_is_rejected(ns: Namespace) -> None:
 @pytest.mark.parametrize(
     "label", ["a\x00b", "bell\x07", "line\nbreak", "\x1b[31mred", "zero\u200bwidth", "x\u2028y"]
 )
-def test_control_characters_in_a_tag_or_category_are_rejected(ns: Namespace, label: str) -> None:
+def test_control_characters_in_a_tag_or_category_are_rejected(
+    ns: FileNamespace, label: str
+) -> None:
     with pytest.raises(MemoryInvalid) as caught:
         ns.add("content", [label])
     assert codes(caught) == "MEMORY_INVALID"

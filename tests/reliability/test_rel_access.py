@@ -15,7 +15,7 @@ from typing import Any
 from rel_harness import config_for, contents, running, user
 
 from bench.fakes.telegram_server import Call, FakeBotAPI
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ALICE = user(42)
 BOB = user(43)
@@ -64,9 +64,14 @@ async def test_forged_callback_data_is_refused_and_changes_nothing(
         team = memory_id(await say(telegram, "/remember the team's memory", ALICE, group))
         mine = await say(telegram, "/remember bob's own note", BOB)
         in_group = await say(telegram, "/recall team", BOB, group)
+        offered = await say(telegram, "I need to call the bank tomorrow at 10am", ALICE)
+        rows = offered.params["reply_markup"]["inline_keyboard"]
+        [offer] = {b["callback_data"].split(":")[1] for row in rows for b in row}
         before = files(data_dir)
         forged = [
             *(f"{kind}:{target}" for kind in "fdk" for target in (diary, team)),
+            *(f"ro:{offer}:{what}" for what in "yonhde"),  # Alice's reminder offer
+            "ro:m1:y", "ro:1-1:h", "ro:../x:y", "ro:" + "9" * 20 + ":y", "ro:1:z",
             "d:1e309", "d:-1", "d:../../x", "d:0", "d:" + "9" * 19, "f:" + "9" * 20,
             "p:999999", "p:0:deadbeef", "p:-1", "p:1:../../x", "x" * 64, "d:", ":", "",
             "d:１２３", "d:1\n2", "d:1 OR 1=1", "<b>d:1</b>",
@@ -80,6 +85,8 @@ async def test_forged_callback_data_is_refused_and_changes_nothing(
         assert not [c for c in telegram.find("editMessageText") if "Forgotten" in c.text]
         assert not telegram.find("sendMessage", where=lambda c: "Forget this" in c.text)
         assert files(data_dir) == before
+    with MemoryStore(data_dir) as store:
+        assert store.bot_documents().list("reminders/") == []  # no offer was taken
     assert contents(data_dir, "users/42") == ["alice's diary entry"]
     assert contents(data_dir, f"chats/{GROUP}") == ["the team's memory"]
 

@@ -10,7 +10,7 @@ from typing import Any
 from rel_harness import config_for, contents, running, user
 
 from bench.fakes.telegram_server import Call, FakeBotAPI
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ALICE = user(42)
 BOB = user(43)

@@ -19,7 +19,7 @@ from rel_harness import BotProcess, contents, redeliver, replies, snapshot, user
 
 from bench.fakes.telegram_server import FakeBotAPI
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Inbox, Recovered
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 USERS = [user(100 + number) for number in range(5)]
 NOTES = 20  # per user: 100 /remember in all

@@ -19,7 +19,7 @@ from rel_harness import config_for, contents, running, snapshot, user
 
 from bench.fakes.telegram_server import Call, FakeBotAPI
 from memory.errors import MemorySaveFailed
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ALICE = user(42)
 BOB = user(43)

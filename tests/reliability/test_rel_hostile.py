@@ -29,8 +29,8 @@ from bot.categories import is_known
 from bot.core.entry import parse_entry, split_command
 from bot.view.i18n import t
 from memory.errors import MemoryInvalid, MemoryStoreError, NamespaceInvalid
+from memory.files import MemoryStore
 from memory.model import MAX_CONTENT_CHARS
-from memory.store import MemoryStore
 
 T = TypeVar("T")
 
@@ -73,8 +73,8 @@ IDS: st.SearchStrategy[object] = st.one_of(
     ANY_TEXT,
     st.integers(),
 )
+# The number of examples is the run's profile's (tests/conftest.py).
 FAST = settings(
-    max_examples=150,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
@@ -339,9 +339,7 @@ def test_hostile_messages_get_clear_replies_in_html_telegram_accepts(
         "/remember work: {} #tag", f"/edit {seed} {{}}", "/nonsense {}", "/remember\n{}",
     ]  # fmt: skip
 
-    @settings(
-        max_examples=120, deadline=None, database=None, suppress_health_check=list(HealthCheck)
-    )
+    @settings(deadline=None, database=None, suppress_health_check=list(HealthCheck))
     @given(template=st.sampled_from(templates), text=HOSTILE.filter(lambda s: s.strip()))
     def message(template: str, text: str) -> None:
         sent = template.format(text)

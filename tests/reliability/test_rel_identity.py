@@ -28,7 +28,7 @@ from bench.fakes.telegram_server import (
     FakeBotAPI,
 )
 from bot.assistant.llm import make_client
-from memory.store import MemoryStore
+from memory.files import MemoryStore
 
 ALICE = user(42)
 BOB = user(43)
