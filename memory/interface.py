@@ -172,6 +172,10 @@ class MemoryNamespace(MeaningSearch, Protocol):
         """All memories in stored order, or those of one category."""
         ...
 
+    def count(self) -> int:
+        """How many memories there are, copying none (loads the namespace, as ``memories``)."""
+        ...
+
     def get(self, memory_id: int | str) -> Memory:
         """One memory (``MemoryNotFound`` if there is none)."""
         ...
