@@ -204,6 +204,11 @@ class Server:
         """Stop the server at once (``immediate``: as a crash would, for the fault tests)."""
         self._tool("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
 
+    @property
+    def pid(self) -> int:
+        """The postmaster's process id (the server's processes are it and its children)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
+
     def url(self, database: str = "postgres") -> str:
         """The URL of ``database`` on this server."""
         return f"postgresql://postgres@/{database}?host={self.folder}"
