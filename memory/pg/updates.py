@@ -336,13 +336,14 @@ class PgUpdateQueue:
 
     def forget(self, older_than: float) -> int:
         """Delete the handled updates finished more than ``older_than`` seconds ago."""
-        with self._db.transaction(write=True, durable=False) as connection:
-            cursor = connection.execute(
-                "DELETE FROM bot_updates WHERE state = 'done'"
-                " AND finished_at < now() - make_interval(secs => %s)",
-                (older_than,),
-            )
-            return int(cursor.rowcount)
+        forgotten = self._db.run(
+            "DELETE FROM bot_updates WHERE state = 'done'"
+            " AND finished_at < now() - make_interval(secs => %s)",
+            (older_than,),
+            write=True,
+            durable=False,
+        )
+        return forgotten.count
 
     def waiting_count(self) -> int:
         """How many updates are received and neither handled nor set aside."""
