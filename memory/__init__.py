@@ -25,8 +25,10 @@ from memory.interface import (
     Documents,
     Lane,
     MemoryNamespace,
+    Received,
     RecordLog,
     Store,
+    Turn,
     UpdateQueue,
 )
 from memory.jsontext import parse_json
@@ -49,10 +51,12 @@ __all__ = [
     "MemorySaveFailed",
     "MemoryStoreError",
     "NamespaceInvalid",
+    "Received",
     "RecordLog",
     "Stats",
     "Store",
     "StoreInUse",
+    "Turn",
     "UpdateQueue",
     "open_store",
     "parse_json",
