@@ -53,16 +53,15 @@ class Turn(Protocol):
 ALL_MEMORIES_DEFAULT = 50  # getAllMemories returns at most this many (the newest) by default
 ALL_MEMORIES_MAX = 200
 
-_ID = {"type": "integer", "description": "The memory's id (the number shown with it)."}
+_ID = {"type": "integer", "description": "The memory's id."}
 _TAGS = {
     "type": "array",
     "items": {"type": "string"},
-    "description": "3-5 short lower-case keywords for finding it again, in the user's language.",
+    "description": "3-5 lower-case keywords, in the user's language.",
 }
 _CATEGORY = {
     "type": "string",
-    "description": "One lower-case word: personal, work, project, preference, schedule, "
-    "contact, general...",
+    "description": "One lower-case word: personal, work, schedule, contact, general...",
 }
 
 
@@ -289,11 +288,10 @@ _WHEN = {
 TOOLS: tuple[Tool, ...] = (
     Tool(
         "addMemory",
-        "Store a new long-term memory: a fact the user stated, or something you came across "
-        "that the user will want later. Write the content as one self-contained sentence. "
-        "Content already stored is not stored twice; when similar memories exist, nothing is "
-        "stored and they are returned (nearDuplicates); when it gives a new value for what one "
-        "says, that one is named (wouldReplace): update it instead, unless it is another thing.",
+        "Store a long-term memory: a fact the user stated or will want later, as one "
+        "self-contained sentence. Nothing is stored twice; similar memories come back instead "
+        "(nearDuplicates), and one it gives a new value is named (wouldReplace): update that "
+        "one, unless it is another thing.",
         _object(
             {
                 "content": {"type": "string", "description": "What to remember, self-contained."},
@@ -301,8 +299,8 @@ TOOLS: tuple[Tool, ...] = (
                 "category": _CATEGORY,
                 "keepBoth": {
                     "type": "boolean",
-                    "description": "Store it even beside near-duplicates; only when the user "
-                    "said it is a different thing from them.",
+                    "description": "Store beside near-duplicates: only if the user said it "
+                    "differs.",
                 },
             },
             ("content",),
@@ -311,10 +309,9 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "searchMemory",
-        "Search the long-term memories; `memories` are those that answer the query, best first "
-        "(none: nothing stored answers it), `weakerMatches` merely resemble it. A memory marked "
-        "`older` gives an older value of what a memory before it says: answer with the newer. "
-        "Use it before answering anything about the past or about what the user told you.",
+        "Search the memories: `memories` answer the query, best first (none: nothing does); "
+        "`weakerMatches` only resemble it; `older` marks an outdated value: answer with the "
+        "newer. Use it before answering about the past or what the user said.",
         _object(
             {
                 "query": {
@@ -349,10 +346,9 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "updateMemory",
-        "Change a memory's content, tags or category (give only what changes), only when the "
-        "user asks for it or states a new fact about it. Prefer this to adding a second memory "
-        "about the same thing. A few per message; further changes need the user's "
-        "confirmation, which the bot asks for.",
+        "Change a memory's content, tags or category (only what changes) when the user asks "
+        "or states a new fact about it; better than a second memory of one thing. Beyond a "
+        "few per message the bot asks the user to confirm.",
         _object(
             {
                 "id": _ID,
@@ -366,8 +362,8 @@ TOOLS: tuple[Tool, ...] = (
     ),
     Tool(
         "deleteMemory",
-        "Delete one memory by id, only when the user asks for it. At most one per message (none "
-        "in groups); further deletions need the user's confirmation, which the bot asks for.",
+        "Delete one memory, only when the user asks. One per message (none in groups); the bot "
+        "asks the user to confirm the rest.",
         _object({"id": _ID}, ("id",)),
         _delete,
     ),

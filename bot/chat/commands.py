@@ -195,7 +195,7 @@ async def show_matches(
     extra: Sequence[InlineKeyboardButton] = (),
     statement: bool = False,
     last_row: Sequence[InlineKeyboardButton] = (),
-    instead_of_nothing: tuple[str, InlineKeyboardMarkup] | None = None,
+    instead_of_nothing: tuple[str, InlineKeyboardMarkup | None] | None = None,
 ) -> bool:
     """Answer ``message`` with the best matches for ``query``, or the latest memories if blank;
     ``footer`` (HTML) ends the reply, ``footer_if_none`` too when nothing was found, ``extra``

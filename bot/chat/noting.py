@@ -38,6 +38,7 @@ from telegram.error import TelegramError
 from telegram.ext import ContextTypes
 
 from bot.chat.access import message_source, run_changing
+from bot.chat.buttons import with_row
 from bot.chat.commands import remember_entry, show_matches
 from bot.chat.offering import plain_offer
 from bot.chat.presses import pressed
@@ -88,7 +89,9 @@ async def answer_plainly(
         extra=extra,
         statement=intent.kind == intents.STATEMENT,  # asks nothing: a clear match, or nothing
         last_row=offer[1].inline_keyboard[0] if offer else (),
-        instead_of_nothing=offer,
+        # Alone, the offer keeps 💾 too: "Leo's birthday is June 9" is a fact to keep as well
+        # as a day to be reminded of.
+        instead_of_nothing=(offer[0], with_row(offer[1], extra)) if offer else None,
     )
     if hint and not found:
         await _hint_shown(context, message, caller, hint)

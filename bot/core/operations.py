@@ -60,7 +60,7 @@ from memory.interface import Documents, MemoryNamespace, SearchStatus
 from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
 from memory.text import created_terms, date_terms
-from memory.updates import newest_first, whose_first
+from memory.updates import judge, newest_first, whose_first
 
 RECALL_LIMIT = 5  # weaker matches a page
 _DAY_TERM = re.compile(r"@\d\d-\d\d")  # memory.text's term of a day of the year
@@ -218,6 +218,7 @@ def recall_page(
 
 
 STATEMENT_MARGIN = 3.0  # a statement searched shows only a clear match (``answer_of``)
+UPDATE_LOOKED_AT = 20  # the best hits looked at for the memory a statement updates
 
 
 def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> Answer:
@@ -229,8 +230,14 @@ def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> An
     answers (stored that day, or speaking of it). A ``statement`` (a message that asks
     nothing, searched for what it touches) shows only a clear match: its best must score
     ``STATEMENT_MARGIN`` above the threshold (log-odds: about twenty times the odds), so that
-    "my bike is blue" does not answer with "my passport is in the blue folder"."""
+    "my bike is blue" does not answer with "my passport is in the blue folder"; but a memory
+    the statement gives a new value ("the cabin wifi password is now pinecone43", a memory
+    ``memory.updates`` would replace or ask about) is what it touches, and is its answer,
+    first: the 💾 under it then replaces it (``bot.core.adding``)."""
     answer = decide(query, hits, margin=STATEMENT_MARGIN if statement else 0.0)
+    if statement and (updated := _updated(query, hits)) is not None:
+        rest = [hit for hit in (*answer.shown, *answer.weaker) if hit is not updated]
+        return Answer((updated,), tuple(rest))
     if not answer.shown and (dated := _dated(query, hits)):
         ids = {hit.memory.id for hit in dated}
         return Answer(
@@ -245,6 +252,16 @@ def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> An
         return answer
     moved = [hit for hit in answer.shown if hit not in shown]
     return Answer(tuple(shown), (*moved, *answer.weaker))
+
+
+def _updated(statement: str, hits: Sequence[Hit]) -> Hit | None:
+    """The best of ``hits`` that ``statement`` gives a new value (``memory.updates.judge``),
+    a reminder's memory aside (a reminder changes through its own buttons)."""
+    for hit in hits[:UPDATE_LOOKED_AT]:
+        memory = hit.memory
+        if memory.category != REMINDER_CATEGORY and judge(statement, memory.content) is not None:
+            return hit
+    return None
 
 
 def newest(query: str, answer: Answer) -> tuple[Answer, frozenset[int]]:

@@ -88,6 +88,22 @@ async def test_the_remember_this_button_replaces_too(bot: Bot) -> None:
     assert contents(bot, "users/42") == ["I switched to locker 23 at the gym"]
 
 
+async def test_a_statement_of_a_new_value_is_answered_with_what_it_updates(bot: Bot) -> None:
+    # Said in passing, without a model: the reply shows the memory the statement updates (not
+    # "I found nothing"), and its 💾 replaces that memory; look-alikes are not what it updates.
+    await remember(bot, "The wifi password at the cabin is pinecone42")
+    await remember(bot, "Mia's birthday is May 3")
+    [search] = await bot.say("the cabin wifi password is now pinecone43", user=ALICE)
+    assert "The wifi password at the cabin is pinecone42" in search.text
+    assert "found nothing" not in search.text
+    await remember(bot, "我住在杭州西湖区", user=LI)
+    [moved] = await bot.say("我已经搬到上海浦东了", user=LI)
+    assert "我住在杭州西湖区" in moved.text and "没有找到" not in moved.text
+    [other] = await bot.say("Leo's birthday is June 9", user=ALICE)
+    assert "Mia" not in other.text
+    assert any(data.startswith("rt:") for _, data in other.buttons)  # 💾 beside the offer
+
+
 async def test_unsure_asks_and_keep_both_shows_the_newer_first_marked(bot: Bot) -> None:
     await remember(bot, "健身卡每月40元", user=LI)
     prompt = await remember(bot, "健身卡每月45元", user=LI)

@@ -116,7 +116,9 @@ async def test_an_intention_is_offered_in_either_language_and_yes_sets_one_remin
             "⏰ Remind you 2026-12-02 (Wed) 09:00 Asia/Shanghai? — call the plumber"
         )
         rows = offer.params["reply_markup"]["inline_keyboard"]
-        assert [b["text"] for row in rows for b in row] == ["✅ Yes", "🕒 Another time", "✖️ No"]
+        # 💾 too: the statement can be kept as a note without a reminder.
+        labels = ["✅ Yes", "🕒 Another time", "✖️ No", "💾 Remember this"]
+        assert [b["text"] for row in rows for b in row] == labels
         assert reminder_records(data_dir) == []  # nothing is set until Yes
         since = telegram.mark()
         await bot.press(offer, offer_data(offer, "y"), user=ALICE)
