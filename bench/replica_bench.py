@@ -424,7 +424,11 @@ def _costs(result: Result) -> str:
     if result.replicas:
         parts.append(f"database {1000 * result.per_update(result.cpu_database):.2f}")
     parts.append(f"fakes {1000 * result.per_update(result.cpu_bench):.2f}")
-    return ", ".join(parts)
+    busy = [f"bot {result.cpu_bot / max(result.replicas, 1) / result.seconds:.2f} each"]
+    if result.replicas:
+        busy.append(f"database {result.cpu_database / result.seconds:.2f}")
+    busy.append(f"fakes {result.cpu_bench / result.seconds:.2f}")
+    return ", ".join(parts) + f"; CPUs busy: {', '.join(busy)}"
 
 
 def _medians(results: list[Result]) -> dict[str, float]:
