@@ -42,8 +42,9 @@ from typing import Any
 from telegram import Update
 
 from bench.store_bench import queries, synthetic_records
-from bot.chat.app import BotApplication, build_application, serving
+from bot.chat.app import BotApplication, build_application
 from bot.chat.local_api import LocalBotAPI
+from bot.chat.running import serving
 from bot.config import Config, parse_config
 from memory.files import MemoryStore
 

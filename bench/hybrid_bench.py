@@ -47,8 +47,7 @@ import numpy as np
 from memory.embedding import AUTO, OfflineEmbedder
 from memory.files import MemoryStore
 from memory.files.vectors import FileVectors
-from memory.interface import VectorSet
-from memory.vectors import text_key
+from memory.vectors import VectorSet, text_key
 
 WORDS = (
     "meeting project code dentist doctor shopping milk eggs bread cat dog garden paint guitar "

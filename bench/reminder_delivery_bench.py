@@ -36,7 +36,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.config import parse_config
 from bot.core import reminders, when
 from bot.core.policy import Actor, Caller

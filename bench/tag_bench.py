@@ -1,6 +1,7 @@
 """The automatic tags of /remember, judged against the tags a person would accept.
 
-``python -m bench.tag_bench`` runs the notes of ``bench.tag_notes`` (English and Chinese)
+``python -m bench.tag_bench`` runs the notes of ``bench.tag_notes`` (English and Chinese, and
+Chinese names, places and things, written with ``bot.core.chinese_words``, so not held out)
 through two rules and prints, per language: precision (of the tags proposed, the fraction a
 person would accept), how many notes got no tag at all, and the time per note:
 
@@ -19,7 +20,15 @@ import re
 import time
 from collections.abc import Callable, Sequence
 
-from bench.tag_notes import CHINESE, ENGLISH, HELD_OUT_CHINESE, HELD_OUT_ENGLISH, Note
+from bench.tag_notes import (
+    CHINESE,
+    ENGLISH,
+    HELD_OUT_CHINESE,
+    HELD_OUT_ENGLISH,
+    NAMES_PLACES_THINGS,
+    SPLIT_NAMES,
+    Note,
+)
 from bot.core.keywords import keywords
 from memory.model import MAX_TAG_CHARS
 from memory.text import STOP_WORDS, query_words
@@ -74,6 +83,7 @@ def main(argv: Sequence[str] | None = None) -> None:
         ("Chinese", CHINESE),
         ("English, held out", HELD_OUT_ENGLISH),
         ("Chinese, held out", HELD_OUT_CHINESE),
+        ("Chinese, names and places", [*NAMES_PLACES_THINGS, *SPLIT_NAMES]),
     )
     for language, notes in sets:
         for name, rule in (("before", before), ("after", keywords)):

@@ -18,7 +18,8 @@ import time
 from pathlib import Path
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.webhook import inbox_server
 from bot.config import parse_config
 from memory.files import MemoryStore

@@ -105,7 +105,7 @@ async def serve(application: BotApplication, config: Config) -> None:
     polling, serving the webhook), and ``serving`` shuts everything down; later signals are
     ignored so that they cannot cut that shutdown short.
     """
-    from bot.chat.app import serving
+    from bot.chat.running import serving
     from bot.chat.webhook import inbox_server
 
     loop = asyncio.get_running_loop()

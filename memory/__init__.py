@@ -8,7 +8,7 @@ each backend implements (``memory.backend``): files (``memory.files``, the defau
 PostgreSQL (``memory.pg``), chosen by ``memory.open``.
 """
 
-from memory.documents import update_document
+from memory.documents import Document, Documents, update_document
 from memory.errors import (
     DocumentConflict,
     MemoryInvalid,
@@ -21,8 +21,6 @@ from memory.errors import (
 )
 from memory.interface import (
     Delivery,
-    Document,
-    Documents,
     Lane,
     MemoryNamespace,
     Received,

@@ -31,11 +31,12 @@ from contextlib import AbstractContextManager
 from pathlib import PurePath
 from typing import Protocol
 
+from memory.documents import Documents
 from memory.held import Held
 from memory.history import Author, ChangeRecord, History, Retention
 from memory.indexfile import IndexCache
-from memory.interface import Documents, VectorStore
 from memory.model import Memory
+from memory.vectors import VectorStore
 
 
 class Writing(Protocol):

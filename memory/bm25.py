@@ -28,11 +28,8 @@ same values run on every set of ``python -m bench.retrieval``, whose figures are
 - ``MAX_QUERY_TERMS = 128``: a query is cut to its 128 strongest distinct terms (idf x query
   weight). Common terms change the order little but walk long posting lists; 128 keeps every
   term of all but the longest dialogues (64 measured lower on MADial Chinese).
-- ``POSTINGS_BUDGET = 200_000``, ``CANDIDATES_CAP = 1000``: the search walks the postings of
-  the strongest terms and only looks up the rest (MaxScore, see ``_top``), which is exact.
-  Should the strong terms alone walk more than 200,000 postings (only in namespaces of tens of
-  thousands of memories), it stops walking there and completes the best 1,000 memories so far:
-  a bound on the worst case, not an everyday path.
+- The search walks the postings of the strongest terms and only looks up the rest (MaxScore,
+  ``memory.maxscore``, with its bound on the worst case), which is exact.
 - Pseudo-relevance feedback (RM3-style; Lavrenko and Croft 2001, Abdul-Jaleel et al. 2004):
   the ``FEEDBACK_DOCS = 3`` best memories of a first pass vote for their ``FEEDBACK_TERMS = 10``
   most distinctive terms (share of the memory x idf, weighted by the memory's score), which join
@@ -46,8 +43,9 @@ same values run on every set of ``python -m bench.retrieval``, whose figures are
   observations), MemoryBank English 0.864 -> 0.927, within +-0.015 elsewhere. Three and ten
   are the usual small RM3 settings; a depth of 20 lost 0.01-0.02 on LoCoMo, 100 gained 0.003
   there for half as much time again.
-- Ties (equal scores) go to the memory used more often (``accessCount``), then the newer one.
-  Neither ever lifts a memory above a better textual match or filters one out.
+- Ties (equal scores) go to the memory used more often (``accessCount``), then the newer one
+  (``memory.maxscore.sort_key``). Neither ever lifts a memory above a better textual match or
+  filters one out.
 
 Indexing is lazy: the store calls ``index`` for every memory when a namespace opens, which only
 records it; it is analyzed the first time a search needs it, and again only if its text, tags,
@@ -69,16 +67,15 @@ import logging
 import math
 import sys
 import threading
-from collections.abc import Callable, Mapping
-from typing import Any
+from collections.abc import Mapping
 
 import numpy as np
-import numpy.typing as npt
 
 import memory.termindex as termindex_module
 import memory.text as text_module
 from memory.errors import MemorySaveFailed
-from memory.indexfile import Floats, IndexCache, Slots, analysis_fingerprint, load, ranges
+from memory.indexfile import IndexCache, analysis_fingerprint, load
+from memory.maxscore import lookup, sort_key, top
 from memory.model import Memory
 from memory.termindex import TermIndex, fingerprint
 from memory.text import created_terms, date_terms, frame_terms, terms
@@ -92,10 +89,7 @@ TAG_WEIGHT = 2.0
 CATEGORY_WEIGHT = 1.0
 DATE_WEIGHT = 2.0
 MAX_QUERY_TERMS = 128
-POSTINGS_BUDGET = 200_000
-CANDIDATES_CAP = 1000
 AVERAGE_DRIFT = 0.05
-TIE = 1e-9
 FEEDBACK_DOCS = 3
 FEEDBACK_TERMS = 10
 FEEDBACK_WEIGHT = 0.5
@@ -128,16 +122,6 @@ def query_terms(query: str) -> dict[str, float]:
     for word in terms(query) + date_terms(query):
         bag[word] = bag.get(word, 0.0) + 1.0
     return bag
-
-
-def _order(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tuple[Any, ...]]:
-    """The sort key of a scored memory: score, then accessCount, then the newer one."""
-
-    def key(pair: tuple[int, float]) -> tuple[Any, ...]:
-        memory = memories[pair[0]]
-        return (round(pair[1], 9), memory.access_count, memory.created_at, memory.id)
-
-    return key
 
 
 def _analysis() -> bytes | None:
@@ -215,10 +199,11 @@ class Bm25Ranker:
             self._flush()
             if not len(self._index) or limit <= 0:
                 return []
-            scores = self._top(wanted, memories, max(limit, FEEDBACK_DEPTH))
+            weighted = sorted(self._known(wanted), key=lambda pair: -pair[1])[:MAX_QUERY_TERMS]
+            scores = top(self._index, weighted, memories, max(limit, FEEDBACK_DEPTH))
             if scores and FEEDBACK_DOCS:
                 scores = self._rescore(self._expand(wanted, scores), scores)
-        return sorted(scores.items(), key=_order(memories), reverse=True)[:limit]
+        return sorted(scores.items(), key=sort_key(memories), reverse=True)[:limit]
 
     def coverage(self, query: str, ids: list[int]) -> list[float]:
         """For each memory of ``ids``, the share of ``query``'s weight (idf x saturated query
@@ -276,145 +261,12 @@ class Bm25Ranker:
             for (tid, qtf), idf in zip(known, idfs, strict=True)
         ]
 
-    def _top(
-        self, wanted: dict[str, float], memories: Mapping[int, Memory], limit: int
-    ) -> dict[int, float]:
-        """The ``limit`` best memories for ``wanted`` (and any tied with the last), scored.
-
-        MaxScore (Turtle and Flood, 1995): terms are taken strongest first and their postings
-        walked in full, until the most that the remaining terms could add to a memory not yet
-        seen falls below the ``limit``-th best score so far. From then on no unseen memory can
-        make the cut; the memories seen so far are completed best first, looking the remaining
-        (common, long) postings up instead of walking them, and the completion stops as soon
-        as a memory's partial score plus that most cannot reach the ``limit``-th best. The
-        result is exactly what scoring every memory would give.
-
-        Scores accumulate in an array over slots; ``seen`` lists the slots in the order they
-        were first reached, which is the order ties are met in.
-        """
-        index = self._index
-        weighted = sorted(self._known(wanted), key=lambda pair: -pair[1])[:MAX_QUERY_TERMS]
-        bounds = [weight * float(index.max_impact[tid]) for tid, weight in weighted]
-        remaining = sum(bounds)
-        # Every weight and impact is > 0, so a memory has been reached iff its score is > 0.
-        scores = np.zeros(index.slots, dtype=np.float64)
-        walked: list[Slots] = []
-        check_below = remaining
-        visited = 0
-        rest: list[tuple[int, float]] = []
-        for position, (tid, weight) in enumerate(weighted):
-            length = int(index.df[tid])
-            over_budget = visited + length > POSTINGS_BUDGET
-            if visited > limit and (remaining < check_below or over_budget):
-                reached = scores[scores > 0]
-                if len(reached) > limit:
-                    # A full pass over the scores: done again only once ``remaining`` has shrunk.
-                    threshold = float(np.partition(reached, -limit)[-limit])
-                    if remaining < threshold or over_budget:
-                        rest = weighted[position:]
-                        break
-                    check_below = remaining * 0.75
-            visited += length
-            remaining -= bounds[position]
-            slots, impacts = index.postings(tid)
-            walked.append(slots)
-            scores[slots] += weight * impacts
-        # The order the memories were first reached in: by the first term reaching them, then
-        # by slot (a posting's order). Ties are met in this order.
-        first = np.zeros(index.slots, dtype=np.int32)
-        for position in range(len(walked) - 1, -1, -1):
-            first[walked[position]] = position
-        seen: Slots = np.flatnonzero(scores)
-        values = scores[seen]
-        if rest:
-            if len(seen) > CANDIDATES_CAP:
-                # Only past the postings budget can the cap change the result (see the docstring).
-                kept = values >= np.partition(values, -CANDIDATES_CAP)[-CANDIDATES_CAP]
-                seen, values = seen[kept], values[kept]
-            order = np.lexsort((seen, first[seen], -values))[:CANDIDATES_CAP]
-            seen, values = self._complete(seen[order], values[order], rest, remaining, limit)
-            first = np.zeros(index.slots, dtype=np.int32)  # now in the order of ``seen``
-            first[seen] = np.arange(len(seen))
-
-        def met(mask: npt.NDArray[np.bool_] | slice) -> list[tuple[int, float]]:
-            """The (id, score) of the memories in ``mask``, in the order met, if in memories."""
-            chosen, scored = seen[mask], values[mask]
-            order = np.lexsort((chosen, first[chosen]))
-            pairs = zip(index.ids[chosen[order]].tolist(), scored[order].tolist(), strict=True)
-            return [(m, s) for m, s in pairs if m in memories]
-
-        if len(seen) <= limit:
-            return {m: s for m, s in met(slice(None)) if s > 0}
-        # The best ``limit``; among memories tied at the cut, those the tie-break prefers.
-        cut = float(np.partition(values, -limit)[-limit])
-        above = met(values > cut + TIE)
-        tied = met((values >= cut - TIE) & (values <= cut + TIE))
-        if len(above) + len(tied) > limit:
-            tied = heapq.nlargest(limit - len(above), tied, key=_order(memories))
-        return {m: s for m, s in above + tied if s > 0}
-
-    def _lookup(self, slots: Slots, start: Floats, terms: list[tuple[int, float]]) -> Floats:
-        """``start`` plus, for each of ``slots``, the weighted impacts of the ``terms`` (term id,
-        weight) its memory has, added term by term in ``terms``' order (as a dict lookup per
-        term would add them), found from the memories' side."""
-        index = self._index
-        score = start.copy()
-        if not len(slots) or not terms:
-            return score
-        tids = np.array([tid for tid, _ in terms], dtype=np.int64)
-        weights = np.array([weight for _, weight in terms], dtype=np.float64)
-        by_tid = np.argsort(tids)
-        sorted_tids = tids[by_tid]
-        counts = index.counts[slots]
-        take = ranges(index.starts[slots], counts)
-        entry_tids = index.fwd_tids[take]
-        where = np.minimum(np.searchsorted(sorted_tids, entry_tids), len(tids) - 1)
-        hit = sorted_tids[where] == entry_tids
-        position = by_tid[where[hit]]
-        row = np.repeat(np.arange(len(slots)), counts)[hit]
-        tfs = index.fwd_tfs[take[hit]]
-        impacts = weights[position] * (tfs / (tfs + index.norms[slots][row]))
-        matrix = np.zeros((len(terms), len(slots)), dtype=np.float64)
-        matrix[position, row] = impacts
-        for term in np.unique(position).tolist():
-            score += matrix[term]  # adding the zero of a memory without the term changes nothing
-        return score
-
     def _rescore(self, wanted: dict[str, float], scores: dict[int, float]) -> dict[int, float]:
         """The scores of the memories in ``scores`` for ``wanted``, by looking them up."""
         slot_of = self._index.slot_of
         slots = np.array([slot_of[m] for m in scores], dtype=np.int64)
-        rescored = self._lookup(slots, np.zeros(len(slots)), self._known(wanted)).tolist()
+        rescored = lookup(self._index, slots, np.zeros(len(slots)), self._known(wanted)).tolist()
         return dict(zip(scores, rescored, strict=True))
-
-    def _complete(
-        self,
-        slots: Slots,
-        partial: Floats,
-        rest: list[tuple[int, float]],
-        remaining: float,
-        limit: int,
-    ) -> tuple[Slots, Floats]:
-        """Add the ``rest`` terms to the partially scored memories that can still make it.
-
-        Looked up in growing batches, since the walk usually stops after a few dozen.
-        """
-        best: list[float] = []  # a min-heap of the ``limit`` best complete scores
-        done: list[float] = []
-        start, size = 0, 32
-        while start < len(slots):
-            batch = slice(start, start + size)
-            completed = self._lookup(slots[batch], partial[batch], rest)
-            for score, complete in zip(partial[batch].tolist(), completed.tolist(), strict=True):
-                if len(best) == limit and score + remaining < best[0] - TIE:
-                    return slots[: len(done)], np.array(done, dtype=np.float64)
-                done.append(complete)
-                if len(best) < limit:
-                    heapq.heappush(best, complete)
-                elif complete > best[0]:
-                    heapq.heapreplace(best, complete)
-            start, size = start + size, size * 4
-        return slots[: len(done)], np.array(done, dtype=np.float64)
 
     def _expand(self, wanted: dict[str, float], scores: dict[int, float]) -> dict[str, float]:
         """``wanted`` plus the feedback terms of the best-scoring memories."""

@@ -1,11 +1,16 @@
-"""A namespace's documents, whatever keeps them: the rules every backend applies.
+"""A namespace's documents, whatever keeps them: their Protocol, and the rules every backend
+applies.
+
+``Documents`` is what a backend offers (``get``, ``put`` with compare-and-set on a version,
+``delete``, ``list``); ``memory.interface`` hands it out per namespace
+(``MemoryNamespace.documents``, ``Store.documents``) and for the store's client as a whole
+(``Store.bot_documents``).
 
 A key is a path of segments of ASCII letters, digits, ``_`` and ``-`` (``history``,
 ``reminders/17``), so that every backend can keep it as it is; ``memory`` is reserved (the file
 store's ``memory.json``, the memories themselves). A value is JSON of at most
 ``MAX_DOCUMENT_BYTES`` in the text both backends keep (``memory.jsontext.dump_json``).
-``update_document`` is the read-modify-write loop over a backend's compare-and-set
-(``memory.interface.Documents``).
+``update_document`` is the read-modify-write loop over a backend's compare-and-set.
 """
 
 from __future__ import annotations
@@ -14,10 +19,10 @@ import random
 import re
 import time
 from collections.abc import Callable
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Protocol
 
 from memory.errors import DocumentConflict, MemoryInvalid
-from memory.interface import ABSENT, Documents
 from memory.jsontext import dump_json
 
 UPDATE_TRIES = 20  # compare-and-set rounds before ``update_document`` gives up
@@ -26,6 +31,44 @@ MAX_DOCUMENT_BYTES = 1_000_000
 
 RESERVED = frozenset({"memory"})  # memory.json in the file store: the memories themselves
 _KEY_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
+
+ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
+
+
+@dataclass(frozen=True, slots=True)
+class Document:
+    """One JSON document and the version it was read at."""
+
+    key: str
+    value: Any
+    version: str
+
+
+class Documents(Protocol):
+    """A namespace's JSON documents, with compare-and-set on a version."""
+
+    def get(self, key: str) -> Document | None:
+        """The document, or None if there is none."""
+        ...
+
+    def put(
+        self, key: str, value: Any, *, version: str | None = None, durable: bool = True
+    ) -> Document:
+        """Store ``value`` under ``key`` and return it with its new version.
+
+        With ``version`` (``ABSENT`` for "must not exist yet"), only if the document is still
+        at that version, else ``DocumentConflict``. Without ``durable`` a crash may bring the
+        previous value back (conveniences such as chat history); never half of one.
+        """
+        ...
+
+    def delete(self, key: str, *, version: str | None = None) -> bool:
+        """Remove the document (only at ``version`` if given); whether there was one."""
+        ...
+
+    def list(self, prefix: str = "") -> list[Document]:
+        """Every document whose key starts with ``prefix``, sorted by key."""
+        ...
 
 
 def validate_key(key: object) -> str:

@@ -98,6 +98,7 @@ from typing import Any, Protocol
 import numpy as np
 import numpy.typing as npt
 
+from memory.backoff import Backoff
 from memory.errors import EmbeddingFailed
 
 log = logging.getLogger(__name__)
@@ -392,15 +393,14 @@ class EmbedderHealth:
         self.dimensions = inner.dimensions
         self._clock = clock
         self._lock = threading.Lock()
-        self._failures = 0
-        self._retry_at = 0.0
+        self._backoff = Backoff(BACKOFF, BACKOFF_MAX)
         self._last_error = ""
         self._queries: OrderedDict[str, Vectors] = OrderedDict()  # least recently used first
 
     @property
     def failing(self) -> bool:
         """Whether the last call failed (searches use keywords alone meanwhile)."""
-        return self._failures > 0
+        return self._backoff.failures > 0
 
     @property
     def last_error(self) -> str:
@@ -414,7 +414,7 @@ class EmbedderHealth:
             if cached and texts[0] in self._queries:
                 self._queries.move_to_end(texts[0])
                 return self._queries[texts[0]].copy()
-            if self._failures and self._clock() < self._retry_at:
+            if self._backoff.failures and self._clock() < self._backoff.retry_at:
                 raise EmbeddingFailed(f"embeddings unavailable: {self._last_error}")
         try:
             vectors = self.inner.embed(texts, query=query)
@@ -422,11 +422,10 @@ class EmbedderHealth:
             self._failed(e.message)
             raise
         with self._lock:
-            if self._failures:
-                log.warning(
-                    "embeddings work again (%s) after %d failures", self.model, self._failures
-                )
-            self._failures, self._retry_at, self._last_error = 0, 0.0, ""
+            failures = self._backoff.recovered()
+            if failures:
+                log.warning("embeddings work again (%s) after %d failures", self.model, failures)
+            self._last_error = ""
             if cached:
                 self._queries[texts[0]] = vectors.copy()
                 if len(self._queries) > QUERY_CACHE:
@@ -435,10 +434,7 @@ class EmbedderHealth:
 
     def _failed(self, message: str) -> None:
         with self._lock:
-            self._failures += 1
-            wait = min(BACKOFF_MAX, BACKOFF * 2 ** min(self._failures - 1, 8))
-            self._retry_at = self._clock() + wait
-            changed = self._failures == 1  # logged once per change of state
+            changed = self._backoff.failed(self._clock())  # logged once per change of state
             self._last_error = message
         if changed:
             log.warning(

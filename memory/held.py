@@ -18,7 +18,7 @@ from memory.bm25 import Bm25Ranker
 from memory.errors import MemoryNotFound
 from memory.indexfile import IndexCache
 from memory.meaning import Meaning
-from memory.model import Memory
+from memory.model import Added, Memory
 from memory.ranking import Ranker, SeedRanker
 from memory.text import content_key
 
@@ -102,6 +102,21 @@ class Held:
             return self.memories[memory_id]
         except KeyError:
             raise MemoryNotFound(memory_id) from None
+
+    def repeated(
+        self, content: str, source: str | None, attachment: Mapping[str, Any] | None
+    ) -> Added | None:
+        """What an add of ``content`` (from ``source``, made from ``attachment``) would repeat:
+        the memory that came from ``source`` (the same message, delivered again), else the
+        oldest with the same content key and the same file (``same_file``), as a
+        ``duplicate``; None if it is new."""
+        if source is not None and source in self.sources:
+            return Added(self.memories[self.sources[source]])
+        key = content_key(content)
+        for same in self.content_keys().ids(key) if key else ():
+            if same_file(self.memories[same].attachment, attachment):
+                return Added(self.memories[same], duplicate=True)
+        return None
 
     def content_keys(self) -> ContentKeys:
         """Content key -> the memories with it."""

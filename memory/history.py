@@ -49,7 +49,8 @@ from pathlib import PurePath
 from typing import Any, Protocol
 
 from memory.errors import MemoryInvalid
-from memory.model import Memory, format_time, now_iso
+from memory.model import Memory
+from memory.timestamps import format_time, now_iso
 
 OPS = ("add", "update", "delete", "import", "restore", "keep")
 DEFAULT_DAYS = 90

@@ -5,10 +5,11 @@ namespace, ``memory.json`` in the article's format plus a journal) and PostgreSQ
 (``memory.pg.PgStore``) for several replicas. The bot is written against these Protocols
 only: no paths, no file helpers, no lock that only one process could hold. What must be
 serialised is serialised by the store, per namespace, so that a second process or replica is
-correct. This module holds the Protocols and the small values they pass (``Document``,
-``VectorSet``, ``SearchStatus``, ``Lane``, ``Delivery``), and imports no backend: opening a
-store is ``memory.open``, the operations are ``memory.namespace``, the rules of documents
-``memory.documents``.
+correct. This module holds the Protocols and the small values they pass (``SearchStatus``,
+``Lane``, ``Delivery``), and imports no backend: opening a store is ``memory.open``, the
+operations are ``memory.namespace``, the documents (their Protocol, ``Documents``, and their
+rules) ``memory.documents``, and where a namespace keeps its embeddings (``VectorStore``)
+``memory.vectors``.
 
 Per namespace the store offers:
 
@@ -46,50 +47,11 @@ from dataclasses import dataclass
 from pathlib import PurePath
 from typing import Any, Protocol
 
-import numpy as np
-import numpy.typing as npt
-
+from memory.documents import Documents
 from memory.duplicates import Near
 from memory.history import ChangeRecord, History
 from memory.model import Added, Hit, Memory, Stats
-
-ABSENT = ""  # the version of a document that does not exist (``put(..., version=ABSENT)``)
-
-
-@dataclass(frozen=True, slots=True)
-class Document:
-    """One JSON document and the version it was read at."""
-
-    key: str
-    value: Any
-    version: str
-
-
-class Documents(Protocol):
-    """A namespace's JSON documents, with compare-and-set on a version."""
-
-    def get(self, key: str) -> Document | None:
-        """The document, or None if there is none."""
-        ...
-
-    def put(
-        self, key: str, value: Any, *, version: str | None = None, durable: bool = True
-    ) -> Document:
-        """Store ``value`` under ``key`` and return it with its new version.
-
-        With ``version`` (``ABSENT`` for "must not exist yet"), only if the document is still
-        at that version, else ``DocumentConflict``. Without ``durable`` a crash may bring the
-        previous value back (conveniences such as chat history); never half of one.
-        """
-        ...
-
-    def delete(self, key: str, *, version: str | None = None) -> bool:
-        """Remove the document (only at ``version`` if given); whether there was one."""
-        ...
-
-    def list(self, prefix: str = "") -> list[Document]:
-        """Every document whose key starts with ``prefix``, sorted by key."""
-        ...
+from memory.vectors import VectorStore
 
 
 class RecordLog(Protocol):
@@ -128,40 +90,6 @@ class RecordLog(Protocol):
 
 # -- search by meaning: embedding vectors (issue 14) -----------------------------------------
 # Kept in a block of its own: the rest of the store interface does not depend on it.
-
-
-@dataclass(frozen=True)
-class VectorSet:
-    """A namespace's stored embeddings of one model: one row per key.
-
-    A key is a hash of the embedded text (``memory.vectors.text_key``), so a memory whose text
-    has not changed keeps its vector, and a vector is never shown to a memory it is not of.
-    """
-
-    model: str
-    dimensions: int
-    keys: tuple[bytes, ...]
-    vectors: npt.NDArray[np.float32]  # (len(keys), dimensions), unit rows
-
-
-class VectorStore(Protocol):
-    """Where a namespace keeps its embeddings (beside ``memory.json``, whose format stays).
-
-    Only derived data: whatever cannot be read is rebuilt by embedding again, so ``load``
-    never raises for a missing, stale (another model or size) or corrupt copy; it says None.
-    """
-
-    def load(self, model: str, dimensions: int) -> VectorSet | None:
-        """The stored vectors of ``model`` at ``dimensions``, or None if there are none usable."""
-        ...
-
-    def save(self, vectors: VectorSet) -> None:
-        """Replace the stored vectors (atomically: a reader sees the old set or the new)."""
-        ...
-
-    def stored(self) -> list[tuple[str, int]]:
-        """The models (and sizes) whose vectors are stored, to ``load`` each (a migration)."""
-        ...
 
 
 @dataclass(frozen=True)

@@ -26,8 +26,8 @@ import numpy.typing as npt
 
 from memory.embedding import Embedder, EmbedderHealth
 from memory.errors import EmbeddingFailed, MemoryStoreError
-from memory.interface import SearchStatus, VectorStore
-from memory.vectors import VectorIndex
+from memory.interface import SearchStatus
+from memory.vectors import VectorIndex, VectorStore
 
 log = logging.getLogger(__name__)
 

@@ -26,12 +26,14 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
+from memory.documents import ABSENT, Documents
 from memory.errors import DocumentConflict, MemoryStoreError, NamespaceInvalid
 from memory.files.records import SUFFIX as LOG_SUFFIX
 from memory.files.store import BOT_FOLDER, MemoryStore
-from memory.interface import ABSENT, Documents, Store, VectorSet, VectorStore
-from memory.namespace import validate_namespace
+from memory.interface import Store
+from memory.names import validate_namespace
 from memory.open import open_store
+from memory.vectors import VectorSet, VectorStore
 
 
 @dataclass

@@ -7,7 +7,8 @@ came from, such as ``telegram:42:1001``, which makes a redelivered message add n
 ``date`` (the local day, and time if one was named, that the content speaks of: "下周二下午三点"
 saved on 2026-12-01 is ``2026-12-08 15:00``; resolved when stored, searched as a date) are ours
 and optional, so a
-plain article-format file loads unchanged. Identity and persistence belong to the store.
+plain article-format file loads unchanged. Identity and persistence belong to the store. Its
+times are the article's strings (``memory.timestamps``).
 
 ``attachment`` and ``origin`` are the client's too, optional and opaque to the library: small
 flat JSON objects (``clean_extra``: text, numbers, true/false), such as the reference to a file
@@ -23,10 +24,10 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import Any, TypeGuard
 
 from memory.errors import MemoryInvalid
+from memory.timestamps import format_time_ms, normalize_time
 
 DEFAULT_CATEGORY = "general"
 MAX_CONTENT_CHARS = 4000
@@ -38,45 +39,6 @@ MAX_EXTRA_KEYS = 12  # keys of an ``attachment`` or ``origin``
 MAX_EXTRA_CHARS = 512  # characters of one of their text values
 MAX_ID = 2**63  # ids stay below it: a signed 64-bit integer, as other stores keep them
 _SURROGATE = re.compile("[\ud800-\udfff]")  # half a UTF-16 pair: no UTF-8 file can hold it
-
-
-def now_iso() -> str:
-    """The current time as the article writes it: ISO-8601 UTC with milliseconds and ``Z``."""
-    return format_time(datetime.now(UTC))
-
-
-def format_time(moment: datetime) -> str:
-    """``moment`` as ``2024-01-15T10:30:00.000Z`` (naive datetimes are taken as UTC)."""
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=UTC)
-    moment = moment.astimezone(UTC)
-    return moment.strftime("%Y-%m-%dT%H:%M:%S.") + f"{moment.microsecond // 1000:03d}Z"
-
-
-def format_time_ms(epoch_ms: int) -> str:
-    """An epoch in milliseconds as the article's time string."""
-    return format_time(datetime.fromtimestamp(epoch_ms / 1000, UTC))
-
-
-_CANONICAL_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
-
-
-def normalize_time(text: str) -> str:
-    """Any ISO-8601 time as the article's string (a string already in that form is kept)."""
-    if _CANONICAL_TIME.fullmatch(text):
-        return text
-    return format_time(parse_time(text))
-
-
-def parse_time(text: str) -> datetime:
-    """Parse an ISO-8601 time (``Z`` or an offset; none means UTC) into an aware datetime."""
-    try:
-        moment = datetime.fromisoformat(text.replace("Z", "+00:00"))
-        if moment.tzinfo is None:
-            moment = moment.replace(tzinfo=UTC)
-        return moment.astimezone(UTC)
-    except (ValueError, AttributeError, OverflowError) as e:
-        raise MemoryInvalid(f"not an ISO-8601 time: {text!r}", field="time") from e
 
 
 # Full-width digits (Chinese and Japanese keyboards) as ASCII; zero-width characters (pasted
@@ -357,7 +319,7 @@ class Memory:
         """Read a record the store itself wrote and nobody has edited since (unvalidated).
 
         Opening a namespace of 10,000 memories spends most of its time validating; a snapshot
-        known to be the store's own output (see ``memory.files.journal``) skips that. Anything
+        known to be the store's own output (see ``memory.files.folder``) skips that. Anything
         unexpected still falls back to ``from_dict``.
         """
         try:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import logging
-import re
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
@@ -34,14 +33,15 @@ from pathlib import PurePath
 from typing import Any
 
 from memory.backend import Backend, Writing
+from memory.documents import Documents
 from memory.duplicates import Near, near_duplicates
 from memory.embedding import Embedder
-from memory.errors import MemoryInvalid, MemoryStoreError, NamespaceInvalid
-from memory.held import Held, same_file
+from memory.errors import MemoryInvalid, MemoryStoreError
+from memory.held import Held
 from memory.history import ChangeRecord, History, copied_records, current_author, new_record, state
 from memory.hybrid import dense_query, rank
 from memory.ids import clock_ms, new_id, renumber
-from memory.interface import Documents, SearchStatus, VectorStore
+from memory.interface import SearchStatus
 from memory.meaning import Meaning
 from memory.model import (
     Added,
@@ -53,37 +53,17 @@ from memory.model import (
     clean_date,
     clean_extra,
     clean_tags,
-    format_time_ms,
-    now_iso,
     parse_id,
     parse_limit,
 )
-from memory.rules import related_to, restored, stats_of, update_changes
-from memory.text import content_key
+from memory.rules import importable, read_records, related_to, restored, stats_of, update_changes
+from memory.timestamps import format_time_ms, now_iso
+from memory.vectors import VectorStore
 
 log = logging.getLogger(__name__)
 
 RANKERS = ("default", "hybrid", "seed")
-_SEGMENT = re.compile(r"[A-Za-z0-9_-]{1,64}")
 NEAR_CANDIDATES = 20  # the best search hits for a new text that are measured as near-duplicates
-
-
-def validate_namespace(name: object) -> str:
-    """``name`` if it is a safe namespace name (``users/42``), else ``NamespaceInvalid``.
-
-    Segments of ASCII letters, digits, ``_`` and ``-`` joined by ``/``: no ``..``, no absolute
-    path, no NUL, nothing that leaves the data directory, and (no dots) no segment that could
-    take the place of a namespace's own files such as ``memory.json``.
-    """
-    text = name if isinstance(name, str) else repr(name)
-    if not isinstance(name, str) or not name or len(name) > 200:
-        raise NamespaceInvalid(f"invalid namespace name {text!r}", namespace=text)
-    if not all(_SEGMENT.fullmatch(part) for part in name.split("/")):
-        raise NamespaceInvalid(
-            f"invalid namespace name {name!r}: use letters, digits, '_', '-' and '/'",
-            namespace=name,
-        )
-    return name
 
 
 class Namespace:
@@ -158,12 +138,9 @@ class Namespace:
             raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
         held = self._held
         with self._writing() as write:
-            if source is not None and source in held.sources:
-                return Added(held.memories[held.sources[source]])
-            key = content_key(content)
-            for same in held.content_keys().ids(key) if key else ():
-                if same_file(held.memories[same].attachment, kept):
-                    return Added(held.memories[same], duplicate=True)
+            repeated = held.repeated(content, source, kept)
+            if repeated is not None:
+                return repeated
             now_ms = clock_ms()
             at = format_time_ms(now_ms)
             memory = Memory(
@@ -341,24 +318,11 @@ class Namespace:
 
         All or nothing: one invalid record rejects the whole import. Returns how many were added.
         """
-        incoming: dict[int, Memory] = {}
-        for number, record in enumerate(records, start=1):
-            try:
-                memory = Memory.from_dict(record)
-            except MemoryInvalid as e:
-                raise MemoryInvalid(f"record {number}: {e.message}", field=e.field) from e
-            incoming.setdefault(memory.id, memory)
+        incoming = read_records(records)
         held = self._held
         with self._writing() as write:
             keys = held.content_keys().keys()
-            new = []
-            for memory in incoming.values():
-                key = content_key(memory.content)
-                if memory.id in held.memories or (skip_duplicates and key and key in keys):
-                    continue  # already here: by id, or the same content under another id
-                if key:
-                    keys.add(key)
-                new.append(memory)
+            new = importable(incoming, held.memories, keys, skip_duplicates=skip_duplicates)
             if history is None:
                 new, moved = renumber(new, write.high_id, held.memories)
                 if renumbered is not None:

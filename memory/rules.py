@@ -1,15 +1,15 @@
 """The rules the operations apply to memories (``memory.namespace``), beside the ranking.
 
 The article's ``getMemoryStats`` (``stats_of``) and ``getRelatedMemories`` (``related_to``,
-with its weights by default), what an ``update`` may change (``update_changes``) and what a
-``restore`` writes (``restored``): plain functions of ``memory.model`` values, the same
-whatever the backend.
+with its weights by default), what an ``update`` may change (``update_changes``), what a
+``restore`` writes (``restored``) and what an import reads and adds (``read_records``,
+``importable``): plain functions of ``memory.model`` values, the same whatever the backend.
 """
 
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Iterable
+from collections.abc import Container, Iterable, Mapping
 from dataclasses import replace
 from typing import Any
 
@@ -23,8 +23,9 @@ from memory.model import (
     clean_content,
     clean_tags,
     most_used,
-    now_iso,
 )
+from memory.text import content_key
+from memory.timestamps import now_iso
 
 TOP_TAGS = 10
 MOST_ACCESSED = 5
@@ -96,3 +97,33 @@ def restored(memory: Memory, current: Memory | None, source_taken: bool) -> Memo
         category=memory.category,
         updated_at=now_iso(),
     )
+
+
+def read_records(records: Iterable[Mapping[str, Any]]) -> list[Memory]:
+    """Article-format records as memories, the first of each id; one invalid record is a
+    ``MemoryInvalid`` that names it (an import is all or nothing)."""
+    incoming: dict[int, Memory] = {}
+    for number, record in enumerate(records, start=1):
+        try:
+            memory = Memory.from_dict(record)
+        except MemoryInvalid as e:
+            raise MemoryInvalid(f"record {number}: {e.message}", field=e.field) from e
+        incoming.setdefault(memory.id, memory)
+    return list(incoming.values())
+
+
+def importable(
+    incoming: Iterable[Memory], held: Container[int], keys: set[str], *, skip_duplicates: bool
+) -> list[Memory]:
+    """What an import adds of ``incoming``: no memory whose id is ``held`` already and, with
+    ``skip_duplicates``, none whose content (``memory.text.content_key``) is in ``keys``, the
+    content keys held, which grows with each memory taken."""
+    new = []
+    for memory in incoming:
+        key = content_key(memory.content)
+        if memory.id in held or (skip_duplicates and key and key in keys):
+            continue  # already here: by id, or the same content under another id
+        if key:
+            keys.add(key)
+        new.append(memory)
+    return new

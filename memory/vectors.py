@@ -1,8 +1,9 @@
-"""A namespace's embeddings held in RAM (``VectorIndex``), and the key of an embedded text.
+"""A namespace's embeddings: where they are kept (``VectorStore``), how they are held in RAM
+(``VectorIndex``), and the key of an embedded text.
 
-Where a namespace keeps its vectors is its backend's (``memory.interface.VectorStore``: the
-file ``memory.vectors`` beside ``memory.json``, ``memory.files.vectors``; the table
-``memory_vectors``, ``memory.pg.vectors``).
+Where a namespace keeps its vectors is its backend's (``VectorStore``, which loads and saves a
+``VectorSet``: the file ``memory.vectors`` beside ``memory.json``, ``memory.files.vectors``;
+the table ``memory_vectors``, ``memory.pg.vectors``).
 
 ``VectorIndex`` is what a namespace holds: per memory the key of its text, per key a row of a
 matrix grown by doubling, and the texts still to embed. A search multiplies the whole matrix
@@ -20,13 +21,47 @@ released; what is saved keeps only the rows of the texts held.
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
+from typing import Protocol
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.interface import VectorSet
-
 KEY_BYTES = 16
+
+
+@dataclass(frozen=True)
+class VectorSet:
+    """A namespace's stored embeddings of one model: one row per key.
+
+    A key is a hash of the embedded text (``memory.vectors.text_key``), so a memory whose text
+    has not changed keeps its vector, and a vector is never shown to a memory it is not of.
+    """
+
+    model: str
+    dimensions: int
+    keys: tuple[bytes, ...]
+    vectors: npt.NDArray[np.float32]  # (len(keys), dimensions), unit rows
+
+
+class VectorStore(Protocol):
+    """Where a namespace keeps its embeddings (beside ``memory.json``, whose format stays).
+
+    Only derived data: whatever cannot be read is rebuilt by embedding again, so ``load``
+    never raises for a missing, stale (another model or size) or corrupt copy; it says None.
+    """
+
+    def load(self, model: str, dimensions: int) -> VectorSet | None:
+        """The stored vectors of ``model`` at ``dimensions``, or None if there are none usable."""
+        ...
+
+    def save(self, vectors: VectorSet) -> None:
+        """Replace the stored vectors (atomically: a reader sees the old set or the new)."""
+        ...
+
+    def stored(self) -> list[tuple[str, int]]:
+        """The models (and sizes) whose vectors are stored, to ``load`` each (a migration)."""
+        ...
 
 
 def text_key(text: str) -> bytes:

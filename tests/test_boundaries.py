@@ -65,7 +65,8 @@ def test_bot_imports_no_file_backend_module_and_opens_the_store_in_one_place() -
         assert not backends, f"{name} imports a backend: {sorted(backends)}"
         if name not in OPENS_THE_STORE:
             assert "memory.open_store" not in imports, f"{name} opens a store"
-            if name != "bot/config.py":  # which reads data_dir from the config file
+            # The configuration reads data_dir from the file, and its sections a URL's path.
+            if name not in ("bot/config.py", "bot/config_sections.py"):
                 assert not {"path", "data_dir"} & imports, f"{name} reads a path"
     # One place, from the config: storage (a postgresql:// URL) or data_dir (bot.config), with
     # the embedder and the options of [memory] (the history's retention) after it.
@@ -80,8 +81,8 @@ def test_bot_imports_no_file_backend_module_and_opens_the_store_in_one_place() -
 
 ROOT = Path(__file__).resolve().parents[1]
 # The bot's basics, below every part: they import nothing of bot/ but each other.
-BASICS = ("bot.config", "bot.config_check", "bot.errors", "bot.logs", "bot.categories")
-BASICS += ("bot.schedule", "bot.deploy")
+BASICS = ("bot.config", "bot.config_sections", "bot.config_check", "bot.errors", "bot.logs")
+BASICS += ("bot.categories", "bot.schedule", "bot.deploy")
 PARTS = ("bot.core", "bot.view", "bot.assistant", "bot.jobs", "bot.chat")
 # For each part: the parts of bot/ (and the outside packages) it must never import.
 FORBIDDEN = {
@@ -188,12 +189,28 @@ def test_each_package_of_bot_names_all_its_modules_and_only_them() -> None:
 # its package's.
 MEMORY_LAYERS = [
     # values, text, errors: what everything uses
-    {"memory.errors", "memory.text", "memory.jsontext", "memory.model", "memory.ids"},
+    {
+        "memory.errors",
+        "memory.text",
+        "memory.jsontext",
+        "memory.timestamps",
+        "memory.model",
+        "memory.ids",
+        "memory.names",
+        "memory.backoff",
+    },
     {"memory.history", "memory.rules"},
     # search: keywords, meaning, duplicates, relevance
-    {"memory.indexfile", "memory.termindex", "memory.bm25", "memory.ranking", "memory.hybrid"},
+    {
+        "memory.indexfile",
+        "memory.termindex",
+        "memory.maxscore",
+        "memory.bm25",
+        "memory.ranking",
+        "memory.hybrid",
+    },
     {"memory.relevance"},
-    {"memory.updates"},
+    {"memory.facts", "memory.updates"},
     {"memory.duplicates", "memory.embedding"},
     # the interface (Protocols, and the values they pass), and what speaks only of it
     {"memory.interface", "memory.documents", "memory.vectors", "memory.meaning"},
@@ -239,3 +256,24 @@ def test_the_backends_of_memory_share_nothing() -> None:
         for backend, other in (MEMORY_BACKENDS, MEMORY_BACKENDS[::-1]):
             if _within(module, backend):
                 assert not [t for t in targets if _within(t, other)], module
+
+
+# What changes a namespace's memories (``memory.interface.MemoryNamespace``).
+CHANGES_MEMORIES = {"add", "add_unique", "update", "delete", "import_memories", "restore"}
+CHANGES_MEMORIES |= {"revert", "touch"}
+_A_NAMESPACE = re.compile(r"(?:^|\.|\b)(?:namespace|ns)(?:\(.*\))?$")
+
+
+def test_the_doors_change_memories_only_through_bot_core() -> None:
+    """Commands, buttons and the other doors (``bot/chat``) change memories through the one
+    layer of operations (``bot.core``: operations, adding, undoing, imports), with who acts as
+    the Caller, never by calling a namespace's own changing methods."""
+    wrong = []
+    for path in sorted((ROOT / "bot" / "chat").glob("*.py")):
+        for node in ast.walk(ast.parse(path.read_text("utf-8"), str(path))):
+            if not isinstance(node, ast.Call) or not isinstance(node.func, ast.Attribute):
+                continue
+            receiver = ast.unparse(node.func.value)
+            if node.func.attr in CHANGES_MEMORIES and _A_NAMESPACE.search(receiver):
+                wrong.append(f"{path.name}:{node.lineno} {receiver}.{node.func.attr}()")
+    assert wrong == []

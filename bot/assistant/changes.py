@@ -41,7 +41,8 @@ from bot.core.policy import Actor
 from bot.core.tokens import new_token
 from memory import Documents, MemoryNamespace, update_document
 from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
-from memory.model import Memory, now_iso
+from memory.model import Memory
+from memory.timestamps import now_iso
 
 log = logging.getLogger(__name__)
 

@@ -8,7 +8,7 @@ makes sense after a restart. It is bounded: ``append`` keeps the newest ``keep``
 each cut to ``MAX_ENTRY_CHARS``.
 
 ``usage`` (``usage.json``) adds up the tokens the endpoint reported for this namespace
-(``/stats`` shows them). Both are documents of the store (``memory.interface.Documents``),
+(``/stats`` shows them). Both are documents of the store (``memory.documents.Documents``),
 replaced whole (a reader sees the old document or the new, never half of one) but, unlike
 memories, not durable: they are conveniences, not the user's data, and an fsync costs 1-12 ms
 per file on a busy disk, which would be most of a turn's own time. A restart keeps them; a
@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from memory import Documents, update_document
-from memory.model import now_iso
+from memory.timestamps import now_iso
 
 HISTORY = "history"  # document keys
 USAGE = "usage"

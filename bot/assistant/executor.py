@@ -33,11 +33,13 @@ import json
 import logging
 import threading
 from typing import Any
+from zoneinfo import ZoneInfo
 
+from bot.assistant.arguments import parse_arguments
 from bot.assistant.changes import Revision, revert
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
-from bot.assistant.tools import TOOLS_BY_NAME, parse_arguments
+from bot.assistant.tools import TOOLS_BY_NAME
 from memory.errors import MemoryStoreError
 from memory.history import acting, current_author
 from memory.interface import MemoryNamespace
@@ -65,8 +67,11 @@ class ToolExecutor:
         policy: TurnPolicy | None = None,
         source: str | None = None,
         reminders: ReminderDesk | None = None,
+        zone: ZoneInfo | None = None,
     ) -> None:
         self.namespace = namespace
+        # The chat's time zone: the dates a memory names are read in it (None: UTC).
+        self.zone = zone
         # Reminders the turn may set (``scheduleReminder``); None: it may set none.
         self.reminders = reminders
         self.policy = policy if policy is not None else TurnPolicy()

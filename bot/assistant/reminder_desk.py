@@ -3,7 +3,8 @@
 The model gives the text and a local date-time, a number of minutes from now, or a repeat
 rule; the code (``bot.core.when.resolve``) computes the instant in the chat's zone, and the
 reminder is set as ``/remind`` sets it (``bot.core.reminders.create``), by the speaker. The
-model is told the resolved local time, so that it repeats the code's time, not its own guess;
+model is told the resolved local time, written as the confirmation writes it
+(``bot.core.time_text``), so that it repeats the code's time, not its own guess;
 the bot then shows the confirmation with its buttons (``made``). A failed turn cancels what it
 set (``undo``): a turn is all or nothing, reminders included.
 
@@ -41,6 +42,7 @@ from bot.core import reminders, when
 from bot.core.due import FREQUENCIES, Due, Repeat
 from bot.core.policy import Caller
 from bot.core.reminder_record import ENDED, Reminder
+from bot.core.time_text import time_text
 from bot.errors import ReminderNotAllowed, ReminderNotFound
 from memory.errors import MemoryInvalid
 from memory.history import current_author
@@ -81,7 +83,7 @@ class ReminderDesk:
         resolved time for the model (``MemoryInvalid`` if refused)."""
         now = self.clock()
         due, rule = self._due(text, now, local, minutes, repeat)
-        shown = f"{due.local():%Y-%m-%d %H:%M (%a)} {self.zone.key}"
+        shown = time_text(due.at, due.zone)
         with self._lock:
             number = len(self.made) + len(self.waiting) + 1
             source = f"{self.source}:t{number}" if self.source is not None else None
@@ -162,7 +164,7 @@ class ReminderDesk:
         """Keep one reminder to offer after the turn (nothing is set); its resolved time for
         the model (``MemoryInvalid`` if refused)."""
         due, rule = self._due(text, self.clock(), local, minutes, repeat)
-        shown = f"{due.local():%Y-%m-%d %H:%M (%a)} {self.zone.key}"
+        shown = time_text(due.at, due.zone)
         with self._lock:
             if len(self.offered) >= MAX_OFFERS:
                 raise MemoryInvalid(f"at most {MAX_OFFERS} offers per message", field="count")

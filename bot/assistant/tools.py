@@ -9,22 +9,22 @@ and ``bot.core.reminders`` through the turn's desk (``scheduleReminder``). So th
 what a command would: the same memories, the same weights, the same "most used". Neither
 storage nor ranking lives here; what a change may touch is the turn's (``Turn.may_change``).
 
-How calls are run, checked and undone for one turn is ``bot.assistant.executor``.
+How calls are run and undone for one turn is ``bot.assistant.executor``; their arguments are
+checked against these schemas by ``bot.assistant.arguments``.
 """
 
 from __future__ import annotations
 
-import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
+from zoneinfo import ZoneInfo
 
 from bot.assistant.changes import Proposal, Revision
 from bot.assistant.limits import Changes, TurnPolicy
 from bot.assistant.reminder_desk import ReminderDesk
 from bot.categories import canonical
 from bot.core import adding, operations
-from memory import parse_json
 from memory.errors import MemoryInvalid
 from memory.interface import MemoryNamespace
 from memory.model import Memory, clean_category, clean_content, clean_tags
@@ -40,6 +40,7 @@ class Turn(Protocol):
     changes: Changes
     undo: list[Revision]
     reminders: ReminderDesk | None
+    zone: ZoneInfo | None  # the chat's: the dates a memory names are read in it (None: UTC)
 
     def next_source(self) -> str | None:
         """The ``source`` of the next memory the turn adds."""
@@ -122,6 +123,7 @@ def _add(run: Turn, args: dict[str, Any]) -> dict[str, Any]:
         args.get("category"),
         source=run.next_source(),
         keep_both=bool(args.get("keepBoth")),
+        zone=run.zone,  # as /remember reads them: in the chat's zone
     )
     if done.near:
         result: dict[str, Any] = {
@@ -411,48 +413,3 @@ TOOLS_BY_NAME: dict[str, Tool] = {tool.name: tool for tool in TOOLS}
 def tool_schemas() -> list[dict[str, Any]]:
     """The ``tools`` argument of a chat-completions request."""
     return [tool.schema() for tool in TOOLS]
-
-
-# -- arguments ---------------------------------------------------------------------------------
-
-
-def _check(name: str, spec: Mapping[str, Any], value: object) -> Any:
-    """``value`` if it fits the parameter's schema (ids may come as digit strings)."""
-    kind = spec["type"]
-    if kind == "string" and isinstance(value, str):
-        return value
-    if kind == "integer":
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-        if isinstance(value, str) and value.strip().isdigit():
-            return int(value.strip())
-    if kind == "array" and isinstance(value, list) and all(isinstance(v, str) for v in value):
-        return value
-    if kind == "array" and isinstance(value, str):
-        return value  # "a, b, c": the store splits a string of tags on commas
-    if kind == "boolean" and isinstance(value, bool):
-        return value
-    expected = {"array": "a list of strings"}.get(kind, f"a {kind}")
-    raise MemoryInvalid(f"{name} must be {expected}, not {json.dumps(value)}", field=name)
-
-
-def parse_arguments(tool: Tool, raw: str | None) -> dict[str, Any]:
-    """The call's arguments, checked against the tool's schema; ``MemoryInvalid`` if not."""
-    try:
-        args = parse_json(raw) if raw and raw.strip() else {}
-    except ValueError as e:  # bad syntax, odd bytes, brackets nested too deeply
-        raise MemoryInvalid(f"the arguments are not valid JSON ({e})", field="arguments") from e
-    if not isinstance(args, dict):
-        raise MemoryInvalid("the arguments must be a JSON object", field="arguments")
-    properties: dict[str, Any] = tool.parameters["properties"]
-    # Article fidelity: updateMemory(id, updates) with the changes in an object.
-    if tool.name == "updateMemory" and isinstance(args.get("updates"), dict):
-        args = {**args.pop("updates"), **args}
-    unknown = sorted(set(args) - set(properties))
-    if unknown:
-        known = ", ".join(properties) or "none"
-        raise MemoryInvalid(f"unknown argument {unknown[0]!r} (known: {known})", field=unknown[0])
-    for key in tool.parameters["required"]:
-        if args.get(key) is None:
-            raise MemoryInvalid(f"missing required argument {key!r}", field=key)
-    return {k: _check(k, properties[k], v) for k, v in args.items() if v is not None}

@@ -48,6 +48,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import datetime
 from typing import Any
+from zoneinfo import ZoneInfo
 
 from bot.assistant.changes import ChangeFile, Waiting
 from bot.assistant.dialogue import Usage, add_usage, append_history, load_history
@@ -159,6 +160,7 @@ class Assistant:
         source: str | None = None,
         on_text: TextSink | None = None,
         reminders: ReminderDesk | None = None,
+        zone: ZoneInfo | None = None,
     ) -> TurnResult:
         """Run one turn for ``message`` in ``namespace``.
 
@@ -167,12 +169,23 @@ class Assistant:
         ``TurnResult.failure``. ``may_change`` limits which existing memories the model may
         update (``TurnPolicy``); ``source`` names the message, so that a turn
         run again (after a crash) adds no memory twice (``ToolExecutor``); ``reminders`` lets
-        the model set reminders (``scheduleReminder``), undone with the turn if it fails.
+        the model set reminders (``scheduleReminder``), undone with the turn if it fails;
+        ``zone`` is the chat's time zone (None: UTC): the model is told the time in it, and
+        ``addMemory`` reads the dates a memory names in it, as ``/remember`` does.
         """
         async with self._lock(namespace):
             started = time.perf_counter()
             result = await self._turn(
-                namespace, message, language, speaker, group, may_change, source, on_text, reminders
+                namespace,
+                message,
+                language,
+                speaker,
+                group,
+                may_change,
+                source,
+                on_text,
+                reminders,
+                zone,
             )
             seconds = time.perf_counter() - started
             # A failed turn (a refused key, an endpoint down) is the operator's to notice.
@@ -206,6 +219,7 @@ class Assistant:
         source: str | None,
         on_text: TextSink | None,
         reminders: ReminderDesk | None = None,
+        zone: ZoneInfo | None = None,
     ) -> TurnResult:
         settings = self.settings
         message, cut = cut_message(message)  # searched, read and kept only so far
@@ -213,8 +227,9 @@ class Assistant:
         context = memory_context(hits, settings.memory_tokens)
         said = f"{speaker}: {message}" if speaker else message
         said += cut.note() if cut else ""
+        now = self.clock() if zone is None else self.clock().astimezone(zone)  # the chat's time
         system = system_prompt(
-            now=self.clock(), language=language, memories=context.lines, name=self.name, group=group
+            now=now, language=language, memories=context.lines, name=self.name, group=group
         )
         messages: list[dict[str, Any]] = [
             {"role": "system", "content": system},
@@ -227,7 +242,7 @@ class Assistant:
         policy = TurnPolicy(
             max_changes=settings.max_changes, max_deletions=allowed, may_change=may_change
         )
-        executor = ToolExecutor(namespace, policy, source, reminders)
+        executor = ToolExecutor(namespace, policy, source, reminders, zone)
         meter = Meter()
         rounds = 0
         calls_left = MAX_TOOL_CALLS

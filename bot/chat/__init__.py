@@ -4,8 +4,9 @@ Everything that knows an ``Update``. The doors parse, call ``bot.core`` (or the 
 job), and render with ``bot.view``; no storage or ranking logic lives here. May import every
 other part of ``bot``; nothing imports it but ``bot.__main__``.
 
-- Wiring and lifecycle: ``app`` (every handler, start and stop), ``services`` (what handlers
-  share), ``failures`` (the one error handler).
+- Wiring and lifecycle: ``app`` (every handler, start and stop), ``running`` (the application
+  run against the Bot API: connect, poll or serve the webhook, stop), ``services`` (what
+  handlers share), ``failures`` (the one error handler).
 - Who acts: ``access`` (the allow list, the namespace, the gatekeeper), ``presses`` (every
   button press's prologue).
 - Commands and buttons: ``commands``, ``buttons``, ``choices``, ``confirmations``,

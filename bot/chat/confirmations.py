@@ -13,10 +13,11 @@ its author or an administrator); the others stay waiting, for someone who may; â
 for the member whose change it was, or an administrator (``Caller.may_undo``). Neither
 overwrites a memory someone changed since the model's proposal or change: the newer version
 stands, and the reply says so. Discard changes no memory, so anyone in the chat may press it.
-Pressing twice does the work once, also in two processes at once: a press takes the changes it
-makes out of the record in one compare-and-set before the memories are touched
-(``ChangeFile.take_pending``; an undone change is undone already), and a record that is gone
-answers so.
+The changes are made through ``bot.core.operations`` (``forget``, ``edit``), with the presser
+as the ``Caller``, as every door makes them. Pressing twice does the work once, also in two
+processes at once: a press takes the changes it makes out of the record in one
+compare-and-set before the memories are touched (``ChangeFile.take_pending``; an undone change
+is undone already), and a record that is gone answers so.
 
 Reminders the model asked for past its turn's cap wait in the same message, each with its
 time; Apply all sets those the presser may set (``bot.assistant.reminder_desk.set_waiting``:
@@ -49,6 +50,7 @@ from bot.chat.access import with_admin
 from bot.chat.presses import Press, pressed
 from bot.chat.reminding import remember_reminder
 from bot.chat.services import services
+from bot.core import operations
 from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from bot.errors import NotAllowed, ReminderNotAllowed
@@ -215,7 +217,7 @@ def _apply_pending(
     done: list[Revision] = []
     author = current_author()  # this press: one change in the history, â†© Undo's
     try:
-        _apply(namespace, todo, done)
+        _apply(namespace, caller, todo, done)
     except MemoryStoreError:
         # All or nothing, as a turn is: what was made is undone (and recorded as undone).
         with acting(dataclasses.replace(author, undoes=author.change)):
@@ -315,18 +317,28 @@ async def apply_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> N
     await edit_html(press.query, "\n".join(parts), keyboard)
 
 
-def _apply(namespace: MemoryNamespace, proposals: Sequence[Proposal], done: list[Revision]) -> None:
-    """Make ``proposals``, adding each one's revision to ``done`` as it is made (a memory
-    changed or deleted meanwhile is left alone)."""
+def _apply(
+    namespace: MemoryNamespace,
+    caller: Caller,
+    proposals: Sequence[Proposal],
+    done: list[Revision],
+) -> None:
+    """Make ``proposals`` as ``caller`` (the presser), through the operations every door uses
+    (``bot.core.operations``: ``forget``, ``edit``, with the one permission rule), adding each
+    one's revision to ``done`` as it is made (a memory changed or deleted meanwhile is left
+    alone)."""
     for proposal in proposals:
         try:
             before = namespace.get(proposal.id)
             if content_of(before) != content_of(proposal.memory):
                 continue  # changed meanwhile, by another member or process
             if proposal.op == "delete":
-                done.append(Revision("reinstate", namespace.delete(proposal.id), None))
+                deleted = operations.forget(namespace, caller, proposal.id)
+                done.append(Revision("reinstate", deleted, None))
             else:
-                changed = namespace.update(
+                changed = operations.edit(
+                    namespace,
+                    caller,
                     proposal.id,
                     content=proposal.content,
                     tags=proposal.tags,
@@ -335,6 +347,8 @@ def _apply(namespace: MemoryNamespace, proposals: Sequence[Proposal], done: list
                 done.append(Revision("restore", before, changed))
         except MemoryNotFound:
             continue  # deleted in between, by another member or process
+        except NotAllowed:
+            continue  # sorted as the caller's (``_apply_pending``): only if its author changed
 
 
 async def discard_changes(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:

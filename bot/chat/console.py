@@ -48,8 +48,9 @@ from typing import IO, TYPE_CHECKING, Any
 
 from telegram import Update
 
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
 from bot.chat.local_api import LocalBotAPI, Outgoing, buttons_of, quoted
+from bot.chat.running import serving
 from bot.chat.terminal import Screen
 from bot.config import Config
 from memory import Documents, Store, update_document

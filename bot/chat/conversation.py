@@ -33,6 +33,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from zoneinfo import ZoneInfo
 
 from openai import AsyncOpenAI
 from telegram import Message
@@ -152,7 +153,8 @@ class Conversation:
         group = message.chat.type != ChatType.PRIVATE
         speaker = caller.actor.name if group else None
         namespace = self.store.namespace(caller.namespace)
-        desk = await self._desk(message, caller, language)
+        zone = await self._zone(message)
+        desk = await self._desk(message, caller, language, zone)
         typing = asyncio.create_task(_keep_typing(message))
         try:
             result = await self.assistant.reply(
@@ -164,6 +166,7 @@ class Conversation:
                 may_change=caller.for_model().may_change if group else None,
                 source=message_source(message),
                 reminders=desk,
+                zone=zone,
             )
         finally:
             typing.cancel()
@@ -179,17 +182,26 @@ class Conversation:
             await self._confirm(message, desk, language)
             await self._offer(message, caller, desk, language)
 
-    async def _desk(self, message: Message, caller: Caller, language: str) -> ReminderDesk | None:
-        """What the model's ``scheduleReminder`` sets reminders with, for this message."""
+    async def _zone(self, message: Message) -> ZoneInfo | None:
+        """The chat's time zone (``/timezone``, else ``[reminders] timezone``), as the doors
+        read times and dates in it (None: no reminders, UTC)."""
         job = self.reminders
         if job is None:
             return None
-        zone = await asyncio.to_thread(chat_zone, self.store, message.chat.id, job.zone)
+        return (await asyncio.to_thread(chat_zone, self.store, message.chat.id, job.zone)).zone
+
+    async def _desk(
+        self, message: Message, caller: Caller, language: str, zone: ZoneInfo | None
+    ) -> ReminderDesk | None:
+        """What the model's ``scheduleReminder`` sets reminders with, for this message."""
+        job = self.reminders
+        if job is None or zone is None:
+            return None
         return ReminderDesk(
             self.store,
             caller.for_model(),
             message.chat.id,
-            zone.zone,
+            zone,
             job.clock,
             language,
             job.config.default_hour,

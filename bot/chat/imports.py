@@ -44,7 +44,7 @@ from bot.view.i18n import t
 from bot.view.render import escape
 from bot.view.render import preview as cut
 from bot.view.replies import edit_html, reply_html
-from memory.interface import Documents
+from memory.documents import Documents
 
 log = logging.getLogger(__name__)
 

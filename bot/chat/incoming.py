@@ -34,7 +34,8 @@ from telegram.ext import ContextTypes
 
 from bot.chat.access import addressed_to_bot
 from bot.view.i18n import t
-from memory.model import MAX_EXTRA_CHARS, format_time
+from memory.model import MAX_EXTRA_CHARS
+from memory.timestamps import format_time
 
 PHOTO, DOCUMENT, VIDEO, ANIMATION, VIDEO_NOTE, AUDIO, VOICE = (
     "photo",

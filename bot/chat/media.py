@@ -59,7 +59,7 @@ from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block
 from bot.view.replies import reply_html
 from memory.errors import MemoryInvalid
-from memory.model import parse_time
+from memory.timestamps import parse_time
 
 log = logging.getLogger(__name__)
 

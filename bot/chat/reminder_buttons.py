@@ -1,6 +1,8 @@
 """The buttons of a reminder: ✅ Done, the snoozes, 🗑 Cancel and ✏️ Change.
 
-Each press is resolved in the presser's namespace (``bot.chat.presses``) and changes the
+Each press is resolved in the presser's namespace (``bot.chat.presses``), or where the chat
+keeps the reminder (``bot.core.reminders.locate``: a forum topic's reminder whose topic was
+deleted rings in the general topic, and its buttons act on it there), and changes the
 reminder through ``bot.core.reminders`` off the event loop; in a group only the member who set
 it or an administrator may (administrator rights asked of Telegram only when they matter:
 ``bot.chat.reminding.as_allowed``). A second press of the same button is answered, never done
@@ -46,9 +48,13 @@ async def _press(
         return None
     job = reminder_job(context)
     now = job.clock()
+    chat_id, reminder_id = press.message.chat.id, press.value.partition(":")[0]
+    caller = await services(context).workers.call(
+        lambda: reminders.locate(job.store, press.caller, chat_id, reminder_id)
+    )
     try:
         reminder = await as_allowed(
-            context, update, press.caller, lambda who: work(who, press.value, now)
+            context, update, caller, lambda who: work(who, press.value, now)
         )
     except ReminderNotFound:
         await press.refuse("reminder_gone_plain")

@@ -33,7 +33,7 @@ from telegram.ext import ContextTypes
 from bot.chat.access import caller_of, replied_to, with_admin
 from bot.chat.presses import pressed
 from bot.chat.services import services
-from bot.core import chat_zones, operations, reminders, when
+from bot.core import chat_zones, delivery, operations, reminders, when
 from bot.core.entry import split_command
 from bot.core.keywords import keywords
 from bot.core.policy import Caller, source_of
@@ -48,7 +48,8 @@ from bot.view.replies import reply_html
 from bot.view.times import local_time
 from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.interface import Store
-from memory.model import Memory, parse_time
+from memory.model import Memory
+from memory.timestamps import parse_time
 
 _CHANGE_PROMPT = re.compile(rf"⏰#({reminders.ID_PATTERN})")
 PHRASE_PREVIEW = 80
@@ -169,19 +170,18 @@ def remember_reminder(store: Store, caller: Caller, reminder: Reminder, source: 
 
 
 async def _resume(context: ContextTypes.DEFAULT_TYPE, caller: Caller, message: Message) -> None:
-    """Put back the chat's paused reminders (it writes to the bot again), and say so."""
+    """Put back the chat's paused reminders (it writes to the bot again), and say so: all of
+    them, whichever topic or member's namespace keeps them (``delivery.resume_chat``)."""
     job = reminder_job(context)
     chat_id, namespace, now = message.chat.id, caller.namespace, job.clock()
-    count = await services(context).workers.call(
-        lambda: reminders.resume_chat(job.store, namespace, chat_id, now)
+    resumed = await services(context).workers.call(
+        lambda: delivery.resume_chat(job.store, namespace, chat_id, now)
     )
-    if count:
-        for reminder in await services(context).workers.call(
-            lambda: reminders.upcoming(job.store, namespace)
-        ):
+    if resumed:
+        for reminder in resumed:
             job.track(reminder)
         language = language_of(message.from_user)
-        await reply_html(message, t(language, "reminders_resumed", count=count))
+        await reply_html(message, t(language, "reminders_resumed", count=len(resumed)))
 
 
 # -- commands ----------------------------------------------------------------------------------
@@ -268,11 +268,15 @@ async def _change_to(
         past = escape(local_time(due.at, due.zone, language))
         await reply_html(message, t(language, "reminder_past", when=past))
         return
+    chat_id = message.chat.id
+    where = await services(context).workers.call(
+        lambda: reminders.locate(job.store, caller, chat_id, reminder_id)
+    )
     try:
         changed = await as_allowed(
             context,
             Update(0, message=message),
-            caller,
+            where,
             lambda who: reminders.reschedule(job.store, who, reminder_id, due, now),
         )
         await services(context).workers.call(lambda: reminder_memory.follow(job.store, changed))

@@ -12,12 +12,16 @@ with a "🕒 Use for my time zone" button (``tzl:<latitude>:<longitude>``).
 
 Only a group's administrators set its zone, whatever ``group_scope`` says: the zone is the
 chat's, not a namespace's. The reply says what was set, with its offset and the local time,
-and, when the chat has reminders in another zone, offers to move them to the same local time
-(``tzm:<zone>``, ``bot.core.zone_moves``) or to keep them at the same moment (``tzk``).
+and, when the chat has reminders in another zone (every topic's, every member's: the zone is
+all of theirs), offers to move them to the same local time (``tzm:<zone>``,
+``bot.core.zone_moves``) or to keep them at the same moment (``tzk``, an administrator's
+choice). Move moves what the presser may change (the reminders' rule: an administrator the
+group's, a member what they set); what is left for others keeps the buttons, for them.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from datetime import datetime
 from zoneinfo import ZoneInfo
 
@@ -186,9 +190,7 @@ async def _set(
         found.digest.zone_chosen(zone)
     if found.tidy is not None:
         found.tidy.zone_chosen(zone)
-    waiting = await found.workers.call(
-        lambda: zone_moves.movable(job.store, caller.namespace, chat_id, zone)
-    )
+    waiting = await found.workers.call(lambda: zone_moves.movable(job.store, chat_id, zone))
     values = {
         "zone": escape(offsets.zone_label(zone)),
         "now": local_time(now, zone, language, zone_shown=False),
@@ -336,13 +338,10 @@ async def press_location(update: Update, context: ContextTypes.DEFAULT_TYPE) -> 
 
 
 async def press_move(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None:
-    """Move the chat's reminders to the same local time in its (new) zone."""
+    """Move the chat's reminders the presser may change to the same local time in its (new)
+    zone; the buttons stay for the others' (module docstring)."""
     press = await pressed(update, context)
     if press is None:
-        return
-    caller = press.caller
-    if not await _may_set(update, context, caller):
-        await press.refuse("zone_admins_only")
         return
     job, run = _job(context), services(context).workers.call
     chat_id, now = press.message.chat.id, job.clock()
@@ -351,17 +350,24 @@ async def press_move(update: Update, context: ContextTypes.DEFAULT_TYPE) -> None
         await press.refuse("zone_changed_since")
         return
     zone = current.zone
-    done = await run(lambda: zone_moves.move_to(job.store, caller.namespace, chat_id, zone, now))
+    # An administrator (who may set the zone) moves the group's reminders, every topic's.
+    admin = await _may_set(update, context, press.caller)
+    caller = dataclasses.replace(press.caller, admin=press.caller.admin or admin)
+    done = await run(lambda: zone_moves.move_to(job.store, caller, chat_id, zone, now))
     for reminder in done.moved:
         job.track(reminder)
     await run(lambda: reminder_memory.follow_all(job.store, done.moved))
     await press.answer()
-    await edit_html(press.query, _moved_text(done, zone, press.language))
+    left = [r for r in done.others if zone_moves.moved(r, zone, now) is not None]
+    keyboard = _offer(left, zone, now, press.language)[1] if left else None
+    await edit_html(press.query, _moved_text(done, zone, press.language), keyboard)
 
 
 def _moved_text(done: zone_moves.Moved, zone: ZoneInfo, language: str) -> str:
     label = escape(offsets.zone_label(zone))
     if not done.moved and not done.passed and not done.busy:
+        if done.others:
+            return t(language, "zone_moved_others", count=len(done.others))
         return t(language, "zone_moved_none")
     lines = [t(language, "zone_moved", count=len(done.moved), zone=label)] if done.moved else []
     for reminder in done.moved[:MOVED_SHOWN]:
@@ -375,6 +381,8 @@ def _moved_text(done: zone_moves.Moved, zone: ZoneInfo, language: str) -> str:
         lines.append(t(language, "zone_moved_passed", count=len(done.passed), zone=label))
     if done.busy:
         lines.append(t(language, "zone_moved_busy", count=len(done.busy)))
+    if done.others:
+        lines.append(t(language, "zone_moved_others", count=len(done.others)))
     return "\n".join(lines)
 
 

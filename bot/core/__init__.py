@@ -15,11 +15,13 @@ never the language model, never another part of ``bot``.
   Markdown, a .zip of notes), ``calendar_export`` and ``calendar_feeds`` (reminders as
   iCalendar, the private links).
 - What people type: ``entry`` (a command's text), ``intents`` (a plain message), ``keywords``
-  (tags picked), ``dating`` (the dates a note or question names), ``offers`` and ``hints``
-  (💾 Remember this, the /remember hint).
-- Times: ``when`` (a phrase read into a ``Due``), ``due`` (the value), ``timephrase``,
-  ``timecalendar`` and ``timewords`` (reading the words), ``offsets``, ``places`` and
-  ``places_build`` (time zones by name), ``chat_zones`` and ``zone_moves`` (a chat's zone).
+  (tags picked) and ``chinese_words`` (the words of Chinese text, for them), ``dating`` (the
+  dates a note or question names), ``offers`` and ``hints`` (💾 Remember this, the /remember
+  hint).
+- Times: ``when`` (a phrase read into a ``Due``), ``due`` (the value), ``time_text`` (how a
+  time is written), ``timephrase``, ``timecalendar`` and ``timewords`` (reading the words),
+  ``offsets``, ``places`` and ``places_build`` (time zones by name), ``chat_zones`` and
+  ``zone_moves`` (a chat's zone).
 - Reminders: ``reminders`` and ``reminder_record`` (kept, who may change them), ``delivery``
   (claimed, sent, released), ``lease`` (claims shared by replicas), ``pacing`` (Telegram's
   flood limits, kept); ``plans`` and ``planwords`` (what a person says they will do, and

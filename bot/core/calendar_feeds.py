@@ -31,9 +31,9 @@ from datetime import datetime
 from typing import Any
 
 from memory import Store
+from memory.documents import ABSENT
 from memory.errors import DocumentConflict
-from memory.interface import ABSENT
-from memory.model import format_time
+from memory.timestamps import format_time
 
 log = logging.getLogger(__name__)
 

@@ -28,7 +28,7 @@ from zoneinfo import ZoneInfo
 
 from memory import Store, update_document
 from memory.errors import MemoryInvalid
-from memory.model import format_time, parse_time
+from memory.timestamps import format_time, parse_time
 
 log = logging.getLogger(__name__)
 

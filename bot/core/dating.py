@@ -7,7 +7,9 @@
   day of its own: a time alone ("standup is at 10:00"), a day the parser had to move because
   its time had passed ("今天交了房租" said in the evening), today itself (the memory's
   ``createdAt`` already says so), or a day the content spells out as a date (search reads
-  those from the content).
+  those from the content). Every door reads it in the chat's zone (``/remember``, a note in
+  plain words, the model's ``addMemory``), so the same words name the same day whoever stores
+  them.
 - ``day_asked(question, now, zone)``: the day a question asks about with a relative word
   ("today", "yesterday", "今天", "昨天", "前天"), so that "what did I save today" and
   "今天记了什么" find what was stored, or planned, that day (``on_day``).
@@ -21,8 +23,9 @@ from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
 from bot.core.when import parse_reminder
-from memory.model import Memory, parse_time
+from memory.model import Memory
 from memory.text import created_terms, date_terms
+from memory.timestamps import parse_time
 
 _DAYS_BACK = (
     (re.compile(r"\bday before yesterday\b|前天|前日", re.IGNORECASE), 2),
@@ -39,15 +42,18 @@ def date_named(content: str, now: datetime, zone: ZoneInfo) -> str | None:
         parsed = parse_reminder(content, now, zone)
     except ValueError:
         return None
-    if parsed is None or parsed.due.moved or parsed.due.repeat is not None:
+    if parsed is None:
         return None
-    local = parsed.due.local()
+    due = parsed.deadline or parsed.due  # "周五之前交报告" speaks of Friday, not of the reminder
+    if due.moved or due.repeat is not None:
+        return None
+    local = due.local()
     if local.date() == now.astimezone(zone).date():
         return None
     day = local.strftime("%Y-%m-%d")
     if created_terms(day)[0] in date_terms(content):
         return None  # spelled out in the content ("5月3日"): search reads it there
-    return day if parsed.due.date_only else local.strftime("%Y-%m-%d %H:%M")
+    return day if due.date_only else local.strftime("%Y-%m-%d %H:%M")
 
 
 # A question about the memories themselves (what was saved, said, planned), not about the world:

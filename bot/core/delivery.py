@@ -23,11 +23,22 @@ recorded as delivered without another send, so that a process that dies on every
 flood a chat: an occurrence is sent at least once unless that happens (or the bot is down for
 good), and each crash in flight repeats it at most once.
 
+Paused, and back. Telegram refusing a chat pauses every pending reminder that goes to it,
+whatever namespace keeps it (``pause_chat``: each forum topic's, each member's with
+``group_scope = "user"``: ``bot.core.reminders.of_chat``); a refusal of one message pauses that
+reminder alone (``release`` with ``pause``). The chat writing to the bot again (``/remind``,
+``/reminders``, in any topic, by any member) puts every paused reminder of it back
+(``resume_chat``, the mirror of the pause). So that a resume costs one read when nothing is
+paused, every pause first marks the chat (``note_paused``: the bot-wide document
+``reminder-pauses/<chat id>``), and only a marked chat's reminders are looked for in every
+namespace.
+
 How old a claim is, is measured by ``bot.core.lease`` (``Leases``, on the observer's clock).
 """
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from dataclasses import dataclass, replace
 from datetime import datetime
@@ -35,12 +46,14 @@ from typing import Any
 
 from bot.core.lease import Claim, Leases
 from bot.core.reminder_record import ENDED, PAUSED, PENDING, PREFIX, SENT, Reminder
-from bot.core.reminders import PRUNE_AFTER, every
+from bot.core.reminders import PRUNE_AFTER, every, of_chat
 from memory import Store, update_document
+from memory.errors import DocumentConflict
 
 log = logging.getLogger(__name__)
 
 MAX_SENDS = 3  # requests of one occurrence that may have reached Telegram (crashes in flight)
+PAUSES = "reminder-pauses"  # bot-wide: reminder-pauses/<chat id>, a chat with paused reminders
 
 
 @dataclass(frozen=True)
@@ -144,7 +157,8 @@ def delivered(store: Store, key: str, at: datetime, now: datetime) -> Reminder |
 
 
 def release(store: Store, key: str, at: datetime, *, pause: str | None = None) -> None:
-    """Sending occurrence ``at`` failed: give the claim back (``pause``: and pause it)."""
+    """Sending occurrence ``at`` failed: give the claim back (``pause``: and pause it, its chat
+    marked first: ``bot.core.reminders.note_paused``)."""
 
     def give_back(value: Any) -> Any:
         try:
@@ -157,15 +171,25 @@ def release(store: Store, key: str, at: datetime, *, pause: str | None = None) -
             return replace(current, claim=None, state=PAUSED, pause_reason=pause).to_json()
         return replace(current, claim=None).to_json()
 
-    if store.bot_documents().get(key) is not None:
-        update_document(store.bot_documents(), key, give_back)
+    found = store.bot_documents().get(key)
+    if found is None:
+        return
+    if pause is not None:
+        try:
+            note_paused(store, Reminder.from_json(found.value).chat_id)
+        except ValueError:
+            return  # unreadable: nothing to give back
+    update_document(store.bot_documents(), key, give_back)
 
 
 def pause_chat(store: Store, chat_id: int, reason: str) -> list[Reminder]:
-    """Pause every pending reminder of ``chat_id`` (Telegram refused it); those paused."""
+    """Pause every pending reminder of ``chat_id`` (Telegram refused it), in every namespace
+    that keeps one (``bot.core.reminders.of_chat``: ``resume_chat`` is its mirror); those
+    paused."""
+    note_paused(store, chat_id)
     paused = []
-    for reminder in every(store):
-        if reminder.chat_id != chat_id or reminder.state != PENDING:
+    for reminder in of_chat(store, chat_id):
+        if reminder.state != PENDING:
             continue
 
         def stop(value: Any) -> Any:
@@ -180,6 +204,56 @@ def pause_chat(store: Store, chat_id: int, reason: str) -> list[Reminder]:
             continue
         paused.append(reminder)
     return paused
+
+
+def note_paused(store: Store, chat_id: int) -> None:
+    """Mark ``chat_id`` as having paused reminders, before any is paused (a crash in between
+    leaves a mark with nothing behind it, which ``resume_chat`` clears; never a paused reminder
+    without its mark). Each pause changes the mark, so that a resume that read it before knows
+    that it no longer covers everything paused."""
+
+    def count(value: Any) -> Any:
+        pauses = value.get("pauses") if isinstance(value, dict) else None
+        return {"chat_id": chat_id, "pauses": (pauses if isinstance(pauses, int) else 0) + 1}
+
+    update_document(store.bot_documents(), f"{PAUSES}/{chat_id}", count)
+
+
+def resume_chat(store: Store, namespace: str, chat_id: int, now: datetime) -> list[Reminder]:
+    """Pending again: every paused reminder of ``chat_id`` (it writes to the bot again), in
+    every namespace when the chat is marked (``note_paused``), else in ``namespace`` (paused
+    before pauses were marked); those resumed, as they are now."""
+    documents = store.bot_documents()
+    mark = documents.get(f"{PAUSES}/{chat_id}")
+    if mark is not None:
+        candidates = of_chat(store, chat_id)
+    else:
+        candidates = [r for r in every(store, namespace) if r.chat_id == chat_id]
+    resumed: list[Reminder] = []
+    for reminder in candidates:
+        if reminder.state != PAUSED:
+            continue
+        result: list[Reminder] = []
+
+        def restart(value: Any, result: list[Reminder] = result) -> Any:
+            result.clear()
+            try:
+                current = Reminder.from_json(value)
+            except ValueError:
+                return value
+            if current.state != PAUSED:
+                return value  # resumed, snoozed or ended meanwhile
+            result.append(replace(current, state=PENDING, pause_reason=None, changed_at=now))
+            return result[0].to_json()
+
+        if documents.get(reminder.key) is None:
+            continue
+        update_document(documents, reminder.key, restart)
+        resumed.extend(result)
+    if mark is not None:
+        with contextlib.suppress(DocumentConflict):  # paused again since: looked at next time
+            documents.delete(mark.key, version=mark.version)
+    return resumed
 
 
 def prune(store: Store, now: datetime) -> int:

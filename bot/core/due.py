@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import calendar
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Literal, cast, get_args
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
@@ -117,6 +117,16 @@ class Due:
     def local(self) -> datetime:
         """``at`` in the reminder's zone."""
         return self.at.astimezone(self.zone)
+
+    def ahead_of(self) -> Due:
+        """A reminder before this deadline: a day alone ("before Friday") the day before at the
+        same hour, a clock time ("before 8am") an hour before. A reminder before a deadline
+        comes before it, in time to act (docs/reminders.md)."""
+        if self.date_only:
+            day = self.local().date() - timedelta(days=1)
+            return replace(self, at=wall_time(day, self.wall, self.zone))
+        at = self.at - timedelta(hours=1)
+        return replace(self, at=at, wall=at.astimezone(self.zone).time().replace(tzinfo=None))
 
     def next_after(self, instant: datetime) -> datetime | None:
         """The first occurrence strictly after ``instant`` (UTC); ``None`` if it does not repeat."""

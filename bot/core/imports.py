@@ -40,8 +40,9 @@ from bot.core.operations import BOT_FIELDS
 from memory.errors import MemoryInvalid
 from memory.ids import clock_ms, within_reach
 from memory.interface import MemoryNamespace
-from memory.model import Memory, parse_id, parse_time
+from memory.model import Memory, parse_id
 from memory.text import fold
+from memory.timestamps import parse_time
 
 MAX_IMPORT_BYTES = 5 * 1024 * 1024
 MAX_IMPORT_RECORDS = 20_000

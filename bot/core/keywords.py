@@ -9,12 +9,14 @@ note ("near", "now", "thing", "东西"), and never a secret: a tag is shown in /
 digest, so the value of a password, PIN or code is not one. ``keywords`` keeps exactly that:
 
 - Chinese runs are cut by jieba with its parts of speech (``jieba.posseg``, offline, its own
-  dictionary); a word is kept when it is a noun of some kind (``n``, a person ``nr``, a place
-  ``ns``, an organisation ``nt``, another proper noun ``nz``, a place word ``s``, an
-  abbreviation ``j``, a verbal noun ``vn``), two characters or more, and not a vague one
-  (``东西``, ``时候``). jieba's dictionary files a few everyday things as verbs (``超市``,
-  ``快递``) and days people tag as times (``生日``, ``纪念日``): ``_TAG_FIXES`` corrects those,
-  without touching jieba's state (search segments with it too).
+  dictionary), its guesses at words outside the dictionary checked (``bot.core.chinese_words``:
+  "公司年会定在" is 公司 / 年会 / 定 / 在, never the guess 会定); a word is kept when it is a noun
+  of some kind (``n``, a person ``nr``, a place ``ns``, an organisation ``nt``, another proper
+  noun ``nz``, a place word ``s``, an abbreviation ``j``, a verbal noun ``vn``), two characters
+  or more, and not a vague one (``东西``, ``时候``). jieba's dictionary files a few everyday
+  things as verbs (``超市``, ``快递``, ``例会``) and days people tag as times (``生日``,
+  ``纪念日``): ``_TAG_FIXES`` corrects those, without touching jieba's state (search segments
+  with it too).
 - Latin words (English, and the Latin inside Chinese: ``WiFi``, ``B2``) have no tagger offline:
   a word is kept unless it is a stop word (the search's list), a vague or time word, one of
   the common verbs in any form (``park``, ``parks``, ``parked``; ``-ing`` forms stay, they are
@@ -40,10 +42,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-import warnings
-from functools import lru_cache
-from typing import Any
 
+from bot.core import chinese_words
 from memory.model import MAX_TAG_CHARS
 from memory.text import IRREGULAR, STOP_WORDS
 
@@ -73,15 +73,17 @@ _NAME_FLAGS = frozenset({"nr", "nrfg", "nrt", "ns", "nt", "nz"})
 _TAG_FIXES = dict.fromkeys(
     """
     驾照 相机 合同 快递 外卖 包裹 超市 诊所 微信 报销 体检 面试 开会 出差 上课 健身 加班
-    值班 搬家 装修 维修 预约 邻居 理财 签证 积分 会员 备份 标签 锻炼 治疗 学习
+    值班 搬家 装修 维修 预约 邻居 理财 签证 积分 会员 备份 标签 锻炼 治疗 学习 例会
     生日 纪念日 节日 假期 寒假 暑假 春节 国庆 中秋 元旦 圣诞 端午 情人节
     """.split(),
     "n",
 )
-# A noun and one of these after it are one word (贝克 路, 快递 员, 游泳 课, 燃气 费); the
+# A surname and one of these after it are a person (李 阿姨, 陈 医生); jieba knows some already.
+_TITLES = frozenset("阿姨 叔叔 老师 医生 大夫 师傅 经理 律师 教授 主任 先生 女士 同学".split())
+# A noun and one of these after it are one word (贝克 路, 快递 员, 游泳 课, 微信 群); the
 # first group names a place.
 _PLACE_SUFFIXES = frozenset("街路道巷区市县镇村省站馆园桥湖山")
-_NOUN_SUFFIXES = _PLACE_SUFFIXES | frozenset("员柜费室店院卡证课厅房")
+_NOUN_SUFFIXES = _PLACE_SUFFIXES | frozenset("员柜费室店院卡证课厅房群")
 _VAGUE_CN = frozenset(
     """
     东西 事情 事儿 时候 地方 问题 情况 方面 办法 样子 部分 东东 玩意 玩意儿 一下 那边 这边
@@ -175,19 +177,6 @@ _SECRET_CN = re.compile(r"密码|口令|验证码|提取码|取件码|激活码|
 _COPULA = frozenset({"is", "are", "was", "=", ":", "是", "为", "："})
 
 
-@lru_cache(maxsize=1)
-def _posseg() -> Any:
-    # jieba's part-of-speech tagger: imported on first use, like memory.text's segmenter (its
-    # dictionary is shared; the tagger's own tables add a second or so, once per process).
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        import jieba
-        import jieba.posseg
-
-    jieba.setLogLevel(60)
-    return jieba.posseg
-
-
 class _Candidate:
     __slots__ = ("position", "priority", "word")
 
@@ -241,11 +230,12 @@ def _tokens(text: str) -> list[tuple[str, str]]:
 
 
 def _chinese(run: str) -> list[tuple[str, str]]:
-    """The words of a CJK run with their (corrected) parts of speech, a noun and its suffix
-    joined (贝克 路 -> 贝克路, a place), 小 / 老 / 阿 and a surname joined (小陈), secret
-    words and 是 marked."""
+    """The words of a CJK run (``bot.core.chinese_words``: jieba's, its guesses checked) with
+    their (corrected) parts of speech, a noun and its suffix joined (贝克 路 -> 贝克路, a
+    place), 小 / 老 / 阿 and a surname joined (小陈), a surname and a title too (李 阿姨 ->
+    李阿姨), secret words and 是 marked."""
     out: list[tuple[str, str]] = []
-    for word, flag in _posseg().cut(run):
+    for word, flag in chinese_words.words(run):
         fixed = _TAG_FIXES.get(word, flag)
         if _SECRET_CN.search(word):
             out.append((word, "cjk-secret"))
@@ -253,6 +243,8 @@ def _chinese(run: str) -> list[tuple[str, str]]:
             out.append((word, "copula"))
         elif flag == "nr" and len(word) == 1 and out and out[-1][0] in ("小", "老", "阿"):
             out[-1] = (out[-1][0] + word, "nr")  # 小 陈 -> 小陈, a name by its surname
+        elif word in _TITLES and out and out[-1][1] == "nr" and len(out[-1][0]) == 1:
+            out[-1] = (out[-1][0] + word, "nr")  # 李 阿姨 -> 李阿姨, a surname and a title
         elif word in _NOUN_SUFFIXES and out and out[-1][1] in _NOUN_FLAGS:
             place = word in _PLACE_SUFFIXES or out[-1][1] == "ns"
             out[-1] = (out[-1][0] + word, "ns" if place else "n")

@@ -45,7 +45,8 @@ from datetime import datetime
 
 from bot.categories import canonical, shown
 from bot.core.entry import hashtag_spans, hashtags
-from memory.model import Memory, format_time
+from memory.model import Memory
+from memory.timestamps import format_time
 
 GENERATOR = "Cogito Memory Bot"
 TITLE = {"en": "Memories", "zh": "记忆"}

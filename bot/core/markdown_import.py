@@ -35,7 +35,8 @@ from bot.categories import canonical
 from bot.core.entry import hashtags
 from bot.core.markdown_export import LABELS, PUNCTUATION
 from memory.errors import MemoryInvalid
-from memory.model import MAX_TAG_CHARS, MAX_TAGS, clean_date, normalize_time
+from memory.model import MAX_TAG_CHARS, MAX_TAGS, clean_date
+from memory.timestamps import normalize_time
 
 MAX_FRONT_MATTER_LINES = 200
 _ESCAPE = re.compile(r"\\([" + re.escape(PUNCTUATION) + "])")

@@ -54,9 +54,9 @@ from bot.categories import canonical, in_category, merge_counts
 from bot.core.dating import day_asked, on_day
 from bot.core.policy import Permission
 from bot.errors import NotAllowed
-from memory.documents import update_document
+from memory.documents import Documents, update_document
 from memory.errors import MemoryNotFound, MemoryStoreError
-from memory.interface import Documents, MemoryNamespace, SearchStatus
+from memory.interface import MemoryNamespace, SearchStatus
 from memory.model import Hit, Memory, Stats, clean_category, clean_tags, parse_id, parse_limit
 from memory.relevance import Answer, decide, matches, quotes
 from memory.text import created_terms, date_terms

@@ -21,10 +21,11 @@ A plan is an intention with a future time, both read by code in both languages:
   公里). Numbers that only look like dates ("B2层 23号", "3号楼", "the 14th floor") are no time
   in the parser itself.
 
-Two readings beyond the parser: a deadline, "before March 1" / "周五之前", is the day before at
-the default hour (an hour before, when it names a clock time: "before 8am" is 07:00), and "by
-Friday" is Friday itself; a birthday or an anniversary stated with its date ("Mia's birthday
-is May 3", "我妈妈的生日是10月5号") is a yearly reminder on that date.
+A deadline, "before March 1" / "周五之前", is the parser's own reading, as ``/remind`` has it:
+the day before at the default hour (an hour before, when it names a clock time: "before 8am"
+is 07:00), and "by Friday" is Friday itself. One reading beyond the parser: a birthday or an
+anniversary stated with its date ("Mia's birthday is May 3", "我妈妈的生日是10月5号") is a
+yearly reminder on that date.
 
 Measured on ``bench/data/offers_*.jsonl`` (``python -m bench.offers``). A message of several
 sentences is read one sentence at a time, the first plan found is offered; a sentence longer
@@ -36,7 +37,7 @@ from __future__ import annotations
 import dataclasses
 import re
 from dataclasses import dataclass
-from datetime import datetime, timedelta
+from datetime import datetime
 from zoneinfo import ZoneInfo
 
 from bot.core import intents, planwords, timephrase
@@ -47,7 +48,6 @@ from bot.core.when import parse_reminder, resolve
 
 MAX_SENTENCES = 6
 MAX_SENTENCE_CHARS = 240
-DEADLINE_WORDS = 6  # "before the 20th of December": the time is within this many words
 
 
 @dataclass(frozen=True)
@@ -98,18 +98,20 @@ def _plan(sentence: str, now: datetime, zone: ZoneInfo, default_hour: int) -> Pl
     english = _spelled_out(body)
     if _denied(body, english, reading.rest) or _vague(body, english):
         return None
-    birthday = _birthday(body, english, parsed.due, parsed.text, now, zone, default_hour)
+    named = parsed.deadline or parsed.due  # the time the sentence names
+    birthday = _birthday(body, english, named, parsed.text, now, zone, default_hour)
     if birthday is not None:
         return birthday
-    due = parsed.due
-    if due.at <= now or (due.moved and _names_a_day(reading)):
+    if named.at <= now or (named.moved and _names_a_day(reading)):
         return None  # passed, or a day whose time had passed: said of what is over
     if not _intends(body, english, reading.rest, parsed.text):
         return None
-    ahead = _deadline(body, _evening(body, due, reading), now, zone, default_hour)
-    if ahead is None:
-        return None
-    return Plan(_what(parsed.text, reading.rest) or body, ahead)
+    due = _evening(body, named, reading)
+    if parsed.deadline is not None:
+        due = due.ahead_of()  # "before Friday": ahead of it, as /remind reads it
+        if due.at <= now:
+            return None
+    return Plan(_what(parsed.text, reading.rest) or body, due)
 
 
 def _spelled_out(text: str) -> str:
@@ -209,46 +211,6 @@ def _birthday(
         )
     what = re.sub(r"\s+(?:is|was|falls|will\s+be)$|[是为在]$", "", _tail(text), flags=re.I)
     return Plan(what or body, yearly)
-
-
-def _deadline(body: str, due: Due, now: datetime, zone: ZoneInfo, default_hour: int) -> Due | None:
-    """``due`` moved ahead of a deadline the sentence names ("before March 1", "周五之前"):
-    the day before at the same hour, or an hour before a clock time; None if that has passed.
-    ``due`` as it was when there is no deadline."""
-    if not _before_a_time(body, now, zone, default_hour):
-        return due
-    if due.repeat is not None:
-        return due
-    if due.date_only:
-        day = due.local().date() - timedelta(days=1)
-        at = wall_time(day, due.wall, zone)
-    else:
-        at = due.at - timedelta(hours=1)
-    if at <= now:
-        return None
-    local = at.astimezone(zone)
-    return dataclasses.replace(due, at=at, wall=local.time().replace(tzinfo=None))
-
-
-def _before_a_time(body: str, now: datetime, zone: ZoneInfo, default_hour: int) -> bool:
-    """Whether "before" (之前, 以前, 前) is said of a time: what follows it in English, or
-    precedes it in Chinese, is a time and nothing else."""
-
-    def only_time(phrase: str) -> bool:
-        parsed = parse_reminder(phrase, now, zone, default_hour=default_hour)
-        return parsed is not None and not parsed.text.strip()
-
-    for match in planwords.EN_BEFORE.finditer(body):
-        words = re.split(r"[\s,;]+", body[match.end() :].strip())
-        for count in range(min(len(words), DEADLINE_WORDS), 0, -1):
-            if only_time(" ".join(words[:count])):
-                return True
-    for match in planwords.ZH_BEFORE.finditer(body):
-        head = body[: match.start()]
-        for size in range(1, min(len(head), 12) + 1):
-            if only_time(head[-size:]):
-                return True
-    return False
 
 
 def _tail(text: str) -> str:

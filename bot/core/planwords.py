@@ -165,8 +165,6 @@ EN_BIRTHDAY = re.compile(
     r"celebration|bash|drinks|trip|plans?|surprise|shopping|wishes|message|call)\b)",
     _I,
 )
-# A deadline: "before March 1" (the day before), "before 8am" (an hour before).
-EN_BEFORE = re.compile(r"\bbefore\s+", _I)
 # The subject and cue a reminder's text goes without: "I need to call him" -> "call him".
 # "going to the gym" goes somewhere: there "to" is no modal, and stays in the text.
 _GOING_SOMEWHERE = r"(?!(?:am\s+|are\s+)?going\s+to\s+(?:the|a|an|my|our|your|bed|work|school)\b)"
@@ -240,7 +238,6 @@ ZH_VAGUE = re.compile(
     r"|今年(?![\d一二三四五六七八九十])"
 )
 ZH_BIRTHDAY = re.compile(r"(?:生日|纪念日|周年)(?=\s*(?:是|在|为|就是|:|：|,|，|$))")
-ZH_BEFORE = re.compile(r"(?:之前|以前|前)(?![天年面台门排夕辈])")
 ZH_LEAD = re.compile(
     r"^(?:[\s,，的]|我们|咱们|我|咱|也|就|都|先|在|于|要|得|需要|必须|应该|应当|准备|打算|计划|想"
     r"|记得|别忘了?|不要忘了?|千万|务必|一定要?|之前|以前|前)+"

@@ -14,8 +14,13 @@ no recorded author (imported, or stored before authors were recorded) is the adm
 Bringing back a deleted memory (``/history``'s ♻ Restore) is its author's only when they
 deleted it themselves: what an administrator removed from a group (moderation, say), or a
 deletion nobody recorded, stays removed unless an administrator restores it
-(``Caller.may_restore``). The language model acts for its speaker without their administrator
-rights (``Caller.for_model``): in a group it changes only the speaker's own memories.
+(``Caller.may_restore``). What one chat keeps in several namespaces (its forum topics': a
+reminder whose topic is gone rings in the general topic; the zone of a chat is every topic's)
+is acted on as the group's (``Caller.in_chat``): under the group rule in a group, as one's own
+in one's private chat; another member's own namespace (``group_scope = "user"``) and another
+chat's are never reached that way. The language model acts for its speaker without their
+administrator rights (``Caller.for_model``): in a group it changes only the speaker's own
+memories.
 """
 
 from __future__ import annotations
@@ -24,6 +29,7 @@ import re
 from dataclasses import dataclass, replace
 from typing import Protocol
 
+from bot.core.topics import where
 from memory.model import Memory
 
 # The users Telegram puts in ``from`` when the sender is a chat (``sender_chat``): shared by
@@ -101,6 +107,23 @@ class Caller:
     def may_change_settings(self) -> bool:
         """Whether this caller may change the namespace's settings (``/digest on``)."""
         return not self.shared or self.admin
+
+    def in_chat(self, namespace: str, chat_id: int) -> Caller | None:
+        """This caller acting on what ``namespace``, another namespace of chat ``chat_id`` (the
+        chat it acts in), keeps: its own namespace as it is; a group's (another forum topic,
+        the general one) as a member under the group rule (``shared``); a topic of its own
+        private chat as itself. None for a namespace of no chat it acts in (another member's
+        own, another chat's): the module docstring."""
+        if namespace == self.namespace:
+            return self
+        place, own = where(namespace), where(self.namespace)
+        if place is None or place.chat_id != chat_id:
+            return None
+        if namespace.startswith("chats/"):
+            return replace(self, namespace=namespace, shared=True)
+        if own is not None and own.chat_id == chat_id and self.namespace.startswith("users/"):
+            return replace(self, namespace=namespace)  # a topic of one's own private chat
+        return None
 
     def for_model(self) -> Caller:
         """The same caller as the language model acts for it: without administrator rights."""

@@ -26,7 +26,7 @@ from typing import Any
 from bot.core.due import Due
 from bot.core.lease import Claim
 from memory.errors import MemoryInvalid
-from memory.model import format_time, parse_time
+from memory.timestamps import format_time, parse_time
 
 PREFIX = "reminders"
 PENDING, SENT, PAUSED, DONE, CANCELLED = "pending", "sent", "paused", "done", "cancelled"

@@ -4,9 +4,10 @@ Storage. Every reminder is one bot-wide document (``Store.bot_documents()``) und
 ``reminders/<namespace>/<id>`` (``reminders/users/42/k3v9x2ab``): bot-wide, so that start-up
 finds every reminder with one ``list("reminders/")`` and the job needs no index of its own
 that could drift; keyed by namespace, so that a chat's reminders are one prefix
-(``/reminders``) and a button is resolved in the presser's namespace only (a crafted id of
-another namespace's reminder finds nothing). Through the store interface only, so that a
-PostgreSQL store keeps them as it keeps the rest.
+(``/reminders``) and a button is resolved in the presser's namespace, or another namespace of
+the same chat (``locate``: a topic's reminder delivered to the general topic), never another
+chat's (a crafted id of another chat's reminder finds nothing). Through the store interface
+only, so that a PostgreSQL store keeps them as it keeps the rest.
 
 A reminder is a ``Reminder`` (``bot.core.reminder_record``: its fields, states and JSON).
 Ended ones are pruned ``PRUNE_AFTER`` after their last change. Ids are eight lower-case letters
@@ -26,6 +27,11 @@ Permission: the one rule of ``bot.core.policy``. In a group's shared namespace o
 who set a reminder or an administrator may cancel, change, snooze or finish it; in a private
 chat (or ``group_scope = "user"``) everything is the caller's own.
 
+A chat's reminders (``of_chat``) are every reminder that goes to it, whatever namespace keeps
+it: with ``group_scope = "topic"`` each topic's (``bot.core.topics``), with ``"user"`` each
+member's own. Telegram refusing the chat pauses all of them, and the chat writing again puts
+all of them back (``bot.core.delivery``: ``pause_chat``, ``resume_chat``).
+
 How an occurrence is then sent once (claim, deliver, release, pause) is ``bot.core.delivery``,
 the job's side, and the lease a claim holds (shared with the digest) is ``bot.core.lease``. A
 chat's time zone is ``bot.core.chat_zones``.
@@ -44,13 +50,14 @@ from typing import Any
 
 from bot.core.due import Due
 from bot.core.policy import Caller
-from bot.core.reminder_record import CANCELLED, DONE, ENDED, PAUSED, PENDING, PREFIX, key_of
+from bot.core.reminder_record import CANCELLED, DONE, ENDED, PENDING, PREFIX, key_of
 from bot.core.reminder_record import Reminder as Reminder  # also read as reminders.Reminder
+from bot.core.topics import chat_namespace
 from bot.core.when import MAX_AHEAD
 from bot.errors import ReminderNotAllowed, ReminderNotFound, ReminderPressedAgain
 from memory import Documents, Store, update_document
+from memory.documents import ABSENT
 from memory.errors import DocumentConflict, MemoryInvalid
-from memory.interface import ABSENT
 
 log = logging.getLogger(__name__)
 
@@ -111,10 +118,42 @@ def every(store: Store, namespace: str | None = None) -> list[Reminder]:
     return found
 
 
+def of_chat(store: Store, chat_id: int) -> list[Reminder]:
+    """Every readable reminder that goes to ``chat_id``, whatever namespace keeps it (its
+    topics', its members': the module docstring), in key order."""
+    return [reminder for reminder in every(store) if reminder.chat_id == chat_id]
+
+
 def upcoming(store: Store, namespace: str) -> list[Reminder]:
     """The namespace's pending and paused reminders, soonest first."""
     live = [r for r in every(store, namespace) if r.upcoming_at is not None]
     return sorted(live, key=lambda r: (r.upcoming_at, r.id))
+
+
+def locate(store: Store, caller: Caller, chat_id: int, reminder_id: str) -> Caller:
+    """``caller`` acting where reminder ``reminder_id`` of chat ``chat_id`` is kept: its own
+    namespace when it is there, else the namespace of the chat that keeps it (another forum
+    topic: a reminder whose topic was deleted rings in the general topic, its buttons with it),
+    as ``Caller.in_chat`` allows; ``caller`` as it is when none does (the change then finds
+    nothing). Only the chat's own namespaces are looked in, so a button never reaches another
+    chat's reminder."""
+    if not _valid_id(reminder_id):
+        return caller
+    documents = store.bot_documents()
+    if _parse(documents, key_of(caller.namespace, reminder_id)) is not None:
+        return caller
+    found = []
+    for document in documents.list(f"{PREFIX}/{chat_namespace(chat_id)}/"):
+        if not document.key.endswith(f"/{reminder_id}"):
+            continue
+        try:
+            reminder = Reminder.from_json(document.value)
+        except ValueError:
+            continue
+        acting = caller.in_chat(reminder.namespace, chat_id)
+        if reminder.chat_id == chat_id and reminder.key == document.key and acting is not None:
+            found.append(acting)
+    return found[0] if len(found) == 1 else caller  # two of one id: neither is guessed
 
 
 def get(store: Store, namespace: str, reminder_id: str) -> Reminder:
@@ -342,26 +381,3 @@ def reschedule(store: Store, caller: Caller, reminder_id: str, due: Due, now: da
             r, due=due, series_at=due.at, snooze_at=None, state=PENDING, claim=None, changed_at=now
         ),
     )
-
-
-def resume_chat(store: Store, namespace: str, chat_id: int, now: datetime) -> int:
-    """Pending again: the chat's reminders paused because Telegram refused it; how many."""
-    count = 0
-    for reminder in every(store, namespace):
-        if reminder.state == PAUSED and reminder.chat_id == chat_id:
-            try:
-                _change(
-                    store,
-                    None,
-                    namespace,
-                    reminder.id,
-                    lambda r: (
-                        replace(r, state=PENDING, pause_reason=None, changed_at=now)
-                        if r.state == PAUSED
-                        else r
-                    ),
-                )
-                count += 1
-            except ReminderNotFound:
-                continue
-    return count

@@ -53,10 +53,12 @@ from bot.core.tokens import new_token
 from bot.core.when import parse_reminder
 from bot.errors import NotAllowed
 from memory.errors import DocumentConflict, MemoryNotFound
+from memory.facts import read
 from memory.interface import MemoryNamespace
-from memory.model import Memory, parse_time
+from memory.model import Memory
 from memory.text import content_key
-from memory.updates import SURE, Level, judge, read
+from memory.timestamps import parse_time
+from memory.updates import SURE, Level, judge
 
 PAST_TAGS = {"en": "past", "zh": "已过"}
 QUESTIONS = "tidy-questions/"

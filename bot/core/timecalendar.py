@@ -4,8 +4,10 @@ The readers of ``bot.core.timephrase`` that find a point on the calendar and the
 order ``timephrase.read`` calls them, after repeats and offsets: years and dates ("2027-03-05",
 "3月5号", "dec 24", "12/24"), weekdays and weeks ("下周五", "next friday", "next week"), day
 words ("后天", "tomorrow", "tonight"), then clock times ("3点半", "at 5pm", "half past 7") and,
-last, a part of the day alone ("下午", "in the evening"). Each takes the ``Scanner`` and the
-``Reading`` being filled (``bot.core.timewords``); what a reader matches is masked for the next.
+last, a part of the day alone ("下午", "in the evening"), and a deadline word right against what
+was read ("before Friday", "3月1日之前", "周五前": ``read_deadline``). Each takes the ``Scanner``
+and the ``Reading`` being filled (``bot.core.timewords``); what a reader matches is masked for
+the next.
 """
 
 from __future__ import annotations
@@ -330,3 +332,26 @@ def read_clock(scanner: Scanner, reading: Reading) -> None:
     for m in scanner.find(PERIOD_EN):
         reading.parts.append("period")
         set_part(reading, scanner, "period", m.group(1))
+
+
+# --- a deadline ----------------------------------------------------------------------------
+
+# "before" right before what was read ("before friday", "before March 1", "before 8am"), or
+# 之前 / 以前 / 前 right after it ("周五之前", "3月1日以前", "明天下午三点前"); not 前 that
+# starts another word (前台, 前面, 前往, 前后: "三点前后" is "around three").
+BEFORE_EN = re.compile(r"(?<![a-z])before\s*(?=\0)")
+BEFORE_CN = re.compile(r"(?<=\0)\s*(?:之前|以前|前)(?![天年面台门排夕辈往去来进后])")
+
+
+def read_deadline(scanner: Scanner, reading: Reading) -> None:
+    """Mark a day or a time said as a deadline (``Reading.before``): a reminder before it comes
+    ahead of it (``bot.core.due.Due.ahead_of``). Not for an offset ("两小时前" is two hours
+    ago) nor a repeat (its words stay in the text)."""
+    if reading.frequency is not None or not reading.has_time:
+        return
+    if any(x is not None for x in (reading.offset_minutes, reading.offset_days)):
+        return
+    if reading.offset_months is not None:
+        return
+    if scanner.find(BEFORE_EN) or scanner.find(BEFORE_CN):
+        reading.before = True

@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import re
 
-from bot.core.timecalendar import read_clock, read_dates, read_days, read_weeks
+from bot.core.timecalendar import read_clock, read_dates, read_days, read_deadline, read_weeks
 from bot.core.timewords import (
     CN_DAY,
     CN_WEEK,
@@ -386,6 +386,7 @@ def read(text: str) -> Reading | None:
     read_weeks(scanner, reading)
     read_days(scanner, reading)
     read_clock(scanner, reading)
+    read_deadline(scanner, reading)
     if scanner.conflict or reading.unsupported or not reading.has_time:
         return None
     rest = scanner.rest()

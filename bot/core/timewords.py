@@ -89,6 +89,7 @@ class Reading:
     interval: int = 1
     weekdays: tuple[int, ...] = ()
     unsupported: bool = False  # "every hour": a rule a Due cannot hold
+    before: bool = False  # "before Friday", "周五之前": a deadline, the reminder comes ahead of it
     parts: list[str] = field(default_factory=list)
     rest: str = ""  # the phrase with each time expression replaced by a space (``text`` uncleaned)
 

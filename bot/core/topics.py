@@ -15,7 +15,8 @@ folder), and what is listed per namespace (``bot.core.reminders.every``) is filt
 namespace itself, never by prefix.
 
 ``where`` reads a name back to the chat and topic it belongs to, for what the bot sends
-unasked (the digest).
+unasked (the digest); ``chat_namespace`` is the other way round, the name every namespace of a
+chat starts with (its topics' included).
 """
 
 from __future__ import annotations
@@ -49,3 +50,9 @@ def where(name: str) -> Place | None:
         return None
     thread = match.group(2)
     return Place(int(match.group(1)), int(thread) if thread is not None else None)
+
+
+def chat_namespace(chat_id: int) -> str:
+    """The namespace of chat ``chat_id`` outside its topics (a group's ``chats/-100``, a private
+    chat's ``users/42``): each of its topics' namespaces is this one's ``topic_namespace``."""
+    return f"chats/{chat_id}" if chat_id < 0 else f"users/{chat_id}"

@@ -56,10 +56,12 @@ from bot.core.due import Due, Frequency, Repeat, occurrences, wall_time
 
 @dataclass(frozen=True)
 class Parsed:
-    """A reminder phrase understood: when, and what to remind of (may be empty: a reply's)."""
+    """A reminder phrase understood: when, and what to remind of (may be empty: a reply's);
+    for a deadline ("before Friday"), ``due`` is ahead of it and ``deadline`` the time named."""
 
     due: Due
     text: str
+    deadline: Due | None = None
 
 
 def _monday(day: date) -> date:
@@ -109,6 +111,11 @@ def parse_reminder(
     A leading request ("remind me", "提醒我", "别忘了提醒我") and joining words ("to", "that")
     are not part of the reminder's text.
 
+    A deadline ("before Friday", "周五之前", "before 8am") is reminded of ahead of it: the day
+    before at ``default_hour`` (or the hour a day names), an hour before a clock time
+    (``Due.ahead_of``), ``Parsed.deadline`` keeping the time named; everything that reads times
+    (``/remind``, the reminder offers of ``bot.core.plans``) reads it so.
+
     A time of day that has passed (today, or a weekday or a date without a year that is
     today) is moved to its next occurrence with ``moved=True``. A time the phrase pins in the
     past ("yesterday 9am", "2020-01-01", "last Monday") is returned as it is, with ``at`` not
@@ -123,7 +130,11 @@ def parse_reminder(
         due = _due(reading, now, zone, default_hour)
     except (OverflowError, ValueError):
         return None  # a date beyond the calendar (year 9999 and on): no reminder can be due
-    return None if due is None else Parsed(due, reading.text)
+    if due is None:
+        return None
+    if reading.before and due.repeat is None:
+        return Parsed(due.ahead_of(), reading.text, deadline=due)
+    return Parsed(due, reading.text)
 
 
 MAX_DAYS = 5 * 366  # "in 99999 years" is not a reminder: at most five years ahead

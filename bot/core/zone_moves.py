@@ -10,10 +10,15 @@ has passed there keeps its moment (``Moved.passed``), never a time in the past. 
 moment, not a wall time: it stays. A reminder whose occurrence is being sent right now (a claim
 on it, ``bot.core.delivery``) is left alone (``Moved.busy``).
 
-Which reminders: those of the namespace that go to the chat and are still to come, pending or
-paused, in another zone than the chat's. Each is changed by a compare-and-set on its document
-(``memory.update_document``), so a Done, a snooze or a delivery in between is never
-overwritten: the change is worked out again on what the document holds then.
+Which reminders: all that go to the chat and are still to come, pending or paused, in another
+zone than the chat's, whatever namespace keeps them (``bot.core.reminders.of_chat``): the zone
+is the chat's, so with ``group_scope = "topic"`` every topic's reminders are offered, and with
+``"user"`` every member's. Who moves which is the reminders' rule (``bot.core.reminders.
+may_change``, through ``Caller.in_chat``): an administrator moves the group's, a member those
+they set; another member's own namespace (``"user"``) only that member. What the mover may not
+move is left as it is (``Moved.others``), for who may. Each is changed by a compare-and-set on
+its document (``memory.update_document``), so a Done, a snooze or a delivery in between is
+never overwritten: the change is worked out again on what the document holds then.
 """
 
 from __future__ import annotations
@@ -25,6 +30,7 @@ from zoneinfo import ZoneInfo
 
 from bot.core import reminder_record, reminders
 from bot.core.due import wall_time
+from bot.core.policy import Caller
 from bot.core.reminders import Reminder
 from memory import Store, update_document
 from memory.errors import DocumentConflict
@@ -37,18 +43,26 @@ class Moved:
     moved: list[Reminder] = field(default_factory=list)
     passed: list[Reminder] = field(default_factory=list)  # its local time passed in the zone
     busy: list[Reminder] = field(default_factory=list)  # being sent: left as it is
+    others: list[Reminder] = field(default_factory=list)  # not the mover's to move: left
 
 
-def movable(store: Store, namespace: str, chat_id: int, zone: ZoneInfo) -> list[Reminder]:
-    """The reminders of ``namespace`` in ``chat_id`` still to come in another zone, soonest
+def movable(store: Store, chat_id: int, zone: ZoneInfo) -> list[Reminder]:
+    """The reminders of ``chat_id`` (every namespace's) still to come in another zone, soonest
     first."""
-    return [
+    found = [
         reminder
-        for reminder in reminders.upcoming(store, namespace)
-        if reminder.chat_id == chat_id
+        for reminder in reminders.of_chat(store, chat_id)
+        if reminder.upcoming_at is not None
         and reminder.series_at is not None
         and reminder.due.zone.key != zone.key
     ]
+    return sorted(found, key=lambda r: (r.upcoming_at, r.id))
+
+
+def may_move(caller: Caller, chat_id: int, reminder: Reminder) -> bool:
+    """Whether ``caller``, acting in chat ``chat_id``, may move ``reminder`` (module docstring)."""
+    acting = caller.in_chat(reminder.namespace, chat_id)
+    return acting is not None and reminders.may_change(acting, reminder)
 
 
 def moved(reminder: Reminder, zone: ZoneInfo, now: datetime) -> Reminder | None:
@@ -69,11 +83,15 @@ def moved(reminder: Reminder, zone: ZoneInfo, now: datetime) -> Reminder | None:
     return replace(reminder, due=new_due, series_at=next_at, changed_at=now)
 
 
-def move_to(store: Store, namespace: str, chat_id: int, zone: ZoneInfo, now: datetime) -> Moved:
-    """Move the chat's reminders to the same local time in ``zone`` (module docstring)."""
+def move_to(store: Store, caller: Caller, chat_id: int, zone: ZoneInfo, now: datetime) -> Moved:
+    """Move the chat's reminders that ``caller`` may move to the same local time in ``zone``
+    (module docstring)."""
     result = Moved()
     documents = store.bot_documents()
-    for found in movable(store, namespace, chat_id, zone):
+    for found in movable(store, chat_id, zone):
+        if not may_move(caller, chat_id, found):
+            result.others.append(found)
+            continue
         outcome: list[tuple[str, Reminder]] = []
 
         def change(value: Any, zone: ZoneInfo = zone, outcome: list[Any] = outcome) -> Any:
@@ -105,4 +123,4 @@ def move_to(store: Store, namespace: str, chat_id: int, zone: ZoneInfo, now: dat
     return result
 
 
-__all__ = ["Moved", "movable", "move_to", "moved"]
+__all__ = ["Moved", "may_move", "movable", "move_to", "moved"]

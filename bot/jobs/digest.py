@@ -75,7 +75,7 @@ from bot.view.replies import send_html
 from memory import update_document
 from memory.errors import MemoryStoreError
 from memory.interface import Store
-from memory.model import format_time
+from memory.timestamps import format_time
 
 log = logging.getLogger(__name__)
 

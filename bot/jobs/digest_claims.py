@@ -42,7 +42,7 @@ from bot.core.lease import Claim
 from bot.jobs.digest_plan import SETTINGS, DigestSettings, claim_json
 from memory import Store, update_document
 from memory.errors import DocumentConflict, MemoryStoreError
-from memory.model import format_time
+from memory.timestamps import format_time
 
 log = logging.getLogger(__name__)
 

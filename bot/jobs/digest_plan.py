@@ -42,7 +42,8 @@ from bot.schedule import Schedule, parse_timezone
 from bot.view.digest_view import build_report, render_report
 from memory import Documents, Store, update_document
 from memory.errors import MemoryInvalid
-from memory.model import Memory, format_time, parse_time
+from memory.model import Memory
+from memory.timestamps import format_time, parse_time
 
 log = logging.getLogger(__name__)
 

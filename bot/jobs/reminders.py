@@ -30,11 +30,12 @@ one by one).
 
 Failures (``bot.jobs.reminder_send`` reads Telegram's answer). A refusal of the chat itself
 (403: the user blocked the bot, the bot left the group; or a 400 that says the chat is gone)
-pauses every pending reminder of that chat (``paused``, logged); ``/remind`` or ``/reminders``
-there puts them back. A 400 about the forum topic a reminder was set in (closed, deleted)
-sends it to the chat's general topic instead, saying so. Any other 400 pauses that reminder
-alone and tells the chat in plain words; the chat's other reminders go on. A 429 holds that
-chat (for the time Telegram asked) and gives the claim back. A network failure (no route,
+pauses every pending reminder of that chat, in every namespace (each topic's, each member's;
+``paused``, logged); ``/remind`` or ``/reminders`` there, in any topic and by anyone, puts them
+all back (``bot.core.delivery``). A 400 about the forum topic a reminder was set in (closed,
+deleted) sends it to the chat's general topic instead, saying so. Any other 400 pauses that
+reminder alone and tells the chat in plain words; the chat's other reminders go on. A 429
+holds that chat (for the time Telegram asked) and gives the claim back. A network failure (no route,
 timeout, 5xx) gives the claim back and tries again after 5 seconds, doubling to 10 minutes
 (``bot.jobs.reminder_index``); so does any other failure, logged with its traceback.
 """

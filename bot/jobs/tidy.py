@@ -59,7 +59,8 @@ from bot.view.render import split_html
 from memory import Store, update_document
 from memory.errors import MemoryNotFound, MemoryStoreError
 from memory.history import Author, acting, current_author
-from memory.model import Memory, format_time, parse_time
+from memory.model import Memory
+from memory.timestamps import format_time, parse_time
 
 log = logging.getLogger(__name__)
 

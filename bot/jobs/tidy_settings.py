@@ -16,7 +16,7 @@ from zoneinfo import ZoneInfo
 from bot.view.i18n import t
 from memory.errors import MemoryInvalid
 from memory.interface import Store
-from memory.model import parse_time
+from memory.timestamps import parse_time
 
 SETTINGS = "tidy"
 

@@ -5,7 +5,8 @@ bytes). A button is made with its entry's ``button(label, ...)`` (or ``data(...)
 press is routed by the entry's ``pattern`` (``bot.chat.app.PRESSES``): no other module writes a
 prefix. Nothing a press carries is trusted: it is resolved in the namespace of whoever pressed,
 in the chat where they pressed (``bot.chat.presses``), so an id of another namespace finds
-nothing::
+nothing (a reminder's buttons also look in that chat's other namespaces, its forum topics':
+``bot.core.reminders.locate``, never another chat's)::
 
     f:<memory id>            🗑 under /list or a /related result, or in a memory's menu: ask
     d:<memory id>            Delete in that confirmation: forget it

@@ -27,7 +27,8 @@ from datetime import datetime, timedelta, tzinfo
 from bot.view.i18n import t
 from bot.view.render import PREVIEW_CHARS, escape, preview
 from bot.view.times import local_time
-from memory.model import Memory, most_used, parse_time
+from memory.model import Memory, most_used
+from memory.timestamps import parse_time
 
 
 @dataclass(frozen=True)

@@ -33,11 +33,11 @@ EN = {
     "zone_no_locations": "This bot cannot tell a time zone from a location (its optional "
     "package tzfpy is not installed), so nothing changed. Send your city instead: "
     "<code>/timezone Berlin</code>.",
-    "zone_moves": "You have {count} reminders set in other time zones. What should they do?\n"
+    "zone_moves": "{count} reminders here are set in other time zones. What should they do?\n"
     "• <b>Move</b>: each keeps its clock time in {zone}: “{text}” at {before} would ring at "
     "{moved}.\n"
     "• <b>Keep</b>: each rings at the same moment as before: that is {kept} here.",
-    "zone_moves_one": "You have a reminder set in another time zone: “{text}” at {before}. "
+    "zone_moves_one": "A reminder here is set in another time zone: “{text}” at {before}. "
     "What should it do?\n"
     "• <b>Move</b>: keep its clock time, {moved}.\n"
     "• <b>Keep</b>: ring at the same moment as before, {kept} here.",
@@ -48,10 +48,12 @@ EN = {
     "zone_moved_busy": "⏳ {count} being sent right now kept their moment; move it later with "
     "✏️ Change.",
     "zone_moved_more": "… and {count} more (/reminders).",
+    "zone_moved_others": "👥 {count} set by others stay as they were: who set them can move "
+    "theirs with the button below.",
     "zone_kept": "👍 Your reminders ring at the same moments as before; /reminders shows each "
     "in its own time zone.",
     "zone_changed_since": "The time zone here has changed since; send /timezone again.",
-    "button_zone_move_plain": "Move my {count} reminders to the same local time",
+    "button_zone_move_plain": "Move {count} reminders to the same local time",
     "button_zone_move_one_plain": "Move it to the same local time",
     "button_zone_keep_plain": "Keep them at the same instant",
     "button_zone_keep_one_plain": "Keep it at the same instant",
@@ -90,10 +92,10 @@ ZH = {
     "zone_no_locations": "这个机器人无法根据位置判断时区"
     "（没有安装可选的 <code>tzfpy</code> 包），没有修改。"
     "请发送城市：<code>/timezone 北京</code>。",
-    "zone_moves": "你有 {count} 个提醒设在别的时区。它们要怎么办？\n"
+    "zone_moves": "这里有 {count} 个提醒设在别的时区。它们要怎么办？\n"
     "• <b>移动</b>：保持钟点不变，改用 {zone}：“{text}”原来在 {before}，将在 {moved} 提醒。\n"
     "• <b>保持</b>：仍在原来的时刻提醒：也就是这里的 {kept}。",
-    "zone_moves_one": "你有一个提醒设在别的时区：“{text}”在 {before}。它要怎么办？\n"
+    "zone_moves_one": "这里有一个提醒设在别的时区：“{text}”在 {before}。它要怎么办？\n"
     "• <b>移动</b>：保持钟点不变，{moved}。\n"
     "• <b>保持</b>：仍在原来的时刻提醒，也就是这里的 {kept}。",
     "zone_moved": "✅ 已把 {count} 个提醒移到 <b>{zone}</b> 的相同钟点：",
@@ -101,6 +103,8 @@ ZH = {
     "zone_moved_passed": "⌛ {count} 个保持原来的时刻：它们的钟点在 {zone} 已经过去了。",
     "zone_moved_busy": "⏳ {count} 个正在发送，保持原来的时刻；之后可以用 ✏️ 修改 调整。",
     "zone_moved_more": "…… 还有 {count} 个（/reminders）。",
+    "zone_moved_others": "👥 {count} 个别人设的提醒保持不变："
+    "设提醒的人可以用下面的按钮移动自己的。",
     "zone_kept": "👍 你的提醒仍在原来的时刻提醒；/reminders 会按各自的时区显示。",
     "zone_changed_since": "这里的时区后来又改过了；请重新发送 /timezone。",
     "button_zone_move_plain": "把 {count} 个提醒移到相同钟点",

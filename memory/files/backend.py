@@ -2,12 +2,12 @@
 
 Every operation holds the namespace's mutex (the namespace takes it) and the folder's ``flock``
 (other processes; ``_locked``), then catches up with whatever other processes appended to the
-journal before acting (``memory.files.journal``). Reads in a folder that cannot be written
+journal before acting (``memory.files.folder``). Reads in a folder that cannot be written
 still answer, without the lock; writes there raise ``MemorySaveFailed``. A change is a journal
-line, fsynced before the operation returns, after its history records (``memory.files.changelog``,
-write-ahead: no change stands without its record); a touch an unflushed line. The id clock is
-the highest id seen within reach, deleted ones too, and survives compaction in the journal's
-first line.
+line (``memory.files.journal``), fsynced before the operation returns, after its history
+records (``memory.files.changelog``, write-ahead: no change stands without its record); a touch
+an unflushed line. The id clock is the highest id seen within reach, deleted ones too, and
+survives compaction in the journal's first line.
 
 A ``memory.json`` edited by hand while the namespace is held is merged into it, never taken
 wholesale (``memory.files.handedit``); one that cannot be read leaves what is held in place,
@@ -29,14 +29,16 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from memory.backoff import Backoff
 from memory.bm25 import Bm25Ranker
 from memory.errors import MemoryInvalid, MemorySaveFailed, MemoryStoreError
 from memory.files.changelog import ChangeLog
+from memory.files.compaction import discard
 from memory.files.documents import FileDocuments
+from memory.files.folder import SNAPSHOT, Change, NamespaceFiles
 from memory.files.handedit import History as Written
 from memory.files.handedit import merge, write_conflicts
 from memory.files.io import CacheFile, copy_aside
-from memory.files.journal import SNAPSHOT, Change, NamespaceFiles
 from memory.files.vectors import FileVectors
 from memory.held import Held
 from memory.history import Author, ChangeRecord, History, Retention, undone_elsewhere
@@ -46,7 +48,7 @@ from memory.model import Memory
 log = logging.getLogger(__name__)
 
 INDEX_FILE = "memory.index"
-BACKOFF = 2.5  # seconds before compaction is tried again after a failure, doubling
+BACKOFF = 5.0  # seconds before compaction is tried again after a failure, doubling
 BACKOFF_MAX = 300.0
 WRITER_PAUSE = 0.0005  # seconds: longer than a waiting thread takes to wake and take the GIL
 
@@ -75,8 +77,7 @@ class FileBackend:
         self._written = Written()  # what compaction wrote, to tell a person's edits apart
         self._rewrite = False  # memory.json must be written from what is held (merged, broken)
         self._merged: list[Path] = []  # displaced files merged, removed once compacted
-        self._failures = 0  # compactions failed in a row
-        self._retry_at = 0.0  # monotonic time before which compaction is not tried again
+        self._backoff = Backoff(BACKOFF, BACKOFF_MAX)  # compaction's failures, monotonic time
         self._changes = 0  # changes taken in so far (puts, deletes; not touches)
         self._held: Held  # the namespace's, from ``hold``
         self._mutex: threading.RLock
@@ -107,7 +108,7 @@ class FileBackend:
         mark = self._changelog.append(list(records)) if records else None
         if entries:
             try:
-                self._files.append(entries, durable=True)
+                self._files.journal.append(entries, durable=True)
             except MemoryStoreError:
                 if mark is not None:
                     self._changelog.cut(mark)
@@ -139,7 +140,8 @@ class FileBackend:
             if save:
                 counts = {str(m.id): m.access_count for m in counted}
                 entry = {"op": "touch", "at": counted[0].accessed_at, "n": counts}
-                self._files.append([entry], durable=False)  # not worth a rewrite, nor a flush
+                journal = self._files.journal
+                journal.append([entry], durable=False)  # not worth a rewrite, nor a flush
         finally:
             self._held.count(counted)
         return counted
@@ -190,7 +192,7 @@ class FileBackend:
         with self._mutex:
             now = time.monotonic()
             due = self._dirty_since is not None and now - self._dirty_since >= compact_seconds
-        if due and now >= self._retry_at:
+        if due and now >= self._backoff.retry_at:
             self._compact_aside()
         with self._mutex:
             if time.monotonic() - self._last_used >= idle_seconds:
@@ -234,7 +236,7 @@ class FileBackend:
             try:
                 self._sync(compact=True)
                 yield True
-                if self._files.journal_lines > max(1000, len(self._held)):
+                if self._files.journal.lines > max(1000, len(self._held)):
                     self._compact()  # amortised: the journal has outgrown the snapshot
             finally:
                 self._files.idle()  # an idle namespace holds no file open
@@ -261,7 +263,7 @@ class FileBackend:
         skipped = sum(not self._apply(entry) for entry in change.entries)
         if skipped:
             # Keep the journal's bytes: a skipped entry is a change nobody should lose silently.
-            kept = copy_aside(self._files.journal_path)
+            kept = copy_aside(self._files.journal.path)
             change.quarantined.append(kept)
             log.warning(
                 "%d journal entries of %s skipped; a copy is in %s", skipped, self.name, kept
@@ -401,7 +403,7 @@ class FileBackend:
         compared = self._written.compare(memories)
         with self._locked(write=True, use=False):
             if not self._files.current(prepared):
-                self._files.discard(prepared)
+                discard(prepared)
                 if self._dirty_since is not None:  # not compacted by whoever moved the files
                     self._compact(force=True)
                 return
@@ -414,9 +416,9 @@ class FileBackend:
                 self._compact(force=True)  # a person saved meanwhile: merge, as ever
                 return
             self._written.record(memories, self._files.snapshot_mtime, compared=compared)
-            if self._failures:
-                log.warning("compacted %s again after %d failures", self.name, self._failures)
-            self._failures, self._retry_at = 0, 0.0
+            failures = self._backoff.recovered()
+            if failures:
+                log.warning("compacted %s again after %d failures", self.name, failures)
             self._dirty_since = None if self._changes == changes else time.monotonic()
             ranker = self._held.rankers["default"]
         if isinstance(ranker, Bm25Ranker):
@@ -428,7 +430,7 @@ class FileBackend:
         A person may save memory.json meanwhile: it is merged, and compaction tried again.
         """
         now = time.monotonic()
-        if not force and now < self._retry_at:
+        if not force and now < self._backoff.retry_at:
             return
         for _ in range(3):
             memories = list(self._held.memories.values())
@@ -436,9 +438,7 @@ class FileBackend:
                 written = self._files.compact([m.to_dict() for m in memories], self.high_id)
             except MemoryStoreError as e:
                 # The journal still holds every change; compaction is tried again later.
-                self._failures += 1
-                self._retry_at = now + min(BACKOFF_MAX, BACKOFF * 2 ** min(self._failures, 8))
-                if self._failures == 1:
+                if self._backoff.failed(now):
                     log.warning(
                         "could not compact %s: %s (the journal keeps every change; tried again"
                         " with back-off, logged again once it works)",
@@ -459,9 +459,9 @@ class FileBackend:
             self._sync(compact=False)  # merge what a person saved meanwhile, then again
         else:
             return  # saved again and again: the next operation tries again
-        if self._failures:
-            log.warning("compacted %s again after %d failures", self.name, self._failures)
-        self._failures, self._retry_at = 0, 0.0
+        failures = self._backoff.recovered()
+        if failures:
+            log.warning("compacted %s again after %d failures", self.name, failures)
         self._dirty_since = None
         ranker = self._held.rankers["default"]
         if isinstance(ranker, Bm25Ranker):

@@ -1,6 +1,6 @@
 """A namespace's documents as files: ``data/<namespace>/<key>.json``, beside ``memory.json``.
 
-The file backend of ``memory.interface.Documents``. A document is one JSON file holding just
+The file backend of ``memory.documents.Documents``. A document is one JSON file holding just
 its value, readable by a person (``history.json``, ``usage.json``, ``digest.json`` keep the
 shape they always had). A key's ``/`` becomes ``.`` in the file name (``reminders/17`` is
 ``reminders.17.json``): key segments hold no dots, so names never collide, and no namespace
@@ -27,10 +27,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from memory.documents import RESERVED, checked_key, encoded
+from memory.documents import ABSENT, RESERVED, Document, checked_key, encoded
 from memory.errors import DocumentConflict, MemoryInvalid, MemoryLoadFailed, MemorySaveFailed
 from memory.files.io import FileLock, quarantine, write_bytes_atomic
-from memory.interface import ABSENT, Document
 from memory.jsontext import parse_json
 
 log = logging.getLogger(__name__)

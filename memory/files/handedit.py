@@ -37,7 +37,8 @@ from typing import Any
 from memory.errors import MemoryInvalid
 from memory.files.io import beside, write_bytes_atomic
 from memory.jsontext import dump_json
-from memory.model import Memory, format_time, parse_time
+from memory.model import Memory
+from memory.timestamps import format_time, parse_time
 
 MAX_VERSIONS = 16  # versions remembered per memory; an older one reads as the person's edit
 

@@ -51,6 +51,14 @@ def fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def make_folder(folder: Path) -> None:
+    """Create ``folder`` and its parents if missing (``MemorySaveFailed`` if the disk refuses)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as e:
+        raise MemorySaveFailed(f"could not create {folder}: {e.strerror or e}", path=folder) from e
+
+
 def write_bytes_atomic(path: Path, data: bytes, *, durable: bool = True) -> None:
     """Replace ``path`` with ``data`` atomically; ``MemorySaveFailed`` if not.
 

@@ -53,12 +53,14 @@ from memory.errors import (
 )
 from memory.files.backend import FileBackend
 from memory.files.documents import FileDocuments
+from memory.files.folder import SNAPSHOT
 from memory.files.io import FileLock
-from memory.files.journal import JOURNAL, SNAPSHOT
+from memory.files.journal import JOURNAL
 from memory.files.records import FileRecordLog
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.meaning import EmbeddingWorker, guarded
-from memory.namespace import Namespace, validate_namespace
+from memory.names import validate_namespace
+from memory.namespace import Namespace
 
 __all__ = ["FileNamespace", "MemoryStore"]
 

@@ -1,6 +1,6 @@
 """A namespace's embeddings as a file: ``memory.vectors`` beside ``memory.json``.
 
-``FileVectors`` is the file backend of ``memory.interface.VectorStore``, so ``memory.json``
+``FileVectors`` is the file backend of ``memory.vectors.VectorStore``, so ``memory.json``
 keeps the article's format. The file is::
 
     CMVEC1\\n
@@ -24,8 +24,7 @@ from pathlib import Path
 import numpy as np
 
 from memory.files.io import write_bytes_atomic
-from memory.interface import VectorSet
-from memory.vectors import KEY_BYTES
+from memory.vectors import KEY_BYTES, VectorSet
 
 log = logging.getLogger(__name__)
 

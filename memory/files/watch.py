@@ -9,7 +9,7 @@ first bytes were (before the store's copy was written back over it). Likewise th
 compaction replaces, if a process holds it open for writing (an editor that opened
 ``memory.json`` before the swap): kept as ``memory.json.saved-<time>`` and watched, merged once
 written into, removed once closed unwritten. The journal's first line names the files watched
-(``memory.files.journal``), so that the next process to open the namespace watches them on.
+(``memory.files.folder``), so that the next process to open the namespace watches them on.
 """
 
 from __future__ import annotations

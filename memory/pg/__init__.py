@@ -23,7 +23,8 @@ from collections import OrderedDict
 from memory.embedding import Embedder
 from memory.history import DEFAULT_DAYS, DEFAULT_MAX, Retention
 from memory.meaning import EmbeddingWorker, guarded
-from memory.namespace import Namespace, validate_namespace
+from memory.names import validate_namespace
+from memory.namespace import Namespace
 from memory.pg.backend import PgBackend
 from memory.pg.database import Database, redact
 from memory.pg.documents import PgDocuments, PgRecordLog

@@ -1,4 +1,4 @@
-"""Documents and record logs in PostgreSQL (``memory.interface.Documents``, ``RecordLog``).
+"""Documents and record logs in PostgreSQL (``memory.documents``, ``memory.interface.RecordLog``).
 
 A document's value is kept as the text the file store writes (``memory.jsontext.dump_json``), so
 both backends hand back the same value; its version is a number from one sequence, handed
@@ -19,9 +19,8 @@ import json
 from collections.abc import Sequence
 from typing import Any
 
-from memory.documents import checked_key, encoded, validate_key
+from memory.documents import ABSENT, Document, checked_key, encoded, validate_key
 from memory.errors import DocumentConflict, MemoryInvalid
-from memory.interface import ABSENT, Document
 from memory.jsontext import parse_json
 from memory.pg.database import Database
 

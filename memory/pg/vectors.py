@@ -1,6 +1,6 @@
 """A namespace's embeddings in PostgreSQL: the table ``memory_vectors`` (``memory.pg.schema``).
 
-``PgVectors`` is the PostgreSQL backend of ``memory.interface.VectorStore``: one row per
+``PgVectors`` is the PostgreSQL backend of ``memory.vectors.VectorStore``: one row per
 embedded text of a model (its key, ``memory.vectors.text_key``, and the vector as
 little-endian float32 bytes). Only derived data: rows that cannot be read are embedded again.
 """
@@ -12,14 +12,14 @@ import logging
 import numpy as np
 
 from memory.errors import MemoryStoreError
-from memory.interface import VectorSet
 from memory.pg.database import Database
+from memory.vectors import VectorSet
 
 log = logging.getLogger(__name__)
 
 
 class PgVectors:
-    """A namespace's embeddings in ``memory_vectors`` (``memory.interface.VectorStore``)."""
+    """A namespace's embeddings in ``memory_vectors`` (``memory.vectors.VectorStore``)."""
 
     def __init__(self, database: Database, name: str) -> None:
         self._db = database

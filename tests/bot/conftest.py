@@ -16,7 +16,8 @@ import pytest
 from bot_harness import Bot, StartBot
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.config import parse_config
 from memory.files import MemoryStore
 

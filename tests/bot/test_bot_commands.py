@@ -12,6 +12,7 @@ import pytest
 from bot_harness import ALICE, LI, Bot, StartBot, is_help, memory_file
 
 from bench.fakes.telegram_server import FakeBotAPI
+from bench.tag_notes import NAMES_PLACES_THINGS
 from bot.view.i18n import COMMANDS
 from memory.files import MemoryStore
 
@@ -104,6 +105,25 @@ async def test_remember_without_hashtags_picks_keywords(bot: Bot) -> None:
     assert "代码" in record["tags"] and 2 <= len(record["tags"]) <= 5
     assert all(len(tag) > 1 for tag in record["tags"])
     assert record["category"] == "general"
+
+
+async def test_chinese_tags_are_words_a_person_would_pick(bot: Bot, telegram: FakeBotAPI) -> None:
+    """jieba's guesses that are no word never become tags ("公司年会定在…" was #公司 #会定), a
+    noun keeps no locative stuck to it (车库里), and everyday words its dictionary lacks are
+    words (年会, 猫粮): every note of a set of names, places and things, stored through the
+    bot, gets tags a person would pick (``bench.tag_notes``; each its own chat, so that no
+    note waits as a near-duplicate of another)."""
+    [reply] = await bot.say("/remember 公司年会定在1月18日晚上", user=LI)
+    assert "🏷 #公司 #年会 ·" in reply.text and "#会定" not in reply.text
+    people = {n.text: telegram.user(5000 + i, f"P{i}") for i, n in enumerate(NAMES_PLACES_THINGS)}
+    for text, person in people.items():
+        await bot.say(f"/remember {text}", user=person)
+    wrong = {}
+    for note in NAMES_PLACES_THINGS:
+        [record] = bot.memories(f"users/{people[note.text]['id']}")
+        if not record["tags"] or not set(record["tags"]) <= note.accept:
+            wrong[note.text] = record["tags"]
+    assert wrong == {}
 
 
 async def test_remember_as_a_reply_stores_that_message(bot: Bot) -> None:

@@ -148,10 +148,19 @@ class Terminal:
 
     def close(self) -> int:
         self.type("\x04")  # Ctrl-D
+        # The terminal is read while the console closes: what it writes then (a late line of
+        # the log on a loaded machine) would otherwise fill the terminal's buffer and block it
+        # for ever. Generous: a hang still fails, with the screen.
+        deadline = time.monotonic() + 180
+        while self.process.poll() is None and time.monotonic() < deadline:
+            ready, _, _ = select.select([self.fd], [], [], 0.2)
+            if ready:
+                try:
+                    self.screen += os.read(self.fd, 4096).decode("utf-8", "replace")
+                except OSError:  # the child has closed the terminal: it is exiting
+                    break
         try:
-            # Generous: at a load of 8 on two cores, closing (the store's last compaction, the
-            # embedder's worker) took over a minute once; a hang still fails, with the screen.
-            code = self.process.wait(timeout=180)
+            code = self.process.wait(timeout=max(deadline - time.monotonic(), 1))
         except subprocess.TimeoutExpired:  # a failed test left it waiting: end it
             self.process.kill()
             code = self.process.wait()

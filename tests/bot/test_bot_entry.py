@@ -63,6 +63,13 @@ def test_without_hashtags_keywords_become_tags() -> None:
         ("the car is parked near the elevator now", {"car", "elevator"}, {"parked", "near", "now"}),
         ("dentist next Tuesday at 3pm with Dr. Patel", {"dentist", "patel"}, {"tuesday", "3pm"}),
         ("the second drawer of the old desk", {"drawer", "desk"}, {"second", "old"}),
+        # jieba's guesses are words only where its two models agree and no dictionary word
+        # runs across them; everyday words its dictionary lacks are words there too.
+        ("公司年会定在1月18日晚上", {"公司", "年会"}, {"会定"}),
+        ("这周会很忙，周五交报告", {"报告"}, {"周会"}),  # "busy this week", no weekly meeting
+        ("明年会议在上海开", {"会议", "上海"}, {"年会"}),
+        ("礼品卡里还有两百块", {"礼品卡"}, {"卡里", "礼品"}),
+        ("读书会在朱莉家", {"读书会", "朱莉"}, {"朱莉家"}),
         # Numbers that identify stay; amounts, days, pieces of a phone number do not.
         ("locker 117 at the gym", {"locker", "117", "gym"}, set()),
         ("flight BA123 to Lisbon, seat 12A", {"ba123", "lisbon", "12a"}, set()),

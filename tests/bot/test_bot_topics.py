@@ -7,6 +7,7 @@ nothing else.
 
 from __future__ import annotations
 
+import asyncio
 import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,12 +20,13 @@ from bot_harness import ALICE, BOB, Bot, StartBot
 from telegram import Bot as TelegramBot
 
 from bench.fakes.telegram_server import BOT_USERNAME, TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.config import DigestConfig, parse_config
 from bot.jobs.digest import Digest
 from bot.jobs.digest_plan import SETTINGS_FILE
 from memory.files import MemoryStore
-from memory.model import format_time
+from memory.timestamps import format_time
 
 FORUM = -1001234567891
 GENERAL = f"chats/{FORUM}"
@@ -161,16 +163,16 @@ def clock() -> Clock:
 
 @asynccontextmanager
 async def topic_bot(
-    telegram: FakeBotAPI, tmp_path: Path, clock: Clock, **sections: Any
+    telegram: FakeBotAPI, tmp_path: Path, clock: Clock, scope: str = "topic", **sections: Any
 ) -> AsyncIterator[Bot]:
-    """The bot with ``group_scope = "topic"``, its jobs on ``clock``."""
+    """The bot with ``group_scope = "topic"`` (or ``scope``), its jobs on ``clock``."""
     data = {
         "data_dir": str(tmp_path / "data"),
         "telegram": {
             "token": TOKEN,
             "base_url": telegram.base_url,
             "flood_control": False,
-            "group_scope": "topic",
+            "group_scope": scope,
         },
         "reminders": {"timezone": "Asia/Shanghai"},
         **sections,
@@ -226,6 +228,108 @@ async def test_a_reminder_set_in_a_topic_rings_there_and_a_deleted_topic_stops_n
         clock.advance(hours=1)
         [later] = await telegram.wait("sendMessage", since=since, where=is_delivery)
         assert "second one" in later.text and later.params["message_thread_id"] == 5
+
+
+async def test_a_reminder_rung_in_the_general_topic_is_acted_on_where_it_lives(
+    telegram: FakeBotAPI, forum: dict[str, Any], tmp_path: Path, clock: Clock
+) -> None:
+    """Its topic deleted, a topic's reminder rings in the general topic: its buttons there act
+    on it in its topic's namespace, under the group rule, and in no other chat."""
+    other = telegram.forum(-1009999999999, "Another forum")
+    async with topic_bot(telegram, tmp_path, clock) as bot:
+        await bot.say("/remind in 1 hour water the plants", user=ALICE, chat=forum, thread=7)
+        del telegram.topics[FORUM][7]
+        since = telegram.mark()
+        clock.advance(hours=1)
+        [rung] = await telegram.wait("sendMessage", since=since, where=is_delivery)
+        assert "message_thread_id" not in rung.params  # in the general topic
+        data = dict((label[:1], data) for label, data in rung.buttons)
+        done, snooze = data["✅"], next(d for d in data.values() if d.startswith("rz:"))
+
+        since = telegram.mark()
+        await bot.press(rung, done, user=BOB)  # not his, and no administrator
+        [refused] = telegram.find("answerCallbackQuery", since=since)
+        assert "Only the member who set this reminder" in refused.params["text"]
+        moved = dict(rung.result, chat=other)  # the same button, forged into another forum
+        since = telegram.mark()
+        await bot.press(moved, done, user=ALICE)
+        [elsewhere] = telegram.find("answerCallbackQuery", since=since)
+        assert "not here" in elsewhere.params["text"]
+        assert reminder_states(tmp_path) == {"water the plants": "sent"}
+
+        since = telegram.mark()
+        await bot.press(rung, snooze, user=ALICE)
+        [snoozed] = await telegram.wait("editMessageText", since=since)
+        assert "Snoozed until" in snoozed.text
+        assert reminder_states(tmp_path) == {"water the plants": "pending"}
+        since = telegram.mark()
+        clock.advance(hours=1)
+        [again] = await telegram.wait("sendMessage", since=since, where=is_delivery)
+        since = telegram.mark()
+        await bot.press(again, done, user=ALICE)
+        [finished] = await telegram.wait("editMessageText", since=since)
+        assert finished.text.startswith("✅ Done: water the plants")
+    assert reminder_states(tmp_path) == {"water the plants": "done"}
+    with MemoryStore(tmp_path / "data") as store:
+        [document] = store.bot_documents().list("reminders/")
+    assert document.key.startswith(f"reminders/{topic(7)}/")
+
+
+def reminder_states(tmp_path: Path) -> dict[str, str]:
+    """Each reminder's text -> its state, as the store keeps it."""
+    with MemoryStore(tmp_path / "data") as store:
+        documents = store.bot_documents().list("reminders/")
+    return {d.value["text"]: d.value["state"] for d in documents}
+
+
+async def eventually(condition: Any, timeout: float = 10.0) -> None:
+    """Wait until ``condition()`` holds (the job works beside the handlers)."""
+    loop = asyncio.get_running_loop()
+    deadline = loop.time() + timeout
+    while not condition():
+        assert loop.time() < deadline, "the condition never held"
+        await asyncio.sleep(0.05)
+
+
+@pytest.mark.parametrize(
+    ("scope", "where"),
+    [("topic", {"one": 5, "two": 7, "three": None}), ("user", {"one": None, "two": None})],
+)
+async def test_a_refused_chat_pauses_every_namespace_and_one_message_resumes_them_all(
+    telegram: FakeBotAPI,
+    forum: dict[str, Any],
+    tmp_path: Path,
+    clock: Clock,
+    scope: str,
+    where: dict[str, int | None],
+) -> None:
+    """Telegram refusing the group pauses the reminders of each of its topics (each member's,
+    with group_scope "user"); the group writing again, in one topic, by one member, resumes
+    them all: the resume is the pause's mirror."""
+    people = [ALICE, BOB, ALICE]
+    async with topic_bot(telegram, tmp_path, clock, scope) as bot:
+        for (text, thread), person in zip(where.items(), people, strict=False):
+            await bot.say(
+                f"/remind in 1 hour the task {text}", user=person, chat=forum, thread=thread
+            )
+        telegram.fail("sendMessage", 403, "Forbidden: bot was kicked from the supergroup chat")
+        since = telegram.mark()
+        clock.advance(hours=1, minutes=1)
+        await telegram.wait("sendMessage", since=since, ok=False)
+        names = {f"the task {text}" for text in where}
+        await eventually(lambda: reminder_states(tmp_path) == dict.fromkeys(names, "paused"))
+
+        since = telegram.mark()
+        [resumed, _] = await bot.say("/reminders", user=ALICE, chat=forum, thread=5, replies=2)
+        assert f"{len(where)} paused reminders are on again" in resumed.text
+        sent = await telegram.wait("sendMessage", count=len(where), since=since, where=is_delivery)
+        rung = {name: call for call in sent for name in names if name in call.text}
+        assert set(rung) == names
+        for text, thread in where.items():  # each into the topic it was set in
+            assert rung[f"the task {text}"].params.get("message_thread_id") == (
+                thread if scope == "topic" else None
+            )
+    assert reminder_states(tmp_path) == dict.fromkeys(names, "sent")
 
 
 def settings(data: Path, name: str) -> dict[str, Any]:

@@ -35,7 +35,7 @@ from bot.jobs.digest import Digest
 from bot.jobs.digest_plan import SETTINGS_FILE
 from bot.schedule import Schedule, crontab_weekdays, parse_timezone
 from memory.files import MemoryStore
-from memory.model import format_time
+from memory.timestamps import format_time
 
 SHANGHAI = ZoneInfo("Asia/Shanghai")
 BERLIN = ZoneInfo("Europe/Berlin")

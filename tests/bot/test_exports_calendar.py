@@ -20,7 +20,8 @@ import recurring_ical_events
 from bot_harness import ALICE, BOB, LI, Bot, StartBot
 
 from bench.fakes.telegram_server import FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.webhook import inbox_server
 from bot.config import parse_config
 from bot.core import reminders

@@ -10,8 +10,10 @@ import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import AbstractAsyncContextManager
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
+from zoneinfo import ZoneInfo
 
 import pytest
 from bot_harness import ALICE, BOB, LI, Bot, StartBot, memory_file
@@ -74,6 +76,30 @@ async def test_scenario_1_a_stated_fact_is_stored_and_confirmed(
     assert f"记住了：{CODE}" in reply.text
     assert f"记忆已更新：新增 {record['id']}" in reply.text
     assert "<b>" in reply.params["text"]  # the model's **bold** became HTML
+
+
+async def test_the_model_reads_a_memory_s_dates_in_the_chat_s_zone_as_remember_does(
+    start_llm_bot: StartBot, llm: FakeOpenAI, tmp_path: Path
+) -> None:
+    """addMemory and /remember work out "明天" in the chat's zone, not in UTC: in a zone whose
+    date is not UTC's right now (for the next hour at least), both store the same day."""
+    zone = "Pacific/Kiritimati" if datetime.now(UTC).hour >= 10 else "Pacific/Pago_Pago"
+    llm.script(
+        ToolCalls(("addMemory", {"content": "明天图书馆闭馆", "tags": ["图书馆"]})),
+        Answer("好的，记住了。"),
+    )
+    async with start_llm_bot() as bot:
+        [set_] = await bot.say(f"/timezone {zone}", user=LI)
+        assert zone in set_.text
+        await bot.say("/remember 明天公司放假", user=LI)
+        [answer] = await bot.say("明天图书馆闭馆", user=LI)
+        assert "记住了" in answer.text
+    dates = {r["content"]: r.get("date") for r in memory_file(tmp_path / "data", "users/44")}
+    tomorrow = (datetime.now(ZoneInfo(zone)) + timedelta(days=1)).date().isoformat()
+    utc_tomorrow = (datetime.now(UTC) + timedelta(days=1)).date().isoformat()
+    assert tomorrow != utc_tomorrow  # the zone was chosen so
+    assert dates == {"明天公司放假": tomorrow, "明天图书馆闭馆": tomorrow}
+    assert llm.unused == 0
 
 
 async def test_scenario_2_the_answer_comes_from_a_search(llm_bot: Bot, llm: FakeOpenAI) -> None:

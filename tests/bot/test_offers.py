@@ -20,8 +20,9 @@ from bot_harness import ALICE, BOB, LI, Bot
 
 from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Request, ToolCalls
 from bench.fakes.telegram_server import BOT_USERNAME, TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
 from bot.chat.console import Console
+from bot.chat.running import serving
 from bot.chat.services import KEY
 from bot.config import parse_config
 from bot.jobs.reminders import ReminderJob
@@ -141,6 +142,36 @@ async def test_an_intention_is_offered_in_either_language_and_yes_sets_one_remin
         [delivered] = await telegram.wait("sendMessage", since=since, chat_id=ALICE["id"])
         assert "call the plumber" in delivered.text
     assert len(reminder_records(data_dir)) == 2
+
+
+@pytest.mark.parametrize(
+    ("remind", "said", "expected"),
+    [
+        ("周五之前 交报告", "我要在周五之前交报告", "2026-12-03 (周四) 09:00 Asia/Shanghai"),
+        ("周五前 交报告", "周五前要交报告", "2026-12-03 (周四) 09:00 Asia/Shanghai"),
+        ("3月1日之前 交房租", "3月1日之前要交房租", "2027-02-28 (周日) 09:00 Asia/Shanghai"),
+        ("before March 1 pay the rent", "I need to pay the rent before March 1",
+         "2027-02-28 (Sun) 09:00 Asia/Shanghai"),
+        ("before Friday submit the report", "I have to submit the report before Friday",
+         "2026-12-03 (Thu) 09:00 Asia/Shanghai"),
+        ("before 8am tomorrow call mom", "I need to call mom before 8am tomorrow",
+         "2026-12-02 (Wed) 07:00 Asia/Shanghai"),
+    ],
+)  # fmt: skip
+async def test_before_a_day_is_the_day_before_for_remind_and_for_an_offer_alike(
+    start: Any, telegram: FakeBotAPI, data_dir: Path, remind: str, said: str, expected: str
+) -> None:
+    """A reminder before a deadline comes ahead of it, in time to act: /remind and the offer
+    for the same words say the same time (Tuesday 1 December: Friday is the 4th)."""
+    user = LI if "周" in expected else ALICE
+    async with start() as bot:
+        [confirmed] = await bot.say(f"/remind {remind}", user=user)
+        assert f"⏰ {expected} — " in confirmed.text
+        assert "之前" not in confirmed.text and "before" not in confirmed.text.split("—")[1]
+        [offer] = await bot.say(said, user=user)
+        assert f" {expected}" in offer.text and (
+            "Remind you" in offer.text or "提醒你" in offer.text
+        )
 
 
 @pytest.mark.parametrize(
@@ -313,7 +344,7 @@ async def test_the_model_offers_through_its_tool_and_nothing_is_set_before_yes(
     def answer(request: Request) -> Answer:
         [result] = request.tool_results()[-1:]
         assert result["offered"] is True and result["set"] is False
-        assert result["due"] == "2026-12-02 09:00 (Wed) Asia/Shanghai"
+        assert result["due"] == "2026-12-02 (Wed) 09:00 Asia/Shanghai"
         return Answer("I can remind you tomorrow morning, see below.")
 
     async with FakeOpenAI() as llm:

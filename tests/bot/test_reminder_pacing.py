@@ -17,7 +17,8 @@ from typing import Any
 from zoneinfo import ZoneInfo
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import BotApplication, build_application, serving
+from bot.chat.app import BotApplication, build_application
+from bot.chat.running import serving
 from bot.config import parse_config
 from bot.core import reminders, when
 from bot.core.policy import Actor, Caller

@@ -26,7 +26,8 @@ from bot_harness import ALICE, BOB, LI, Bot
 from telegram import Bot as TelegramBot
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.services import KEY, Services
 from bot.config import ReminderConfig, parse_config
 from bot.core import delivery, reminders, when
@@ -686,11 +687,17 @@ async def test_the_model_sets_a_reminder_whose_time_the_code_computes(
     from bench.fakes.openai_server import API_KEY, Answer, FakeOpenAI, Request, ToolCalls
     from bot.__main__ import make_llm
 
+    told: list[str] = []  # the times the model was told, as the tool wrote them
+
     def answer(request: Request) -> Answer:
         [refused, accepted] = request.tool_results()[-2:]
         assert refused["ok"] is False and "has passed" in refused["error"]["message"]
-        assert accepted["due"] == "2026-12-08 10:00 (Tue) Asia/Shanghai"
+        told.append(accepted["due"])
         return Answer("Done, I'll ping you.")
+
+    def again(request: Request) -> Answer:
+        told.append(request.tool_results()[-1]["due"])
+        return Answer("Noted.")
 
     async with FakeOpenAI() as llm:
         llm.script(
@@ -699,6 +706,10 @@ async def test_the_model_sets_a_reminder_whose_time_the_code_computes(
                 ("scheduleReminder", {"text": "renew the passport", "local": "2026-12-08 10:00"}),
             ),
             answer,
+            ToolCalls(
+                ("scheduleReminder", {"text": "the tax return", "local": "2026-12-04 10:00"})
+            ),
+            again,
         )
         table = {"base_url": llm.base_url, "api_key": API_KEY, "model": "test-model"}
         data = {
@@ -724,8 +735,13 @@ async def test_the_model_sets_a_reminder_whose_time_the_code_computes(
             assert len(llm.requests) == asked
             [found] = await bot.say("/recall passport", user=ALICE)
             assert "2026-12-08 (Tue) 10:00" in found.text
+            # The model is told the time as the confirmation writes it, a fixed offset too.
+            await bot.say("/timezone UTC+8", user=ALICE)
+            [_, fixed] = await bot.say("ping me on friday about taxes", user=ALICE, replies=2)
+    assert told == ["2026-12-08 (Tue) 10:00 Asia/Shanghai", "2026-12-04 (Fri) 10:00 UTC+08:00"]
+    assert told[0] in confirmed.text and told[1] in fixed.text
     texts = sorted(d["text"] for d in documents(data_dir))
-    assert texts == ["call mom", "renew the passport"]
+    assert texts == ["call mom", "renew the passport", "the tax return"]
 
 
 def test_done_pressed_while_its_occurrence_is_being_delivered_moves_on_to_the_next(

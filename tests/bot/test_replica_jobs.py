@@ -28,14 +28,15 @@ from apscheduler.events import EVENT_JOB_ERROR, EVENT_JOB_EXECUTED
 from telegram.ext import Application
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.services import KEY, Services
 from bot.config import parse_config
 from bot.core import delivery, reminders, when
 from bot.core.lease import LEASE  # the digest takes a left claim over as a reminder does
 from bot.core.policy import Actor, Caller
 from memory import open_store
-from memory.model import format_time
+from memory.timestamps import format_time
 
 REPLICAS = 3
 SHANGHAI = "Asia/Shanghai"

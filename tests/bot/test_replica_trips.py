@@ -22,8 +22,9 @@ import psycopg
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bench.pg_server import Server
 from bench.pg_trips import TripCounter, counting
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
 from bot.chat.lanes import SharedUpdates
+from bot.chat.running import serving
 from bot.config import parse_config
 from memory import open_store
 from memory.pg import PgStore

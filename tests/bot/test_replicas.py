@@ -23,9 +23,10 @@ import pytest
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
 from bench.pg_server import Server
 from bot.chat import lanes
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
 from bot.chat.inbox import MAX_TRIES
 from bot.chat.lanes import SharedUpdates
+from bot.chat.running import serving
 from bot.chat.webhook import bot_health, inbox_server
 from bot.config import parse_config
 from memory import open_store

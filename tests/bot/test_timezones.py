@@ -20,7 +20,8 @@ import pytest
 from bot_harness import ALICE, BOB, LI, Bot
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import build_application, serving
+from bot.chat.app import build_application
+from bot.chat.running import serving
 from bot.chat.services import KEY, Services
 from bot.config import parse_config
 from memory.files import MemoryStore
@@ -278,12 +279,12 @@ async def test_moving_reminders_keeps_their_local_time_in_the_new_zone(
         await bot.say("/remind tomorrow 9am call mom", user=ALICE)  # 09:00 Shanghai
         await bot.say("/remind every monday 9:00 weekly report", user=ALICE)
         [offer] = await bot.say("/timezone Berlin", user=ALICE)
-        assert "You have 2 reminders set in other time zones" in offer.text
+        assert "2 reminders here are set in other time zones" in offer.text
         assert "2026-12-02 (Wed) 09:00 Asia/Shanghai" in offer.text  # before
         assert "2026-12-02 (Wed) 09:00 Europe/Berlin" in offer.text  # moved
         assert "2026-12-02 (Wed) 02:00 Europe/Berlin" in offer.text  # kept
         assert buttons(offer) == {
-            "tzm:Europe/Berlin": "Move my 2 reminders to the same local time",
+            "tzm:Europe/Berlin": "Move 2 reminders to the same local time",
             "tzk": "Keep them at the same instant",
         }
         since = bot.telegram.mark()
@@ -311,7 +312,7 @@ async def test_keeping_reminders_changes_nothing_and_a_stale_move_is_refused(
         await bot.say("/remind tomorrow 9am call mom", user=ALICE)
         before = reminder_documents(data_dir)
         [offer] = await bot.say("/timezone Berlin", user=ALICE)
-        assert "You have a reminder set in another time zone" in offer.text
+        assert "A reminder here is set in another time zone" in offer.text
         since = bot.telegram.mark()
         await bot.press(offer, "tzk", user=ALICE)
         assert "same moments as before" in (await edited(bot, since)).text
@@ -322,6 +323,79 @@ async def test_keeping_reminders_changes_nothing_and_a_stale_move_is_refused(
         [answer] = bot.telegram.find("answerCallbackQuery", since=since)
         assert "changed since" in answer.params["text"]
         assert reminder_documents(data_dir) == before
+
+
+FORUM = -1001234567891
+
+
+def zones_by_text(data_dir: Path) -> dict[str, str]:
+    return {d["text"]: d["due"]["zone"] for d in reminder_documents(data_dir)}
+
+
+async def test_in_a_forum_the_new_zone_offers_every_topic_s_reminders_and_each_moves_its_own(
+    start: Any, data_dir: Path
+) -> None:
+    """The zone is the whole forum's, so the offer counts every topic's reminders; a member's
+    press moves what they set, an administrator's the rest (the group rule)."""
+    async with start(group_scope="topic") as bot:
+        forum = bot.telegram.forum(FORUM)
+        bot.telegram.topics[FORUM].update({5: "open", 7: "open"})
+        bot.telegram.admins[FORUM] = {ALICE["id"]}
+        await bot.say("/remind tomorrow 9am plan of five", user=ALICE, chat=forum, thread=5)
+        await bot.say("/remind tomorrow 10am plan of seven", user=BOB, chat=forum, thread=7)
+        await bot.say("/remind tomorrow 11am plan of all", user=ALICE, chat=forum)
+        [offer] = await bot.say("/timezone Berlin", user=ALICE, chat=forum, thread=5)
+        assert "3 reminders here are set in other time zones" in offer.text
+        assert buttons(offer)["tzm:Europe/Berlin"] == "Move 3 reminders to the same local time"
+
+        since = bot.telegram.mark()
+        await bot.press(offer, "tzm:Europe/Berlin", user=BOB)  # a member: what he set
+        moved = await edited(bot, since)
+        assert "Moved 1 reminders" in moved.text and "plan of seven" in moved.text
+        assert "2 set by others stay as they were" in moved.text
+        assert "tzm:Europe/Berlin" in buttons(moved)  # still there, for the others
+        assert zones_by_text(data_dir) == {
+            "plan of five": "Asia/Shanghai",
+            "plan of seven": "Europe/Berlin",
+            "plan of all": "Asia/Shanghai",
+        }
+        since = bot.telegram.mark()
+        await bot.press(offer, "tzm:Europe/Berlin", user=ALICE)  # an administrator: the rest
+        moved = await edited(bot, since)
+        assert "Moved 2 reminders" in moved.text and "set by others" not in moved.text
+        assert buttons(moved) == {}
+    assert set(zones_by_text(data_dir).values()) == {"Europe/Berlin"}
+    by_text = {d["text"]: d for d in reminder_documents(data_dir)}
+    assert by_text["plan of seven"]["series_at"] == "2026-12-02T09:00:00.000Z"  # 10:00 Berlin
+    assert by_text["plan of all"]["namespace"] == f"chats/{FORUM}"
+
+
+async def test_with_a_namespace_per_member_each_moves_their_own_reminders(
+    start: Any, data_dir: Path
+) -> None:
+    """group_scope "user": every member's reminders in the group are offered, and each
+    member's own namespace is theirs alone: the administrator moves hers, Bob his."""
+    async with start(group_scope="user") as bot:
+        group = bot.telegram.group()
+        bot.telegram.admins[group["id"]] = {ALICE["id"]}
+        await bot.say("/remind tomorrow 9am alice's plan", user=ALICE, chat=group)
+        await bot.say("/remind tomorrow 10am bob's plan", user=BOB, chat=group)
+        await bot.say("/remind tomorrow 8am bob's private plan", user=BOB)  # another chat
+        [offer] = await bot.say("/timezone Berlin", user=ALICE, chat=group)
+        assert "2 reminders here are set in other time zones" in offer.text
+        since = bot.telegram.mark()
+        await bot.press(offer, "tzm:Europe/Berlin", user=ALICE)
+        moved = await edited(bot, since)
+        assert "Moved 1 reminders" in moved.text and "1 set by others" in moved.text
+        assert zones_by_text(data_dir)["bob's plan"] == "Asia/Shanghai"
+        since = bot.telegram.mark()
+        await bot.press(offer, "tzm:Europe/Berlin", user=BOB)
+        assert "Moved 1 reminders" in (await edited(bot, since)).text
+    assert zones_by_text(data_dir) == {
+        "alice's plan": "Europe/Berlin",
+        "bob's plan": "Europe/Berlin",
+        "bob's private plan": "Asia/Shanghai",  # the zone of Bob's private chat did not change
+    }
 
 
 # -- the digest in the chat's zone -------------------------------------------------------------

@@ -426,7 +426,7 @@ def test_offer_reminder_sets_nothing_and_a_failed_turn_offers_nothing(
     executor = ToolExecutor(ns, reminders=desk)
     offered = run(executor, "offerReminder", {"text": "call the plumber", "local": "09:00"})
     assert offered["ok"] is True and offered["set"] is False
-    assert offered["due"] == "2026-12-02 09:00 (Wed) Asia/Shanghai"  # the code's time
+    assert offered["due"] == "2026-12-02 (Wed) 09:00 Asia/Shanghai"  # the code's time
     birthday = {"text": "Mia's birthday", "local": "2027-05-03", "repeat": "yearly"}
     assert run(executor, "offerReminder", birthday)["repeat"] == "every year"
     past = run(executor, "offerReminder", {"text": "x", "local": "2026-11-30 10:00"})

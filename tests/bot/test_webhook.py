@@ -32,8 +32,9 @@ import pytest
 from bot_harness import ALICE, BOB, is_help
 
 from bench.fakes.telegram_server import TOKEN, FakeBotAPI
-from bot.chat.app import BotApplication, build_application, serving
+from bot.chat.app import BotApplication, build_application
 from bot.chat.connections import ConnectionLimits
+from bot.chat.running import serving
 from bot.chat.webhook import SECRET_HEADER, WebhookServer, inbox_server
 from bot.config import Config, parse_config
 from bot.errors import ConfigError

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memory import MemoryInvalid, open_store, update_document
-from memory.interface import ABSENT
+from memory.documents import ABSENT
 
 
 def test_a_document_that_does_not_parse_is_kept_aside(tmp_path: Path) -> None:

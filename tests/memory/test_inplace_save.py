@@ -47,7 +47,7 @@ class _AfterSetAside(logging.Handler):
 @contextmanager
 def after_set_aside(then: Callable[[], None]) -> Iterator[_AfterSetAside]:
     handler = _AfterSetAside(then)
-    logger = logging.getLogger("memory.files.journal")
+    logger = logging.getLogger("memory.files.folder")
     logger.addHandler(handler)
     try:
         yield handler

@@ -9,8 +9,8 @@ from pathlib import Path
 import numpy as np
 
 from memory import Store, open_store
-from memory.interface import VectorSet
 from memory.migrate import migrate
+from memory.vectors import VectorSet
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 

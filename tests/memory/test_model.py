@@ -8,17 +8,8 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 
 from memory.errors import MemoryInvalid
-from memory.model import (
-    MAX_LIMIT,
-    Hit,
-    Memory,
-    Stats,
-    format_time,
-    now_iso,
-    parse_id,
-    parse_limit,
-    parse_time,
-)
+from memory.model import MAX_LIMIT, Hit, Memory, Stats, parse_id, parse_limit
+from memory.timestamps import format_time, now_iso, parse_time
 
 ARTICLE_TIME = re.compile(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z")
 

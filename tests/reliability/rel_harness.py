@@ -18,7 +18,8 @@ from pathlib import Path
 from typing import Any
 
 from bench.fakes.telegram_server import TOKEN, Call, FakeBotAPI
-from bot.chat.app import BotApplication, build_application, serving
+from bot.chat.app import BotApplication, build_application
+from bot.chat.running import serving
 from bot.config import Config, parse_config
 from memory.files import MemoryStore
 

@@ -21,7 +21,7 @@ ALICE = user(42)
 CANNOT_REACH = re.compile(
     r"WARNING bot\.chat\.app: cannot reach the Bot API at (\S+) to connect \(attempt (\d+), "
 )
-POLLING_FAILED = "WARNING bot.chat.app: network trouble talking to Telegram (polling again)"
+POLLING_FAILED = "WARNING bot.chat.running: network trouble talking to Telegram (polling again)"
 
 
 def closed_port() -> int:

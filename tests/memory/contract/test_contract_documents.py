@@ -7,8 +7,7 @@ from __future__ import annotations
 import pytest
 
 from memory import DocumentConflict, MemoryInvalid, Store, update_document
-from memory.documents import MAX_DOCUMENT_BYTES
-from memory.interface import ABSENT
+from memory.documents import ABSENT, MAX_DOCUMENT_BYTES
 
 
 def test_put_then_get_returns_the_value_and_a_version(store: Store) -> None:

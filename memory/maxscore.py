@@ -1,0 +1,180 @@
+"""The best memories for a query over a term index (``memory.termindex``), found exactly
+without scoring every memory: MaxScore (Turtle and Flood, 1995), for ``memory.bm25``.
+
+The keyword ranking hands ``top`` the query's terms, strongest first, with their weights; the
+impacts come from the index (BM25's saturated, length-normalized term frequencies). Terms are
+walked strongest first and the rest only looked up (``lookup``), so a search touches the long
+postings of common terms only for the few memories that can still make the cut. The result,
+scores and order of ties included, is exactly what scoring every memory would give.
+
+- ``POSTINGS_BUDGET = 200_000``, ``CANDIDATES_CAP = 1000``: should the strong terms alone walk
+  more than 200,000 postings (only in namespaces of tens of thousands of memories), the walk
+  stops there and completes the best 1,000 memories so far: a bound on the worst case, not an
+  everyday path.
+- Ties (scores within ``TIE``) are broken by ``sort_key``: the memory used more often
+  (``accessCount``), then the newer one.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from memory.indexfile import Floats, Slots, ranges
+from memory.model import Memory
+from memory.termindex import TermIndex
+
+POSTINGS_BUDGET = 200_000
+CANDIDATES_CAP = 1000
+TIE = 1e-9
+
+
+def sort_key(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tuple[Any, ...]]:
+    """The sort key of a scored memory: score, then accessCount, then the newer one."""
+
+    def key(pair: tuple[int, float]) -> tuple[Any, ...]:
+        memory = memories[pair[0]]
+        return (round(pair[1], 9), memory.access_count, memory.created_at, memory.id)
+
+    return key
+
+
+def top(
+    index: TermIndex,
+    weighted: list[tuple[int, float]],
+    memories: Mapping[int, Memory],
+    limit: int,
+) -> dict[int, float]:
+    """The ``limit`` best memories for the ``weighted`` terms (term id, weight; strongest
+    first), and any tied with the last, scored; only memories in ``memories`` count.
+
+    MaxScore (Turtle and Flood, 1995): terms are taken strongest first and their postings
+    walked in full, until the most that the remaining terms could add to a memory not yet
+    seen falls below the ``limit``-th best score so far. From then on no unseen memory can
+    make the cut; the memories seen so far are completed best first, looking the remaining
+    (common, long) postings up instead of walking them, and the completion stops as soon
+    as a memory's partial score plus that most cannot reach the ``limit``-th best. The
+    result is exactly what scoring every memory would give.
+
+    Scores accumulate in an array over slots; ``seen`` lists the slots in the order they
+    were first reached, which is the order ties are met in.
+    """
+    bounds = [weight * float(index.max_impact[tid]) for tid, weight in weighted]
+    remaining = sum(bounds)
+    # Every weight and impact is > 0, so a memory has been reached iff its score is > 0.
+    scores = np.zeros(index.slots, dtype=np.float64)
+    walked: list[Slots] = []
+    check_below = remaining
+    visited = 0
+    rest: list[tuple[int, float]] = []
+    for position, (tid, weight) in enumerate(weighted):
+        length = int(index.df[tid])
+        over_budget = visited + length > POSTINGS_BUDGET
+        if visited > limit and (remaining < check_below or over_budget):
+            reached = scores[scores > 0]
+            if len(reached) > limit:
+                # A full pass over the scores: done again only once ``remaining`` has shrunk.
+                threshold = float(np.partition(reached, -limit)[-limit])
+                if remaining < threshold or over_budget:
+                    rest = weighted[position:]
+                    break
+                check_below = remaining * 0.75
+        visited += length
+        remaining -= bounds[position]
+        slots, impacts = index.postings(tid)
+        walked.append(slots)
+        scores[slots] += weight * impacts
+    # The order the memories were first reached in: by the first term reaching them, then
+    # by slot (a posting's order). Ties are met in this order.
+    first = np.zeros(index.slots, dtype=np.int32)
+    for position in range(len(walked) - 1, -1, -1):
+        first[walked[position]] = position
+    seen: Slots = np.flatnonzero(scores)
+    values = scores[seen]
+    if rest:
+        if len(seen) > CANDIDATES_CAP:
+            # Only past the postings budget can the cap change the result (see the docstring).
+            kept = values >= np.partition(values, -CANDIDATES_CAP)[-CANDIDATES_CAP]
+            seen, values = seen[kept], values[kept]
+        order = np.lexsort((seen, first[seen], -values))[:CANDIDATES_CAP]
+        seen, values = _complete(index, seen[order], values[order], rest, remaining, limit)
+        first = np.zeros(index.slots, dtype=np.int32)  # now in the order of ``seen``
+        first[seen] = np.arange(len(seen))
+
+    def met(mask: npt.NDArray[np.bool_] | slice) -> list[tuple[int, float]]:
+        """The (id, score) of the memories in ``mask``, in the order met, if in memories."""
+        chosen, scored = seen[mask], values[mask]
+        order = np.lexsort((chosen, first[chosen]))
+        pairs = zip(index.ids[chosen[order]].tolist(), scored[order].tolist(), strict=True)
+        return [(m, s) for m, s in pairs if m in memories]
+
+    if len(seen) <= limit:
+        return {m: s for m, s in met(slice(None)) if s > 0}
+    # The best ``limit``; among memories tied at the cut, those the tie-break prefers.
+    cut = float(np.partition(values, -limit)[-limit])
+    above = met(values > cut + TIE)
+    tied = met((values >= cut - TIE) & (values <= cut + TIE))
+    if len(above) + len(tied) > limit:
+        tied = heapq.nlargest(limit - len(above), tied, key=sort_key(memories))
+    return {m: s for m, s in above + tied if s > 0}
+
+
+def lookup(index: TermIndex, slots: Slots, start: Floats, terms: list[tuple[int, float]]) -> Floats:
+    """``start`` plus, for each of ``slots``, the weighted impacts of the ``terms`` (term id,
+    weight) its memory has, added term by term in ``terms``' order (as a dict lookup per
+    term would add them), found from the memories' side."""
+    score = start.copy()
+    if not len(slots) or not terms:
+        return score
+    tids = np.array([tid for tid, _ in terms], dtype=np.int64)
+    weights = np.array([weight for _, weight in terms], dtype=np.float64)
+    by_tid = np.argsort(tids)
+    sorted_tids = tids[by_tid]
+    counts = index.counts[slots]
+    take = ranges(index.starts[slots], counts)
+    entry_tids = index.fwd_tids[take]
+    where = np.minimum(np.searchsorted(sorted_tids, entry_tids), len(tids) - 1)
+    hit = sorted_tids[where] == entry_tids
+    position = by_tid[where[hit]]
+    row = np.repeat(np.arange(len(slots)), counts)[hit]
+    tfs = index.fwd_tfs[take[hit]]
+    impacts = weights[position] * (tfs / (tfs + index.norms[slots][row]))
+    matrix = np.zeros((len(terms), len(slots)), dtype=np.float64)
+    matrix[position, row] = impacts
+    for term in np.unique(position).tolist():
+        score += matrix[term]  # adding the zero of a memory without the term changes nothing
+    return score
+
+
+def _complete(
+    index: TermIndex,
+    slots: Slots,
+    partial: Floats,
+    rest: list[tuple[int, float]],
+    remaining: float,
+    limit: int,
+) -> tuple[Slots, Floats]:
+    """Add the ``rest`` terms to the partially scored memories that can still make it.
+
+    Looked up in growing batches, since the walk usually stops after a few dozen.
+    """
+    best: list[float] = []  # a min-heap of the ``limit`` best complete scores
+    done: list[float] = []
+    start, size = 0, 32
+    while start < len(slots):
+        batch = slice(start, start + size)
+        completed = lookup(index, slots[batch], partial[batch], rest)
+        for score, complete in zip(partial[batch].tolist(), completed.tolist(), strict=True):
+            if len(best) == limit and score + remaining < best[0] - TIE:
+                return slots[: len(done)], np.array(done, dtype=np.float64)
+            done.append(complete)
+            if len(best) < limit:
+                heapq.heappush(best, complete)
+            elif complete > best[0]:
+                heapq.heapreplace(best, complete)
+        start, size = start + size, size * 4
+    return slots[: len(done)], np.array(done, dtype=np.float64)
