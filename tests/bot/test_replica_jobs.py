@@ -367,7 +367,9 @@ async def test_replicas_whose_clocks_differ_still_send_each_reminder_once(
 ) -> None:
     """A replica whose clock runs minutes ahead waits a whole lease, on its own clock, before it
     takes over a claim: it never sends again what a slower replica is sending right now."""
-    behind, ahead = Clock(START), Clock(START + timedelta(seconds=30))
+    # The other replica's clock sees nothing due until the test sets it ahead: however slowly
+    # this machine runs, it first sees task 0's claim when it is already minutes ahead.
+    behind, ahead = Clock(START), Clock(START - timedelta(hours=1))
     set_up(location, telegram, behind(), reminder_count=4)
     first = [True]  # the first reminder sent waits (not the digests)
 
@@ -381,11 +383,17 @@ async def test_replicas_whose_clocks_differ_still_send_each_reminder_once(
             await eventually(
                 lambda: any(r.claim is not None for r in reminders.every(store)), timeout=10
             )
-        ahead.advance(minutes=5)  # the other's clock, 5 minutes ahead: every task is due
+        ahead.offset = behind.offset + timedelta(minutes=5)  # 5 minutes ahead: all are due
         await telegram.wait("sendMessage", count=3, chat_id=ALICE)  # tasks 1-3, not task 0
         await services(early).reminders.run(early.bot)
         slow.set()
         await telegram.wait("sendMessage", count=4, chat_id=ALICE)
+        # Task 0 recorded as sent before the clocks move on: a claim still held 10 minutes
+        # later would be a crash's, rightly taken over (and sent again, marked as a repeat).
+        with open_store(location) as store:
+            await eventually(
+                lambda: all(r.claim is None for r in reminders.every(store)), timeout=30
+            )
         await services(late).reminders.run(late.bot)  # after the tick that sent task 0
         behind.advance(minutes=10)
         ahead.advance(minutes=10)
