@@ -19,7 +19,16 @@ from memory.errors import (
     NamespaceInvalid,
     StoreInUse,
 )
-from memory.interface import Delivery, Lane, MemoryNamespace, RecordLog, Store, UpdateQueue
+from memory.interface import (
+    Delivery,
+    Lane,
+    MemoryNamespace,
+    Received,
+    RecordLog,
+    Store,
+    Turn,
+    UpdateQueue,
+)
 from memory.jsontext import parse_json
 from memory.model import Added, Hit, Memory, Stats
 from memory.open import open_store
@@ -40,10 +49,12 @@ __all__ = [
     "MemorySaveFailed",
     "MemoryStoreError",
     "NamespaceInvalid",
+    "Received",
     "RecordLog",
     "Stats",
     "Store",
     "StoreInUse",
+    "Turn",
     "UpdateQueue",
     "open_store",
     "parse_json",

@@ -310,18 +310,44 @@ class Delivery:
     tries: int
 
 
+@dataclass(frozen=True)
+class Turn:
+    """A lane's next turn, as a claim or an ``UpdateQueue.advance`` found it: ``delivery``,
+    the update started now (its try counted, the lease renewed), to handle; or None, and then
+    ``released`` (none waits: the lane was given back), ``lost`` (the lease is another
+    replica's now: nothing was started), or neither (the lane is this replica's but what it
+    looked at was finished meanwhile: advance again)."""
+
+    lane: Lane
+    delivery: Delivery | None = None
+    released: bool = False
+    lost: bool = False
+
+
+@dataclass(frozen=True)
+class Received:
+    """What ``UpdateQueue.receive`` did: kept the update (``new``; False: its id came
+    before, and nothing was done), and claimed its lane if asked and free (``turn``)."""
+
+    new: bool
+    turn: Turn | None = None
+
+
 class UpdateQueue(Protocol):
     """The updates received by any replica, each handled once, in order within a chat.
 
-    ``receive`` keeps an update durably, once per update id. A replica claims a lane
-    (the chat whose oldest waiting update is the oldest, among chats no live lease holds) and
-    handles its updates in id order: ``start`` before each (it counts a try and renews the
-    lease; False once the lease is no longer this replica's, which must then stop), ``done``
-    after. ``release`` gives the lane back. A replica that dies holds its lanes until their
-    leases run out; another replica then claims them and handles the unfinished update again.
-    A replica that ``enter``s under a stable identity has its lanes back at once when it is
-    restarted: its new incarnation gives up the dead one's leases. Failures are
-    ``MemoryLoadFailed`` and ``MemorySaveFailed``.
+    ``receive`` keeps an update durably, once per update id, and can claim its chat's lane
+    at once. A replica claims a lane (the chat whose oldest waiting update is the oldest,
+    among chats no live lease holds) with its first update started, and handles the lane's
+    updates in id order: ``advance`` after each marks it done and starts the next (it counts
+    a try and renews the lease; the lane is lost once the lease is no longer this replica's,
+    which must then stop), or gives the lane back when none waits. Each of these is one round
+    trip: an update costs its receive and one advance. ``release`` gives a lane back before
+    its end (a clean stop). A replica that dies holds its lanes until their leases run out;
+    another replica then claims them and handles the unfinished update again. A replica that
+    ``enter``s under a stable identity has its lanes back at once when it is restarted: its
+    new incarnation gives up the dead one's leases. Failures are ``MemoryLoadFailed`` and
+    ``MemorySaveFailed``.
     """
 
     def enter(self, identity: str) -> str:
@@ -340,27 +366,23 @@ class UpdateQueue(Protocol):
         """Stop being the replica (a clean stop, its lanes released first)."""
         ...
 
-    def receive(self, update: dict[str, Any], lane: str) -> bool:
-        """Keep ``update`` (durable on return) in ``lane``; False if its id came before."""
+    def receive(
+        self, update: dict[str, Any], lane: str, *, owner: str = "", lease: float = 0.0
+    ) -> Received:
+        """Keep ``update`` (durable on return) in ``lane``, unless its id came before; with
+        ``owner``, also lease the lane to ``owner`` for ``lease`` seconds if no live lease
+        holds it, its oldest waiting update started (this one, or one before it)."""
         ...
 
-    def claim(
-        self, owner: str, lease: float, limit: int = 32
-    ) -> tuple[Lane, list[Delivery]] | None:
-        """Lease the next free lane for ``lease`` seconds, with up to ``limit`` of its waiting
-        updates in order; None when every lane with waiting updates is leased."""
+    def claim(self, owner: str, lease: float) -> Turn | None:
+        """Lease the next free lane for ``lease`` seconds, its oldest waiting update started;
+        None when every lane with waiting updates is leased."""
         ...
 
-    def waiting(self, lane: Lane, after: int, limit: int = 32) -> list[Delivery]:
-        """The lane's waiting updates after the id ``after``, in order."""
-        ...
-
-    def start(self, lane: Lane, update_id: int, lease: float) -> bool:
-        """About to handle ``update_id``: count a try, renew the lease; whether it is ours."""
-        ...
-
-    def done(self, lane: Lane, update_id: int) -> None:
-        """``update_id`` was handled: never handed out again."""
+    def advance(self, lane: Lane, after: int | None, lease: float) -> Turn:
+        """``after`` was handled: mark it done (unless it was set aside), and start the lane's
+        next waiting update, renewing the lease; or give the lane back if none waits.
+        ``after`` None: nothing was handled since the claim."""
         ...
 
     def set_aside(self, update_id: int, reason: str) -> None:
@@ -371,9 +393,9 @@ class UpdateQueue(Protocol):
         """Extend the lease; whether it is still ours."""
         ...
 
-    def release(self, lane: Lane, *, unstarted: int | None = None) -> None:
-        """Give the lane back; ``unstarted``: an update whose start was cut short by a clean
-        stop, not a crash, so its try is not counted."""
+    def release(self, lane: Lane) -> None:
+        """Give the lane back before its end (a clean stop, not a crash): the update it
+        started and did not finish gets its try back."""
         ...
 
     def forget(self, older_than: float) -> int:
