@@ -19,19 +19,11 @@ from memory.errors import (
     NamespaceInvalid,
     StoreInUse,
 )
-from memory.interface import (
-    Delivery,
-    Lane,
-    MemoryNamespace,
-    Received,
-    RecordLog,
-    Store,
-    Turn,
-    UpdateQueue,
-)
+from memory.interface import MemoryNamespace, RecordLog, Store
 from memory.jsontext import parse_json
 from memory.model import Added, Hit, Memory, Stats
 from memory.open import open_store
+from memory.queue import Delivery, Lane, Received, Turn, UpdateQueue
 
 __all__ = [
     "Added",

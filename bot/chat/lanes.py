@@ -72,7 +72,7 @@ from bot.chat.deadlines import CANCEL_GRACE, reason, within
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Pending
 from bot.chat.updates import lane_key
 from memory.errors import MemoryStoreError, StoreInUse
-from memory.interface import Delivery, Lane, Turn, UpdateQueue
+from memory.queue import Delivery, Lane, Turn, UpdateQueue
 
 log = logging.getLogger(__name__)
 

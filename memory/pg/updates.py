@@ -67,8 +67,8 @@ import threading
 from typing import Any
 
 from memory.errors import MemoryInvalid, MemoryStoreError, StoreInUse
-from memory.interface import Delivery, Lane, Received, Turn
 from memory.pg.database import Database
+from memory.queue import Delivery, Lane, Received, Turn
 
 log = logging.getLogger(__name__)
 

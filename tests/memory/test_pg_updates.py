@@ -18,10 +18,10 @@ from bench.pg_server import Server
 from bench.pg_trips import counting
 from memory import open_store
 from memory.errors import MemoryInvalid, StoreInUse
-from memory.interface import Received, Turn
 from memory.pg import PgStore
 from memory.pg.database import Database
 from memory.pg.updates import PgUpdateQueue
+from memory.queue import Received, Turn
 
 LEASE = 30.0  # long enough that no lease runs out unless a test wants it to
 
