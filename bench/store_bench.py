@@ -16,6 +16,10 @@ common). Then measured:
   first search less the median time of a warm ``get``;
 - ``long query``: median time of a warm search whose query is a 2,000-character dialogue (a
   whole conversation searched at once, as the bot may do);
+- ``bm25s``: median time of a short search (the same questions, the best 10) with the ``bm25s``
+  package over the same texts (its own tokenizer, English stop words), in the same process,
+  timed in blocks of all the questions alternating with ours (twice each), and ours as a
+  multiple of it;
 - ``rss``: resident memory added by loading the namespace, in MiB, and once its search index
   is built (``indexed``); ``index``: what building the index added, as a multiple of the size of
   ``memory.json``.
@@ -27,6 +31,9 @@ reasonable time. Each figure is the median over ``--runs`` runs, each run a fres
 from __future__ import annotations
 
 import argparse
+import contextlib
+import ctypes
+import gc
 import json
 import os
 import random
@@ -35,6 +42,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -169,6 +177,12 @@ def queries(seed: int = 11) -> list[str]:
     return out
 
 
+def _trim_heap() -> None:
+    """Give the heap's free pages back to the system (glibc), so RSS counts what is held."""
+    with contextlib.suppress(OSError, AttributeError):
+        ctypes.CDLL(None).malloc_trim(0)
+
+
 def _rss_mib() -> float:
     with open("/proc/self/statm") as f:
         return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") / 2**20
@@ -182,6 +196,9 @@ def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict
         # The workload repeats texts; it is taken as it is (an import skips a repeated content).
         store.namespace("bench").import_memories(records, skip_duplicates=False)
     json_mib = (folder / "bench" / "memory.json").stat().st_size / 2**20
+    del store
+    gc.collect()
+    _trim_heap()  # what the import freed is not counted, whichever code runs
     rss_before = _rss_mib()
     t = time.perf_counter()
     store = MemoryStore(folder)
@@ -204,20 +221,25 @@ def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict
         t = time.perf_counter()
         ns.search(q, touch=False)
         long_search.append(time.perf_counter() - t)
-    search = []
-    for q in qs[: max(ops, 50)]:
-        t = time.perf_counter()
-        ns.search(q)
-        search.append(time.perf_counter() - t)
+    other = _bm25s([str(r["content"]) for r in records])
+    search: list[float] = []
+    search_bm25s: list[float] = []
+    for _ in range(2):  # in blocks, alternating: each warm in the caches, as in a loop
+        search += _timed(ns.search, qs[: max(ops, 50)])
+        if other is not None:
+            search_bm25s += _timed(other, qs[: max(ops, 50)])
     add = []
     for i in range(ops):
         t = time.perf_counter()
         ns.add(f"benchmark note number {i} about the {EN_WORDS[i % len(EN_WORDS)]}", ["bench"])
         add.append(time.perf_counter() - t)
     store.close()
+    bm25s_ms = statistics.median(search_bm25s) * 1000 if search_bm25s else float("nan")
     return {
         "add_ms": statistics.median(add) * 1000,
         "search_ms": statistics.median(search) * 1000,
+        "bm25s_search_ms": bm25s_ms,
+        "x_bm25s": statistics.median(search) * 1000 / bm25s_ms,
         "open_ms": open_ms,
         "first_search_ms": first_ms,
         "first_after_get_ms": first_ms - get_ms,
@@ -227,6 +249,36 @@ def measure_ours(folder: Path, size: int, ops: int, corpus: Path | None) -> dict
         "json_mib": json_mib,
         "index_x_json": (rss_indexed - rss) / json_mib,
     }
+
+
+def _timed(search: Callable[[str], object], questions: list[str]) -> list[float]:
+    """The time of each search of ``questions``, in seconds."""
+    times = []
+    for q in questions:
+        t = time.perf_counter()
+        search(q)
+        times.append(time.perf_counter() - t)
+    return times
+
+
+def _bm25s(texts: list[str]) -> Callable[[str], object] | None:
+    """A short search of ``texts`` with the ``bm25s`` package (None if it is not installed).
+
+    Built after our store was measured, so that its arrays are not in our RSS figures.
+    """
+    try:
+        import bm25s
+    except ImportError:
+        return None
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(texts, stopwords="en", show_progress=False), show_progress=False)
+
+    def search(query: str) -> object:
+        tokens = bm25s.tokenize([query], stopwords="en", show_progress=False)
+        k = min(10, len(texts))
+        return retriever.retrieve(tokens, k=k, show_progress=False, n_threads=1)
+
+    return search
 
 
 def measure_seed(folder: Path, size: int, ops: int, corpus: Path | None) -> dict[str, float]:
@@ -303,6 +355,7 @@ def main(argv: list[str] | None = None) -> int:
             f" open {ours['open_ms']:.1f} ms, first search {ours['first_search_ms']:.0f} ms"
             f" ({ours['first_after_get_ms']:.0f} ms after get),"
             f" long query {ours['long_search_ms']:.1f} ms,"
+            f" bm25s {ours['bm25s_search_ms']:.3f} ms (ours x{ours['x_bm25s']:.2f}),"
             f" RSS {ours['rss_mib']:.1f} MiB ({ours['rss_indexed_mib']:.1f} MiB indexed),"
             f" index {ours['index_x_json']:.1f}x memory.json ({ours['json_mib']:.1f} MiB)"
         )

@@ -333,7 +333,7 @@ class Bm25Ranker:
         self._index = TermIndex(K1, B)
         lengths = self._index.build(ids, prints, stored, lambda i: memory_terms(listed[i]))
         reused_all = stored is not None and len(stored.ids) == len(ids) == self._index.reused
-        del stored  # the file's bytes, before the postings are laid out
+        del stored, data  # the file's bytes, before the postings are laid out
         self._average = sum(lengths) / len(lengths)
         for length in lengths:
             self._total_length += length

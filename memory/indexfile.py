@@ -167,7 +167,7 @@ def load(data: bytes, analysis: bytes) -> Stored | None:
 
     ids = take(np.int64, docs, 8)
     prints = take(np.uint64, docs, 8)
-    lengths = take(np.float64, docs, 8)
+    lengths = take(np.float64, docs, 8).copy()  # kept by the index: not a view of ``data``
     counts = take(np.uint32, docs, 4).astype(np.int64)
     tids = take(np.uint32, postings, 4)
     tfs = take(np.float32 if tf_size == 4 else np.float64, postings, tf_size)

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import heapq
 import re
+import sys
 import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -323,13 +324,16 @@ class Memory:
         unexpected still falls back to ``from_dict``.
         """
         try:
+            # One string for a category and for an access time equal to the creation time,
+            # not one per memory: some 13 MiB of 100,000 memories.
+            created, accessed = record["createdAt"], record["accessedAt"]
             return cls(
                 record["id"],
                 record["content"],
                 tuple(record["tags"]),
-                record["category"],
-                record["createdAt"],
-                record["accessedAt"],
+                sys.intern(record["category"]),
+                created,
+                created if accessed == created else accessed,
                 record["accessCount"],
                 record.get("updatedAt"),
                 record.get("source"),

@@ -233,6 +233,11 @@ class Namespace:
             group = clean_category(category)
             return [m for m in self._held.memories.values() if m.category == group]
 
+    def count(self) -> int:
+        """How many memories there are, none copied (the namespace loaded, caught up)."""
+        with self._reading():
+            return len(self._held)
+
     def get(self, memory_id: int | str) -> Memory:
         """The memory with this id (``MemoryNotFound`` if there is none)."""
         key = parse_id(memory_id)

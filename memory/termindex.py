@@ -22,7 +22,10 @@ taken from there, any other is analysed.
 
 from __future__ import annotations
 
+import ctypes
+import functools
 import hashlib
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -33,6 +36,7 @@ from memory.indexfile import Dumpable, Floats, Ints, Slots, Stored, ranges
 from memory.model import Memory
 
 _MIN_DEAD = 10_000  # dead postings tolerated before ``compact`` (and a quarter of all)
+_TRIM_POSTINGS = 500_000  # a rebuild of this many postings gives its freed pages back
 
 
 def fingerprint(memory: Memory) -> bytes:
@@ -74,6 +78,30 @@ def stable_order(keys: npt.NDArray[np.integer[Any]]) -> Ints:
         order = order[np.argsort(digit, kind="stable")]
         shift += 16
     return order
+
+
+def give_back_freed() -> None:
+    """Hand the heap pages freed by a large build back to the system.
+
+    glibc keeps the pages of freed temporaries in its heap (it raises its mmap threshold
+    after the first large free, so later temporaries come from the heap): at 100,000
+    memories some 90 MiB stayed resident after the index was built. ``malloc_trim`` returns
+    them; elsewhere (another C library, another system) this does nothing.
+    """
+    trim = _malloc_trim()
+    if trim is not None:
+        trim(0)
+
+
+@functools.cache
+def _malloc_trim() -> Callable[[int], int] | None:
+    if not sys.platform.startswith("linux"):
+        return None
+    try:
+        trim: Callable[[int], int] = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has none)
+        return None
+    return trim
 
 
 class TermIndex:
@@ -339,6 +367,8 @@ class TermIndex:
         self._post_slots = [entry_slots[a:b] for a, b in zip(begins, ends, strict=True)]
         self._post_impacts = [impacts[a:b] for a, b in zip(begins, ends, strict=True)]
         self._post_len = self.df.tolist()
+        if self.forward >= _TRIM_POSTINGS:
+            give_back_freed()
 
     def needs_compaction(self) -> bool:
         return self.dead > max(_MIN_DEAD, (self.forward - self.dead) // 4)

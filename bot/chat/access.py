@@ -261,7 +261,7 @@ async def _tell_about_quarantine(update: Update, context: ContextTypes.DEFAULT_T
 
     def load() -> tuple[int, PurePath | None]:
         namespace = store.namespace(caller.namespace)
-        held = len(namespace.memories())  # loads it: a damaged file is set aside now
+        held = namespace.count()  # loads it: a damaged file is set aside now
         return held, namespace.pop_quarantine()
 
     try:

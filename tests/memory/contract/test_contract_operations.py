@@ -166,6 +166,23 @@ def test_add_is_persisted(store: Store) -> None:
         store.close()
 
 
+def test_count_is_how_many_memories_there_are(store: Store) -> None:
+    ns = store.namespace("users/42")
+    assert ns.count() == 0
+    first = ns.add("standup at 10:00")
+    ns.add("lunch at noon")
+    ns.add("standup at 10:00")  # a duplicate: not stored again
+    assert ns.count() == 2 == len(ns.memories())
+    ns.delete(first.id)
+    assert ns.count() == 1
+    store, ns = reopen(store)
+    try:
+        assert ns.count() == 1
+        assert store.namespace("users/7").count() == 0
+    finally:
+        store.close()
+
+
 def test_namespaces_are_separate(store: Store) -> None:
     mine = store.namespace("users/1").add("mine")
     store.namespace("chats/-1001234567890").add("the group's")

@@ -163,6 +163,7 @@ def test_a_process_sees_another_ones_changes_on_its_next_operation(
         theirs = int(done.stdout)
         assert theirs > mine.id
 
+        assert ns.count() == 2
         assert ns.get(theirs).content == "the child's"
         assert [m.id for m in ns.memories()] == [mine.id, theirs]
         assert [hit.memory.id for hit in ns.search("child's", ranker="seed")] == [theirs]
