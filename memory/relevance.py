@@ -64,6 +64,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memory.bm25 import memory_terms, query_terms
+from memory.facts import names_of
 from memory.hybrid import is_dialogue
 from memory.model import Hit, Memory
 from memory.text import fold
@@ -260,6 +261,12 @@ def decide(
     there is nothing to judge them by. ``calibrations`` replace ``CALIBRATIONS`` (the
     benchmark's held-out measure)."""
     found = matches(query, hits)
+    elsewhere = someone_elses(query, found)
+    if elsewhere:  # never the answer, whatever their score: after the rest, as "More"
+        others = {id(hit) for hit in elsewhere}
+        rest = [hit for hit in found if id(hit) not in others]
+        answer = decide(query, rest, margin=margin, calibrations=calibrations)
+        return Answer(answer.shown, (*answer.weaker, *elsewhere))
     if not found:
         return Answer((), ())
     if all(hit.evidence is None for hit in found):
@@ -290,6 +297,26 @@ def decide(
     shown = tuple(hit for i, hit in enumerate(head) if i in keep)
     weaker = tuple(hit for i, hit in enumerate(found) if i not in keep)
     return Answer(shown, weaker)
+
+
+def someone_elses(query: str, hits: Sequence[Hit]) -> list[Hit]:
+    """Of ``hits``, those about someone other than the one ``query`` names: "老李的电话" is
+    not answered by "老王的电话是…", nor "Leo's birthday?" by "Mia's birthday is May 3". A
+    hit is someone else's when both name an owner (``memory.facts.names_of``), and neither
+    text mentions a name the other gives ("Who is Tim and John's coach?" is Tim's too).
+    LoCoMo's adversarial questions ask this way on purpose ("What happened to Caroline's
+    son?" of Melanie's son): they are answered by nothing."""
+    asked = names_of(query)
+    if not asked:
+        return []
+    question = fold(query)
+    return [
+        hit
+        for hit in hits
+        if (named := names_of(hit.memory.content))
+        and not any(name in question for name in named)
+        and not any(name in fold(hit.memory.content) for name in asked)
+    ]
 
 
 def _cosine(hit: Hit) -> float:

@@ -100,3 +100,31 @@ def test_calibrations_can_be_given_in_place_of_the_fitted_ones() -> None:
     strict = {key: replace(value, threshold=99.0) for key, value in CALIBRATIONS.items()}
     assert decide("when is Emma's birthday?", CLEAR_EN).shown
     assert decide("when is Emma's birthday?", CLEAR_EN, calibrations=strict).shown == ()
+
+
+def test_someone_elses_memory_is_never_the_answer() -> None:
+    """A question about one person is not answered by the same fact about another, however
+    close its meaning: the reply says it found nothing, the look-alike is among the weaker."""
+    leo = searched(
+        ("Mia's birthday is May 3", 0.93, 0.5, 0),
+        ("The landlord's number is 555-0188", 0.75, 0.0, None),
+        typical=0.747,
+    )
+    answer = decide("when is Leo's birthday?", leo)
+    assert answer.shown == () and 1 in [h.memory.id for h in answer.weaker]
+    assert [h.memory.id for h in decide("when is Mia's birthday?", leo).shown] == [1]
+    li = searched(
+        ("老王的电话是13812345678", 0.95, 0.5, 0),
+        ("护照在客厅柜子最上面的抽屉里", 0.80, 0.0, None),
+        typical=0.80,
+    )
+    assert decide("老李的电话", li).shown == ()
+    assert [h.memory.id for h in decide("老王的电话是多少", li).shown] == [1]
+
+
+def test_kin_and_names_the_question_mentions_are_not_someone_else() -> None:
+    """ "Mom's" is kin, not a name; a hit that mentions the person asked about is theirs."""
+    mom = searched(("Mom's birthday is March 8", 0.93, 0.5, 0), typical=0.747)
+    assert [h.memory.id for h in decide("when is my mother's birthday?", mom).shown] == [1]
+    both = searched(("Leo and Mia's party is at Anna's place", 0.93, 0.5, 0), typical=0.747)
+    assert [h.memory.id for h in decide("where is Leo's party?", both).shown] == [1]
