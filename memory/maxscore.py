@@ -160,14 +160,16 @@ def _complete(
 ) -> tuple[Slots, Floats]:
     """Add the ``rest`` terms to the partially scored memories that can still make it.
 
-    Looked up in growing batches, since the walk usually stops after a few dozen.
+    Looked up in growing batches, since the walk usually stops after a few dozen; in the
+    terms' postings (``_listed``), which are few (the common terms left) and sorted.
     """
     best: list[float] = []  # a min-heap of the ``limit`` best complete scores
     done: list[float] = []
+    postings = [(*index.postings(tid), weight) for tid, weight in rest]
     start, size = 0, 32
     while start < len(slots):
         batch = slice(start, start + size)
-        completed = lookup(index, slots[batch], partial[batch], rest)
+        completed = _listed(slots[batch], partial[batch], postings)
         for score, complete in zip(partial[batch].tolist(), completed.tolist(), strict=True):
             if len(best) == limit and score + remaining < best[0] - TIE:
                 return slots[: len(done)], np.array(done, dtype=np.float64)
@@ -178,3 +180,18 @@ def _complete(
                 heapq.heapreplace(best, complete)
         start, size = start + size, size * 4
     return slots[: len(done)], np.array(done, dtype=np.float64)
+
+
+def _listed(slots: Slots, start: Floats, postings: list[tuple[Slots, Floats, float]]) -> Floats:
+    """``start`` plus, for each of ``slots``, the weighted impact of each posting list (its
+    slots, sorted, their impacts, the term's weight) that holds it, list by list: the sums
+    ``lookup`` makes, found from the terms' side (a binary search a slot and term)."""
+    score = start.copy()
+    for listed, impacts, weight in postings:
+        if not len(listed):
+            continue
+        where = np.searchsorted(listed, slots)
+        np.minimum(where, len(listed) - 1, out=where)
+        held = listed[where] == slots
+        score[held] += weight * impacts[where[held]]
+    return score
