@@ -43,6 +43,22 @@ def sort_key(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tu
     return key
 
 
+def best(
+    scores: dict[int, float], memories: Mapping[int, Memory], limit: int
+) -> list[tuple[int, float]]:
+    """The ``limit`` best of ``scores`` by ``sort_key``, best first.
+
+    The key's first part is the rounded score, so only the memories whose rounded score
+    reaches the ``limit``-th best can be among them: the rest are left out before the key
+    (a Python call each) is made.
+    """
+    pairs = list(scores.items())
+    if len(pairs) > limit:
+        cut = heapq.nlargest(limit, [round(score, 9) for _, score in pairs])[-1]
+        pairs = [pair for pair in pairs if round(pair[1], 9) >= cut]
+    return sorted(pairs, key=sort_key(memories), reverse=True)[:limit]
+
+
 def top(
     index: TermIndex,
     weighted: list[tuple[int, float]],
