@@ -62,7 +62,6 @@ reads them instead of analysing every memory again; a memory changed since is an
 
 from __future__ import annotations
 
-import heapq
 import logging
 import math
 import sys
@@ -279,7 +278,9 @@ class Bm25Ranker:
     def _expand(self, wanted: dict[str, float], scores: dict[int, float]) -> dict[str, float]:
         """``wanted`` plus the feedback terms of the best-scoring memories."""
         index = self._index
-        best = heapq.nlargest(FEEDBACK_DOCS, scores.items(), key=lambda pair: pair[1])
+        # ``sorted(...)[:n]`` is what ``heapq.nlargest`` is documented to equal, ties kept in
+        # order; on a few dozen items the C sort is about twice as fast.
+        best = sorted(scores.items(), key=lambda pair: pair[1], reverse=True)[:FEEDBACK_DOCS]
         top_score = best[0][1]
         votes: dict[int, float] = {}
         for memory_id, score in best:
@@ -288,11 +289,11 @@ class Bm25Ranker:
             for tid, tf in zip(*index.bag(slot), strict=True):
                 votes[tid] = votes.get(tid, 0.0) + share * tf
         idfs = self._idfs(list(votes))
-        strongest = heapq.nlargest(
-            FEEDBACK_TERMS,
+        strongest = sorted(
             ((tid, vote * idf) for (tid, vote), idf in zip(votes.items(), idfs, strict=True)),
             key=lambda pair: pair[1],
-        )
+            reverse=True,
+        )[:FEEDBACK_TERMS]
         if not strongest or strongest[0][1] <= 0:
             return wanted
         expanded = dict(wanted)

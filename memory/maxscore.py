@@ -54,8 +54,9 @@ def best(
     """
     pairs = list(scores.items())
     if len(pairs) > limit:
-        cut = heapq.nlargest(limit, [round(score, 9) for _, score in pairs])[-1]
-        pairs = [pair for pair in pairs if round(pair[1], 9) >= cut]
+        rounded = [round(score, 9) for _, score in pairs]
+        cut = sorted(rounded)[-limit]
+        pairs = [pair for pair, score in zip(pairs, rounded, strict=True) if score >= cut]
     return sorted(pairs, key=sort_key(memories), reverse=True)[:limit]
 
 
