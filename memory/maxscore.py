@@ -3,8 +3,9 @@ without scoring every memory: MaxScore (Turtle and Flood, 1995), for ``memory.bm
 
 The keyword ranking hands ``top`` the query's terms, strongest first, with their weights; the
 impacts come from the index (BM25's saturated, length-normalized term frequencies). Terms are
-walked strongest first and the rest only looked up (``lookup``), so a search touches the long
-postings of common terms only for the few memories that can still make the cut. The result,
+walked strongest first and the rest only looked up, for the few memories that can still make
+the cut, by a binary search in those terms' sorted postings (``_listed``; ``lookup``, from the
+memories' bags, serves the feedback round, whose many terms meet few memories). The result,
 scores and order of ties included, is exactly what scoring every memory would give.
 
 - ``POSTINGS_BUDGET = 200_000``, ``CANDIDATES_CAP = 1000``: should the strong terms alone walk
