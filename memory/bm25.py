@@ -74,7 +74,7 @@ import memory.termindex as termindex_module
 import memory.text as text_module
 from memory.errors import MemorySaveFailed
 from memory.indexfile import IndexCache, analysis_fingerprint, load
-from memory.maxscore import best, lookup, top
+from memory.maxscore import lookup, ordered, top
 from memory.model import Memory
 from memory.termindex import TermIndex, fingerprint
 from memory.text import created_terms, date_terms, frame_terms, terms
@@ -211,7 +211,7 @@ class Bm25Ranker:
             scores = top(self._index, weighted, memories, max(limit, FEEDBACK_DEPTH))
             if scores and FEEDBACK_DOCS:
                 scores = self._rescore(self._expand(wanted, scores), scores)
-        return best(scores, memories, limit)
+        return ordered(scores, memories, limit)
 
     def coverage(self, query: str | dict[str, float], ids: list[int]) -> list[float]:
         """For each memory of ``ids``, the share of ``query``'s weight (idf x saturated query

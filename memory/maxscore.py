@@ -44,7 +44,7 @@ def sort_key(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tu
     return key
 
 
-def best(
+def ordered(
     scores: dict[int, float], memories: Mapping[int, Memory], limit: int
 ) -> list[tuple[int, float]]:
     """The ``limit`` best of ``scores`` by ``sort_key``, best first.
