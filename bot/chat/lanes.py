@@ -9,12 +9,19 @@ one chat's waiting updates leased to one replica, and handles them one after ano
 ``bot.chat.updates`` does within one process. So a chat's updates run in order whichever
 replica received them, and two chats never wait for each other.
 
+Each step costs one round trip to the database (``memory.interface.UpdateQueue``): the
+replica that receives a chat's update claims the chat's lane in the same statement if no
+replica holds it (room permitting) and handles it at once; after each update, one ``advance``
+marks it done and starts the chat's next, or gives the lane back when none waits. So an update
+costs two round trips besides its handler's, however the lanes fall. Lanes that no receive
+claimed (their holder gave them up, died, or had no room) are claimed by polling.
+
 A lease lasts ``lease`` seconds and is renewed while its lane is handled (at every update, and
-every third of a lease by a heartbeat, so a long model turn keeps it). A replica that is
-killed stops renewing: once its leases run out, another replica claims those lanes and
-handles the update that was in progress again, then the rest; no update is lost, and the
-store makes the repeat harmless where it matters (``/remember`` stores a message once:
-``Namespace.add``'s ``source``). The queue counts such unfinished tries per update; as in
+by a heartbeat when no update renewed it for a third of a lease, so a long model turn keeps
+it). A replica that is killed stops renewing: once its leases run out, another replica claims
+those lanes and handles the update that was in progress again, then the rest; no update is
+lost, and the store makes the repeat harmless where it matters (``/remember`` stores a message
+once: ``Namespace.add``'s ``source``). The queue counts such unfinished tries per update; as in
 ``bot.chat.inbox``, one that was in progress during ``ALONE_AFTER`` crashes is handled alone on
 its replica (the other lanes there wait), and one with ``MAX_TRIES`` is set aside and the
 admins are told. A clean stop gives back its lanes and the try it cut short.
@@ -36,8 +43,8 @@ itself (``present``); if another process took the identity meanwhile (a second r
 misconfigured with the same one, while this one's session was lost), it gives its lanes up and
 claims none until the identity is free again.
 
-Replicas learn of new work by polling the queue every ``poll`` seconds (cheap: one indexed
-query), and at once when they received the update themselves.
+Replicas learn of work they did not receive by polling the queue every ``poll`` seconds
+(cheap: one indexed query).
 
 The database down. An update the queue cannot keep is not accepted, and Telegram keeps it: the
 webhook answers 503 (``accept`` raises the store's error) and Telegram posts it again later;
@@ -65,14 +72,13 @@ from bot.chat.deadlines import CANCEL_GRACE, reason, within
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Pending
 from bot.chat.updates import lane_key
 from memory.errors import MemoryStoreError, StoreInUse
-from memory.interface import Delivery, Lane, UpdateQueue
+from memory.queue import Delivery, Lane, Turn, UpdateQueue
 
 log = logging.getLogger(__name__)
 
 LEASE_SECONDS = 30.0
 POLL_SECONDS = 0.25
 MAX_LANES = 64  # chats handled at once by one replica
-CLAIM_BATCH = 16  # waiting updates fetched with a lane
 KEEP_HANDLED_SECONDS = 86_400.0  # a handled update's id is remembered this long
 FORGET_EVERY_SECONDS = 600.0
 FIRST_BACKOFF, MAX_BACKOFF = 0.5, 15.0  # waits while the database refuses
@@ -137,6 +143,7 @@ class SharedUpdates(asyncio.Queue[object]):
         self._present = False  # this process is the replica ``identity`` (last checked)
         self._checked = 0.0  # loop time of that check
         self._overdue_at: dict[Lane, float] = {}  # lane -> when its handler's deadline passes
+        self._renewed_at: dict[Lane, float] = {}  # lane -> when its lease was last renewed
         self._handling = 0  # updates being handled now on this replica
         self._alone = asyncio.Lock()  # held while one update is handled alone
         self._failing = False
@@ -160,18 +167,26 @@ class SharedUpdates(asyncio.Queue[object]):
         loop = asyncio.get_running_loop()
         if loop.time() < self._refuse_until:
             raise MemoryStoreError(f"not tried again so soon: {self._refusal}")
+        # With room, the lane is claimed as the update is kept (if no replica holds it).
+        owner = self.owner if self._has_room() else ""
+        asked = loop.time()
         try:
-            new = await asyncio.to_thread(self.queue.receive, update, lane)
+            received = await asyncio.to_thread(
+                self.queue.receive, update, lane, owner=owner, lease=self.lease
+            )
         except MemoryStoreError as e:
             self._failed(e)
             self._refusal = e.message
             self._refuse_until = loop.time() + REFUSE_SECONDS
             raise
         self._recovered()
-        if new:
-            self._wake.set()
-        else:
+        if not received.new:
             log.info("update %s delivered again; already received", update["update_id"])
+        if received.turn is not None:
+            if self._has_room():
+                self._serve_turn(received.turn, asked)
+            else:  # stopped (or replaced) meanwhile: give it back
+                await asyncio.to_thread(self.queue.release, received.turn.lane)
 
     async def put(self, item: object) -> None:
         """An update from polling: ``accept`` it, trying again while the database refuses
@@ -273,64 +288,80 @@ class SharedUpdates(asyncio.Queue[object]):
         self._present = present
         return present
 
+    def _has_room(self) -> bool:
+        """Whether this replica may take a lane now: running, itself, below ``max_lanes``."""
+        return self.running and self._present and len(self._lanes) < self.max_lanes
+
     async def _claim_all(self) -> None:
         """Claim free lanes while this replica has room for them."""
         while len(self._lanes) < self.max_lanes:
-            claimed = await asyncio.to_thread(self.queue.claim, self.owner, self.lease, CLAIM_BATCH)
-            if claimed is None:
+            asked = asyncio.get_running_loop().time()
+            turn = await asyncio.to_thread(self.queue.claim, self.owner, self.lease)
+            if turn is None:
                 return
-            task = asyncio.create_task(self._serve(*claimed), name=f"lane {claimed[0].key}")
-            self._lanes.add(task)
-            task.add_done_callback(self._lane_ended)
+            self._serve_turn(turn, asked)
+
+    def _serve_turn(self, turn: Turn, renewed_at: float) -> None:
+        """Handle the lane ``turn`` leased (its lease renewed at ``renewed_at`` or later)."""
+        self._renewed_at[turn.lane] = renewed_at
+        task = asyncio.create_task(self._serve(turn), name=f"lane {turn.lane.key}")
+        self._lanes.add(task)
+        task.add_done_callback(self._lane_ended)
 
     def _lane_ended(self, task: asyncio.Task[None]) -> None:
+        full = len(self._lanes) >= self.max_lanes
         self._lanes.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("a lane failed", exc_info=task.exception())
-        self._wake.set()  # room for another lane
+        if full:  # room again: lanes may wait that no replica had room for (else: the poll)
+            self._wake.set()
 
-    async def _serve(self, lane: Lane, deliveries: list[Delivery]) -> None:
-        """Handle ``lane``'s updates in order until none waits, renewing its lease."""
+    async def _serve(self, turn: Turn) -> None:
+        """Handle ``turn``'s lane, update after update, until none waits (one ``advance``
+        after each: done, and the next started under a renewed lease)."""
+        lane, delivery = turn.lane, turn.delivery
         heartbeat = asyncio.create_task(self._heartbeat(lane))
-        in_progress: int | None = None
-        keep_lease = False  # the database refused: leave the lane to its lease
+        keep_lease = False  # the database refused, or the lease is lost: no release
+        released = False
+        loop = asyncio.get_running_loop()
         try:
-            while deliveries:
-                for delivery in deliveries:
-                    if delivery.tries >= MAX_TRIES:
-                        await self._put_aside(delivery)
-                        continue
-                    in_progress = delivery.update_id
-                    if not await asyncio.to_thread(
-                        self.queue.start, lane, delivery.update_id, self.lease
-                    ):
+            after: int | None = None  # the update last handled (or set aside)
+            while True:
+                if delivery is None:
+                    asked = loop.time()
+                    turn = await asyncio.to_thread(self.queue.advance, lane, after, self.lease)
+                    if turn.lost:
                         log.warning("lost the lease on lane %r; another replica has it", lane.key)
-                        in_progress = None
                         keep_lease = True
                         return
-                    loop = asyncio.get_running_loop()
+                    if turn.released:
+                        released = True
+                        return
+                    self._renewed_at[lane] = asked
+                    delivery = turn.delivery
+                    if delivery is None:  # what it looked at was finished meanwhile
+                        continue
+                if delivery.tries >= MAX_TRIES:
+                    await self._put_aside(delivery)
+                else:
                     self._overdue_at[lane] = loop.time() + self.deadline + CANCEL_GRACE
                     try:
                         in_time = await self._handle(delivery)
                     finally:
                         del self._overdue_at[lane]
-                    in_progress = None
-                    if in_time:
-                        await asyncio.to_thread(self.queue.done, lane, delivery.update_id)
-                    else:
+                    if not in_time:
                         await self._put_aside(delivery, overdue=True)
-                last = deliveries[-1].update_id
-                deliveries = await asyncio.to_thread(self.queue.waiting, lane, last, CLAIM_BATCH)
+                after, delivery = delivery.update_id, None
         except MemoryStoreError as e:
             self._failed(e)
             keep_lease = True  # handled again by whoever claims the lane after its lease
         finally:
             heartbeat.cancel()
-            if not keep_lease:
+            self._renewed_at.pop(lane, None)
+            if not keep_lease and not released:
+                # A clean stop: the lane back, and the try of the update it cut short.
                 with contextlib.suppress(MemoryStoreError):  # then the lease runs out instead
-                    await asyncio.shield(
-                        asyncio.to_thread(self.queue.release, lane, unstarted=in_progress)
-                    )
+                    await asyncio.shield(asyncio.to_thread(self.queue.release, lane))
 
     async def _handle(self, delivery: Delivery) -> bool:
         """Run the update's handlers; False if they were cut short at the deadline. One that
@@ -373,9 +404,14 @@ class SharedUpdates(asyncio.Queue[object]):
             )
 
     async def _heartbeat(self, lane: Lane) -> None:
+        """Renew ``lane``'s lease when nothing else did for a third of a lease."""
         loop = asyncio.get_running_loop()
         while True:
-            await asyncio.sleep(self.lease / 3)
+            due = self._renewed_at.get(lane, loop.time()) + self.lease / 3
+            if due > loop.time():
+                await asyncio.sleep(due - loop.time())
+                continue
+            self._renewed_at[lane] = loop.time()
             if loop.time() > self._overdue_at.get(lane, float("inf")):
                 # A handler past its deadline and grace: its lease is left to run out.
                 log.error(
@@ -384,7 +420,7 @@ class SharedUpdates(asyncio.Queue[object]):
                 continue
             try:
                 if not await asyncio.to_thread(self.queue.renew, lane, self.lease):
-                    return  # lost: the lane's next ``start`` says so and stops
+                    return  # lost: the lane's next ``advance`` says so and stops
             except MemoryStoreError as e:
                 self._failed(e)
 

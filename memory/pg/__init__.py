@@ -127,30 +127,26 @@ class PgStore:
 
     def namespace_names(self) -> list[str]:
         """Every namespace that was ever written, sorted."""
-        with self._db.transaction(write=False) as connection:
-            rows = connection.execute(
-                'SELECT name FROM memory_namespaces ORDER BY name COLLATE "C"'
-            ).fetchall()
-        return [row[0] for row in rows]
+        found = self._db.run(
+            'SELECT name FROM memory_namespaces ORDER BY name COLLATE "C"', write=False
+        )
+        return [row[0] for row in found.rows]
 
     def document_scopes(self) -> list[str]:
         """Every namespace holding documents, sorted (for ``memory.migrate``)."""
-        with self._db.transaction(write=False) as connection:
-            rows = connection.execute(
-                "SELECT DISTINCT scope FROM documents WHERE scope <> %s", (BOT_SCOPE,)
-            ).fetchall()
-        return sorted(row[0] for row in rows)
+        found = self._db.run(
+            "SELECT DISTINCT scope FROM documents WHERE scope <> %s", (BOT_SCOPE,), write=False
+        )
+        return sorted(row[0] for row in found.rows)
 
     def bot_log_names(self) -> list[str]:
         """Every record log of the client, sorted (for ``memory.migrate``)."""
-        with self._db.transaction(write=False) as connection:
-            rows = connection.execute("SELECT DISTINCT name FROM record_logs").fetchall()
-        return sorted(row[0] for row in rows)
+        found = self._db.run("SELECT DISTINCT name FROM record_logs", write=False)
+        return sorted(row[0] for row in found.rows)
 
     def ping(self) -> None:
         """``SELECT 1`` through the pool, waiting at most ``PING_TIMEOUT`` for a connection."""
-        with self._db.transaction(write=False, timeout=PING_TIMEOUT) as connection:
-            connection.execute("SELECT 1")
+        self._db.run("SELECT 1", write=False, timeout=PING_TIMEOUT)
 
     def close(self) -> None:
         """Stop the embedding, save the vectors held, and let every connection go (every

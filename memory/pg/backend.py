@@ -2,15 +2,19 @@
 
 What a namespace holds is never stale: every operation first asks for the rows changed since
 the version it holds (``memory_namespaces.version``, ``memories.changed``), in one statement and
-so in one snapshot; when nothing changed that is one short round trip.
+so in one snapshot; when nothing changed that is one short round trip, and it is the whole of a
+read (what is held answers it).
 
 A write locks the namespace's row (``UPDATE ... SET version = version + 1 RETURNING``), which
 serialises the namespace's writers across processes, catches up under that lock, then writes
-and commits; what is held takes the change only once the commit succeeded. The id clock is the
-row's ``high_id`` (only ids within a day of now: ``memory.ids.clock_of``) and the highest id
-held. A touch adds one to each count in the database (``access_count + 1``), so two processes'
-touches add up, and commits without waiting for the disk, as the file store's touch is not
-fsynced.
+and commits; what is held takes the change only once the commit succeeded. The lock and the
+catch-up are two statements (the catch-up must see what the writer before it committed while
+this one waited for the lock: a statement's snapshot is taken when it starts) sent together,
+and the change goes with the commit: two round trips (``Database.transaction``). The id clock
+is the row's ``high_id`` (only ids within a day of now: ``memory.ids.clock_of``) and the highest
+id held. A touch adds one to each count in the database (``access_count + 1``), so two
+processes' touches add up, and commits without waiting for the disk, as the file store's touch
+is not fsynced; its lock, catch-up and counts go together, in one round trip.
 
 The change history (``memory.history``) is a table: a change's records are inserted in the
 change's own transaction, so no change stands without its record, and none without its change;
@@ -139,8 +143,8 @@ class PgBackend:
 
     @contextlib.contextmanager
     def reading(self, *, use: bool = True) -> Iterator[bool]:
-        with self._db.transaction(write=False) as connection:
-            self._catch_up(connection, None)
+        while not self._take(self._db.run(CHANGES, self._since(), write=False).rows):
+            pass  # the database was replaced: loaded again
         yield True
 
     @contextlib.contextmanager
@@ -158,26 +162,36 @@ class PgBackend:
 
     def touch(self, counted: list[Memory], *, save: bool) -> list[Memory]:
         """``access_count + 1`` in the database: the counts of every process add up."""
-        with self._db.transaction(write=True, durable=False) as connection:
-            version, _ = self._lock(connection)
-            rows = connection.execute(
-                f"UPDATE memories SET access_count = access_count + 1, accessed_at = %s,"
-                f" changed = %s WHERE namespace = %s AND id = ANY(%s) AND NOT deleted"
-                f" RETURNING {COLUMNS}",
-                (counted[0].accessed_at, version, self.name, [m.id for m in counted]),
-            ).fetchall()
-        touched = {row[0]: _memory(row) for row in rows}
+        locked, changes, counts = self._db.batch(
+            [
+                (LOCK, (self.name,)),
+                (CHANGES, self._since()),
+                (
+                    f"UPDATE memories SET access_count = access_count + 1, accessed_at = %s,"
+                    f" changed = (SELECT version FROM memory_namespaces WHERE name = %s)"
+                    f" WHERE namespace = %s AND id = ANY(%s) AND NOT deleted RETURNING {COLUMNS}",
+                    (counted[0].accessed_at, self.name, self.name, [m.id for m in counted]),
+                ),
+            ],
+            write=True,
+            durable=False,
+        )
+        version = int(locked.rows[0][0])
+        if not self._take(changes.rows, below=version):  # the database was replaced
+            with self.reading():
+                pass
+        touched = {row[0]: _memory(row) for row in counts.rows}
         self._held.count(touched.values())
-        self._version = version
+        self._version = max(self._version, version)
         return [touched.get(m.id, m) for m in counted]
 
     def history(self) -> History:
         """The records kept; a row another writer damaged is counted, never dropped silently."""
-        with self._db.transaction(write=False) as connection:
-            rows = connection.execute(
-                "SELECT record FROM memory_history WHERE namespace = %s AND at >= %s ORDER BY seq",
-                (self.name, self.retention.cutoff()),
-            ).fetchall()
+        rows = self._db.run(
+            "SELECT record FROM memory_history WHERE namespace = %s AND at >= %s ORDER BY seq",
+            (self.name, self.retention.cutoff()),
+            write=False,
+        ).rows
         records: list[ChangeRecord] = []
         bad = 0
         for (text,) in rows:
@@ -213,19 +227,22 @@ class PgBackend:
 
     # -- internals --------------------------------------------------------------------------
 
-    def _catch_up(self, connection: Any, below: int | None) -> None:
-        """Take the rows changed since the version held (below ``below``, a locked version)."""
-        rows = connection.execute(CHANGES, {"name": self.name, "since": self._version}).fetchall()
+    def _since(self) -> dict[str, Any]:
+        return {"name": self.name, "since": self._version}
+
+    def _take(self, rows: list[tuple[Any, ...]], below: int | None = None) -> bool:
+        """Take the rows changed since the version held (``CHANGES``; below ``below``, a
+        version this transaction locked); False if the database was replaced (a restore):
+        what was held is let go, and they must be asked for again."""
         version = rows[0][0] if rows else None
         if version is None:  # never written
             if self._version > 0:
                 self.release()  # the database was emptied under us
             self._version = 0
-            return
-        if version < self._version:  # the database was replaced (a restore): start again
+            return True
+        if version < self._version:  # the database was replaced: start again
             self.release()
-            self._catch_up(connection, below)
-            return
+            return False
         for row in rows:
             if row[1] is None:
                 continue
@@ -234,12 +251,17 @@ class PgBackend:
             else:
                 self._held.put(_memory(row[1:]))
         self._version = version if below is None else below - 1
+        return True
 
     def _lock(self, connection: Any) -> tuple[int, int]:
-        """Lock the namespace's row for this transaction; its new version and id clock (the
-        highest id held or recorded within reach: ``memory.ids.clock_of``)."""
-        version, high_id = connection.execute(LOCK, (self.name,)).fetchone()
-        self._catch_up(connection, version)
+        """Lock the namespace's row for this transaction, and catch up (one round trip); its
+        new version and id clock (the highest id held or recorded within reach:
+        ``memory.ids.clock_of``)."""
+        locked = connection.execute(LOCK, (self.name,))
+        changes = connection.execute(CHANGES, self._since())
+        version, high_id = locked.fetchone()
+        if not self._take(changes.fetchall(), below=version):  # the database was replaced
+            self._take(connection.execute(CHANGES, self._since()).fetchall(), below=version)
         return int(version), max(clock_of([int(high_id)]), clock_of(self._held.memories))
 
 

@@ -4,7 +4,9 @@ A document's value is kept as the text the file store writes (``memory.jsontext.
 both backends hand back the same value; its version is a number from one sequence, handed
 out as text, so a document deleted and made again never comes back at an old version. A
 compare-and-set is one statement (``INSERT ... ON CONFLICT DO NOTHING`` for "must not exist",
-``UPDATE ... WHERE version = %s`` otherwise): the database decides who wins.
+``UPDATE ... WHERE version = %s`` otherwise): the database decides who wins. Every call is one
+round trip (``Database.run``); a refused compare-and-set asks once more, for the version that
+won, to say so.
 
 A record log is a table of rows in the order they were appended. Appends commit without
 waiting for the disk, unless ``durable``; ``sync`` is one commit that waits, which makes every
@@ -38,11 +40,11 @@ class PgDocuments:
     def get(self, key: str) -> Document | None:
         """The document, or None if there is none."""
         checked_key(key)
-        with self._db.transaction(write=False) as connection:
-            row = connection.execute(
-                "SELECT value, version FROM documents WHERE scope = %s AND key = %s",
-                (self.scope, key),
-            ).fetchone()
+        row = self._db.run(
+            "SELECT value, version FROM documents WHERE scope = %s AND key = %s",
+            (self.scope, key),
+            write=False,
+        ).one()
         return None if row is None else Document(key, parse_json(row[0]), str(row[1]))
 
     def put(
@@ -51,68 +53,69 @@ class PgDocuments:
         """Store ``value``; with ``version``, only if the document is still at it."""
         checked_key(key)
         text = encoded(key, value).decode("utf-8")
-        with self._db.transaction(write=True, durable=durable) as connection:
-            if version is None:
-                row = connection.execute(
-                    "INSERT INTO documents (scope, key, value, version)"
-                    " VALUES (%s, %s, %s, nextval('document_versions'))"
-                    " ON CONFLICT (scope, key) DO UPDATE"
-                    " SET value = excluded.value, version = excluded.version RETURNING version",
-                    (self.scope, key, text),
-                ).fetchone()
-            elif version == ABSENT:
-                row = connection.execute(
-                    "INSERT INTO documents (scope, key, value, version)"
-                    " VALUES (%s, %s, %s, nextval('document_versions'))"
-                    " ON CONFLICT (scope, key) DO NOTHING RETURNING version",
-                    (self.scope, key, text),
-                ).fetchone()
-            else:
-                row = connection.execute(
-                    "UPDATE documents SET value = %s, version = nextval('document_versions')"
-                    " WHERE scope = %s AND key = %s AND version = %s RETURNING version",
-                    (text, self.scope, key, _version(version)),
-                ).fetchone()
-            if row is None:
-                raise DocumentConflict(
-                    key, expected=version or "", actual=self._actual(connection, key)
-                )
+        if version is None:
+            sql = (
+                "INSERT INTO documents (scope, key, value, version)"
+                " VALUES (%s, %s, %s, nextval('document_versions'))"
+                " ON CONFLICT (scope, key) DO UPDATE"
+                " SET value = excluded.value, version = excluded.version RETURNING version"
+            )
+            params: tuple[Any, ...] = (self.scope, key, text)
+        elif version == ABSENT:
+            sql = (
+                "INSERT INTO documents (scope, key, value, version)"
+                " VALUES (%s, %s, %s, nextval('document_versions'))"
+                " ON CONFLICT (scope, key) DO NOTHING RETURNING version"
+            )
+            params = (self.scope, key, text)
+        else:
+            sql = (
+                "UPDATE documents SET value = %s, version = nextval('document_versions')"
+                " WHERE scope = %s AND key = %s AND version = %s RETURNING version"
+            )
+            params = (text, self.scope, key, _version(version))
+        row = self._db.run(sql, params, write=True, durable=durable).one()
+        if row is None:
+            raise DocumentConflict(key, expected=version or "", actual=self._actual(key))
         return Document(key, json.loads(text), str(row[0]))
 
     def delete(self, key: str, *, version: str | None = None) -> bool:
         """Remove the document (only at ``version`` if given); whether there was one."""
         checked_key(key)
-        with self._db.transaction(write=True) as connection:
-            if version is None:
-                cursor = connection.execute(
-                    "DELETE FROM documents WHERE scope = %s AND key = %s", (self.scope, key)
-                )
-                return bool(cursor.rowcount)
-            cursor = connection.execute(
-                "DELETE FROM documents WHERE scope = %s AND key = %s AND version = %s",
-                (self.scope, key, _version(version)),
+        if version is None:
+            deleted = self._db.run(
+                "DELETE FROM documents WHERE scope = %s AND key = %s", (self.scope, key), write=True
             )
-            if cursor.rowcount:
-                return True
-            actual = self._actual(connection, key)
-            if actual != version:
-                raise DocumentConflict(key, expected=version, actual=actual)
-            return False
+            return bool(deleted.count)
+        deleted = self._db.run(
+            "DELETE FROM documents WHERE scope = %s AND key = %s AND version = %s",
+            (self.scope, key, _version(version)),
+            write=True,
+        )
+        if deleted.count:
+            return True
+        actual = self._actual(key)
+        if actual != version:
+            raise DocumentConflict(key, expected=version, actual=actual)
+        return False
 
     def list(self, prefix: str = "") -> list[Document]:
         """Every document whose key starts with ``prefix``, sorted by key."""
-        with self._db.transaction(write=False) as connection:
-            rows = connection.execute(
-                "SELECT key, value, version FROM documents WHERE scope = %s"
-                ' AND left(key, %s) = %s ORDER BY key COLLATE "C"',
-                (self.scope, len(prefix), prefix),
-            ).fetchall()
+        rows = self._db.run(
+            "SELECT key, value, version FROM documents WHERE scope = %s"
+            ' AND left(key, %s) = %s ORDER BY key COLLATE "C"',
+            (self.scope, len(prefix), prefix),
+            write=False,
+        ).rows
         return [Document(key, parse_json(value), str(version)) for key, value, version in rows]
 
-    def _actual(self, connection: Any, key: str) -> str:
-        row = connection.execute(
-            "SELECT version FROM documents WHERE scope = %s AND key = %s", (self.scope, key)
-        ).fetchone()
+    def _actual(self, key: str) -> str:
+        """The version the document is at now (``ABSENT``), for a refusal's message."""
+        row = self._db.run(
+            "SELECT version FROM documents WHERE scope = %s AND key = %s",
+            (self.scope, key),
+            write=False,
+        ).one()
         return ABSENT if row is None else str(row[0])
 
 
@@ -125,25 +128,25 @@ class PgRecordLog:
 
     def read(self) -> list[Any]:
         """Every record, oldest first."""
-        with self._db.transaction(write=False) as connection:
-            rows = connection.execute(
-                "SELECT record FROM record_logs WHERE name = %s ORDER BY seq", (self.name,)
-            ).fetchall()
+        rows = self._db.run(
+            "SELECT record FROM record_logs WHERE name = %s ORDER BY seq", (self.name,), write=False
+        ).rows
         return [parse_json(row[0]) for row in rows]
 
     def append(self, record: Any, *, durable: bool = False) -> None:
         """Add ``record`` at the end: committed on return, on disk too with ``durable``."""
         text = _line(record)
-        with self._db.transaction(write=True, durable=durable) as connection:
-            connection.execute(
-                "INSERT INTO record_logs (name, record) VALUES (%s, %s)", (self.name, text)
-            )
+        self._db.run(
+            "INSERT INTO record_logs (name, record) VALUES (%s, %s)",
+            (self.name, text),
+            write=True,
+            durable=durable,
+        )
 
     def sync(self) -> None:
         """Make every record appended so far durable: one commit that waits for the disk."""
-        with self._db.transaction(write=True) as connection:
-            # A commit that writes nothing flushes nothing; this one takes a transaction id.
-            connection.execute("SELECT pg_current_xact_id()")
+        # A commit that writes nothing flushes nothing; this one takes a transaction id.
+        self._db.run("SELECT pg_current_xact_id()", write=True)
 
     def rewrite(self, records: Sequence[Any]) -> None:
         """Replace the log with ``records``, in one transaction."""

@@ -31,7 +31,8 @@ Tables:
   Telegram update id, in the ``lane`` of its chat; ``state`` ``waiting``, ``done`` (the body
   emptied, the row kept a day to recognise a second delivery) or ``aside`` (poison, kept).
 - ``bot_lanes`` (3): the leases: the replica (``owner``) handling a chat's updates until
-  ``until`` (the database's clock), under a ``token`` from a sequence.
+  ``until`` (the database's clock), under a ``token`` from a sequence; ``started`` (4) the
+  update the lease started last, whose try a clean stop gives back.
 """
 
 from __future__ import annotations
@@ -124,6 +125,11 @@ MIGRATIONS: tuple[str, ...] = (
         owner text NOT NULL,
         until timestamptz NOT NULL
     );
+    """,
+    # 4: the update a lease started last: a claim and each next step start one in the same
+    # statement, so a clean stop learns from the lease which try to give back.
+    """
+    ALTER TABLE bot_lanes ADD COLUMN started bigint;
     """,
 )
 

@@ -15,9 +15,22 @@ now, and the answer is usually "none free"). Two replicas racing for one lane bo
 conditional update sees the winner's row once it commits and changes nothing, so it gets no lane
 (and claims again). Times are the database's (``now()``), never a replica's clock, so replicas
 whose clocks disagree still agree on when a lease ran out. Each claim has a new ``token`` (a
-sequence), and ``start``, ``renew`` and ``release`` act only under the token they were given: a
+sequence), and ``advance``, ``renew`` and ``release`` act only under the token they were given: a
 replica that stalled past its lease and wakes up cannot touch a lane another replica has claimed
 since.
+
+One round trip per step (issue 28: an update cost six transactions besides its handling). Each
+step is one statement whose parts (data-modifying ``WITH`` queries) commit together:
+``receive`` keeps the update and, for a replica with room, leases its lane if it is free and
+starts the lane's oldest waiting update (the chat's first message in a while is handled by the
+replica that received it, without a claim); ``claim`` leases the free lane and starts its first
+update; ``advance`` marks the update handled, then starts the next one and renews the lease, or
+deletes the lease when none waits. So an update costs two round trips: its receive, and the
+advance after it. A lease remembers the update it started last (``started``), so that a clean
+stop (``release``) gives that try back. The parts of one statement share its snapshot: an
+update that another replica finished while the statement ran is seen as waiting, but starting
+it re-reads the row and skips it, and the turn then says that nothing was started (the replica
+advances again).
 
 A replica killed while handling an update leaves its lease to run out; the next claim hands
 the lane, that update first, to another replica, with ``tries`` counting the handlings that
@@ -54,17 +67,18 @@ import threading
 from typing import Any
 
 from memory.errors import MemoryInvalid, MemoryStoreError, StoreInUse
-from memory.interface import Delivery, Lane
 from memory.pg.database import Database
+from memory.queue import Delivery, Lane, Received, Turn
 
 log = logging.getLogger(__name__)
 
 SCAN = 256  # oldest waiting updates looked at before going lane by lane
+FIRST = -(2**63)  # below every update id
 
-OLDEST_FREE = """
+OLDEST_FREE = f"""
 SELECT o.lane FROM (
     SELECT lane, update_id FROM bot_updates WHERE state = 'waiting'
-    ORDER BY update_id LIMIT %(scan)s
+    ORDER BY update_id LIMIT {SCAN}
 ) o
 WHERE NOT EXISTS (SELECT 1 FROM bot_lanes l WHERE l.lane = o.lane AND l.until > now())
 ORDER BY o.update_id
@@ -95,20 +109,114 @@ ORDER BY (
 LIMIT 1
 """
 
-LEASE = """
-INSERT INTO bot_lanes (lane, token, owner, until)
-VALUES (%(lane)s, nextval('bot_lane_tokens'), %(owner)s, now() + make_interval(secs => %(lease)s))
+# The free lane: the oldest waiting updates first, then lane by lane (only if they had none:
+# ``coalesce`` evaluates its second part only when the first is null).
+FREE = f"coalesce(({OLDEST_FREE}), ({FREE_LANES}))"
+
+# A lease for ``owner`` on a lane no live lease holds (columns lane, token, owner, until,
+# started; the conflict sees the row as committed last, waiting for a writer in flight).
+TAKE_LEASE = """
+INSERT INTO bot_lanes (lane, token, owner, until, started)
+    {rows}
 ON CONFLICT (lane) DO UPDATE
-    SET token = EXCLUDED.token, owner = EXCLUDED.owner, until = EXCLUDED.until
+    SET token = EXCLUDED.token, owner = EXCLUDED.owner, until = EXCLUDED.until,
+        started = EXCLUDED.started
     WHERE bot_lanes.until <= now()
-RETURNING lane, token
+RETURNING lane, token, started
+"""
+UNTIL = "now() + make_interval(secs => %(lease)s)"
+
+# Count a try of the update a lease started (one that is still waiting when its row is read).
+START = """
+UPDATE bot_updates u SET tries = u.tries + 1 FROM {lease} l
+WHERE u.update_id = l.started AND u.state = 'waiting'
+RETURNING u.update_id, u.body, u.tries - 1 AS tries
 """
 
-WAITING = """
-SELECT update_id, body, tries FROM bot_updates
-WHERE lane = %s AND state = 'waiting' AND update_id > %s
-ORDER BY update_id
-LIMIT %s
+# The lane's oldest waiting update (an index probe of ``bot_updates_lane``).
+FIRST_IN_LANE = (
+    "(SELECT u.update_id FROM bot_updates u WHERE u.lane = free.lane AND u.state = 'waiting'"
+    " ORDER BY u.lane, u.update_id LIMIT 1)"
+)
+CLAIM_LEASE = TAKE_LEASE.format(
+    rows=f"SELECT free.lane, nextval('bot_lane_tokens'), %(owner)s, {UNTIL}, {FIRST_IN_LANE}"
+    " FROM free WHERE free.lane IS NOT NULL"
+)
+CLAIM = f"""
+WITH free AS (SELECT {FREE} AS lane),
+leased AS ({CLAIM_LEASE}),
+started AS ({START.format(lease="leased")})
+SELECT l.lane, l.token, s.* FROM leased l LEFT JOIN started s ON true
+"""
+
+# Keep an update and, for ``owner``, lease its lane if free, starting its oldest waiting
+# update: one before it, or itself (kept with its try counted: a statement cannot update a row
+# it inserts). Not for an update received before (a second delivery starts nothing).
+RECEIVE_LEASE = TAKE_LEASE.format(
+    rows=f"SELECT %(lane)s, nextval('bot_lane_tokens'), %(owner)s, {UNTIL},"
+    " coalesce((SELECT update_id FROM older), %(id)s) FROM fresh"
+    " WHERE fresh.new AND %(owner)s <> ''"
+)
+RECEIVE = f"""
+WITH fresh AS (
+    SELECT NOT EXISTS (SELECT 1 FROM bot_updates WHERE update_id = %(id)s) AS new
+),
+older AS (
+    SELECT update_id FROM bot_updates
+    WHERE lane = %(lane)s AND state = 'waiting' AND update_id < %(id)s
+    ORDER BY update_id LIMIT 1
+),
+leased AS ({RECEIVE_LEASE}),
+kept AS (
+    INSERT INTO bot_updates (update_id, lane, body, tries)
+    VALUES (%(id)s, %(lane)s, %(body)s, (SELECT count(*) FROM leased WHERE started = %(id)s))
+    ON CONFLICT (update_id) DO NOTHING
+    RETURNING update_id, body, tries - 1 AS tries
+),
+started AS ({START.format(lease="leased")})
+SELECT (SELECT count(*) FROM kept), l.lane, l.token, coalesce(s.update_id, k.update_id),
+    coalesce(s.body, k.body), coalesce(s.tries, k.tries)
+FROM (SELECT 1) AS one
+LEFT JOIN leased l ON true
+LEFT JOIN started s ON true
+LEFT JOIN kept k ON k.update_id = l.started
+"""
+
+# Mark ``after`` handled; start the lane's next waiting update under the lease (renewed), or
+# give the lane back when none waits.
+ADVANCE = f"""
+WITH finished AS (
+    UPDATE bot_updates SET state = 'done', body = '', finished_at = now()
+    WHERE update_id = %(after)s AND state = 'waiting'
+    RETURNING update_id
+),
+next AS (
+    SELECT update_id FROM bot_updates
+    WHERE lane = %(lane)s AND state = 'waiting' AND update_id > %(from)s
+    ORDER BY update_id LIMIT 1
+),
+renewed AS (
+    UPDATE bot_lanes SET until = {UNTIL}, started = next.update_id FROM next
+    WHERE lane = %(lane)s AND token = %(token)s AND until > now()
+    RETURNING started
+),
+released AS (
+    DELETE FROM bot_lanes
+    WHERE lane = %(lane)s AND token = %(token)s AND NOT EXISTS (SELECT 1 FROM next)
+    RETURNING lane
+),
+started AS ({START.format(lease="renewed")})
+SELECT (SELECT count(*) FROM next), (SELECT count(*) FROM renewed), s.*
+FROM (SELECT 1) AS one LEFT JOIN started s ON true
+"""
+
+# Give a lane back, and the try of the update it started and did not finish.
+RELEASE = """
+WITH lease AS (
+    DELETE FROM bot_lanes WHERE lane = %s AND token = %s RETURNING started
+)
+UPDATE bot_updates u SET tries = greatest(u.tries - 1, 0) FROM lease
+WHERE u.update_id = lease.started AND u.state = 'waiting'
 """
 
 IDENTITY_LOCK = "cogito replica "  # + the identity: hashed into its advisory lock's key
@@ -132,12 +240,6 @@ WHERE l.locktype = 'advisory' AND l.granted AND l.objsubid = 1
   AND (l.classid::bigint << 32 | l.objid::bigint) = hashtextextended(%s, 0)
 """
 
-RENEW = """
-UPDATE bot_lanes SET until = now() + make_interval(secs => %s)
-WHERE lane = %s AND token = %s AND until > now()
-RETURNING 1
-"""
-
 
 class PgUpdateQueue:
     """The bot's shared updates in one PostgreSQL database."""
@@ -158,9 +260,8 @@ class PgUpdateQueue:
             raise MemoryInvalid(message, field="identity")
         with self._guard:
             self._drop()
-            with self._db.transaction(write=True) as connection:
-                row = connection.execute("SELECT nextval('bot_lane_tokens')").fetchone()
-            owner = f"{identity}{INCARNATION}{int(row[0])}"
+            (token,) = self._db.run("SELECT nextval('bot_lane_tokens')", write=True).rows[0]
+            owner = f"{identity}{INCARNATION}{int(token)}"
             session = self._db.session(self._session_name(owner))
             try:
                 with self._db.guarded(write=True):
@@ -248,110 +349,94 @@ class PgUpdateQueue:
         if session is not None:
             session.close()  # the lock goes with the session (a broken one closes quietly)
 
-    def receive(self, update: dict[str, Any], lane: str) -> bool:
-        """Keep ``update`` in ``lane``, durably; False if its id was received before."""
+    def receive(
+        self, update: dict[str, Any], lane: str, *, owner: str = "", lease: float = 0.0
+    ) -> Received:
+        """Keep ``update`` in ``lane``, durably, unless its id was received before; with
+        ``owner``, lease the lane if it is free and start its oldest waiting update."""
         body = json.dumps(update, ensure_ascii=False, separators=(",", ":"))
-        with self._db.transaction(write=True) as connection:
-            row = connection.execute(
-                "INSERT INTO bot_updates (update_id, lane, body) VALUES (%s, %s, %s)"
-                " ON CONFLICT (update_id) DO NOTHING RETURNING 1",
-                (int(update["update_id"]), lane, body),
-            ).fetchone()
-        return row is not None
+        params = {"id": int(update["update_id"]), "lane": lane, "body": body}
+        row = self._db.run(RECEIVE, {**params, "owner": owner, "lease": lease}, write=True).one()
+        assert row is not None
+        new, leased, token, *started = row
+        if leased is None:
+            return Received(bool(new))
+        return Received(bool(new), Turn(Lane(leased, int(token)), _delivery(started)))
 
-    def claim(
-        self, owner: str, lease: float, limit: int = 32
-    ) -> tuple[Lane, list[Delivery]] | None:
-        """Lease the free lane whose oldest waiting update is the oldest, with its first
-        ``limit`` waiting updates; None if there is none (or another replica won it)."""
-        with self._db.transaction(write=True) as connection:
-            free = connection.execute(OLDEST_FREE, {"scan": SCAN}).fetchone()
-            if free is None:
-                free = connection.execute(FREE_LANES).fetchone()
-            if free is None:
-                return None
-            row = connection.execute(
-                LEASE, {"lane": free[0], "owner": owner, "lease": lease}
-            ).fetchone()
-            if row is None:
-                return None
-            lane = Lane(row[0], int(row[1]))
-            rows = connection.execute(WAITING, (lane.key, -(2**63), limit)).fetchall()
-        return lane, _deliveries(rows)
+    def claim(self, owner: str, lease: float) -> Turn | None:
+        """Lease the free lane whose oldest waiting update is the oldest, that update
+        started; None if there is none (or another replica won it)."""
+        row = self._db.run(CLAIM, {"owner": owner, "lease": lease}, write=True).one()
+        if row is None:
+            return None
+        return Turn(Lane(row[0], int(row[1])), _delivery(row[2:]))
 
-    def waiting(self, lane: Lane, after: int, limit: int = 32) -> list[Delivery]:
-        """The lane's waiting updates after ``after``, in id order."""
-        with self._db.transaction(write=False) as connection:
-            rows = connection.execute(WAITING, (lane.key, after, limit)).fetchall()
-        return _deliveries(rows)
-
-    def start(self, lane: Lane, update_id: int, lease: float) -> bool:
-        """Renew the lease and count a try of ``update_id``; False if the lease is lost (then
-        nothing is counted)."""
-        with self._db.transaction(write=True) as connection:
-            if connection.execute(RENEW, (lease, lane.key, lane.token)).fetchone() is None:
-                return False
-            connection.execute(
-                "UPDATE bot_updates SET tries = tries + 1"
-                " WHERE update_id = %s AND state = 'waiting'",
-                (update_id,),
-            )
-        return True
-
-    def done(self, lane: Lane, update_id: int) -> None:
-        """Mark ``update_id`` handled (even if the lease ran out meanwhile: it was handled)."""
-        with self._db.transaction(write=True) as connection:
-            connection.execute(
-                "UPDATE bot_updates SET state = 'done', body = '', finished_at = now()"
-                " WHERE update_id = %s AND state = 'waiting'",
-                (update_id,),
-            )
+    def advance(self, lane: Lane, after: int | None, lease: float) -> Turn:
+        """``after`` handled (unless set aside), the lane's next waiting update started under
+        a renewed lease; or the lane given back when none waits."""
+        params = {
+            "after": after,
+            "from": FIRST if after is None else after,
+            "lane": lane.key,
+            "token": lane.token,
+            "lease": lease,
+        }
+        row = self._db.run(ADVANCE, params, write=True).one()
+        assert row is not None
+        waits, renewed, *started = row
+        if not waits:
+            return Turn(lane, released=True)
+        if not renewed:
+            return Turn(lane, lost=True)
+        return Turn(lane, _delivery(started))
 
     def set_aside(self, update_id: int, reason: str) -> None:
         """Never hand ``update_id`` out again; keep it, with ``reason``, for a person."""
-        with self._db.transaction(write=True) as connection:
-            connection.execute(
-                "UPDATE bot_updates SET state = 'aside', finished_at = now(), reason = %s"
-                " WHERE update_id = %s AND state = 'waiting'",
-                (reason, update_id),
-            )
+        self._db.run(
+            "UPDATE bot_updates SET state = 'aside', finished_at = now(), reason = %s"
+            " WHERE update_id = %s AND state = 'waiting'",
+            (reason, update_id),
+            write=True,
+        )
 
     def renew(self, lane: Lane, lease: float) -> bool:
         """Extend the lease by ``lease`` seconds from now; whether it is still ours."""
-        with self._db.transaction(write=True, durable=False) as connection:
-            return connection.execute(RENEW, (lease, lane.key, lane.token)).fetchone() is not None
+        renewed = self._db.run(
+            "UPDATE bot_lanes SET until = now() + make_interval(secs => %s)"
+            " WHERE lane = %s AND token = %s AND until > now() RETURNING 1",
+            (lease, lane.key, lane.token),
+            write=True,
+            durable=False,
+        )
+        return bool(renewed.rows)
 
-    def release(self, lane: Lane, *, unstarted: int | None = None) -> None:
-        """Give the lane back; ``unstarted``'s try (a clean stop cut it short) is not counted."""
-        with self._db.transaction(write=True) as connection:
-            if unstarted is not None:
-                connection.execute(
-                    "UPDATE bot_updates SET tries = greatest(tries - 1, 0)"
-                    " WHERE update_id = %s AND state = 'waiting'",
-                    (unstarted,),
-                )
-            connection.execute(
-                "DELETE FROM bot_lanes WHERE lane = %s AND token = %s", (lane.key, lane.token)
-            )
+    def release(self, lane: Lane) -> None:
+        """Give the lane back; the try of the update it started and did not finish (a clean
+        stop cut it short) is not counted."""
+        self._db.run(RELEASE, (lane.key, lane.token), write=True)
 
     def forget(self, older_than: float) -> int:
         """Delete the handled updates finished more than ``older_than`` seconds ago."""
-        with self._db.transaction(write=True, durable=False) as connection:
-            cursor = connection.execute(
-                "DELETE FROM bot_updates WHERE state = 'done'"
-                " AND finished_at < now() - make_interval(secs => %s)",
-                (older_than,),
-            )
-            return int(cursor.rowcount)
+        forgotten = self._db.run(
+            "DELETE FROM bot_updates WHERE state = 'done'"
+            " AND finished_at < now() - make_interval(secs => %s)",
+            (older_than,),
+            write=True,
+            durable=False,
+        )
+        return forgotten.count
 
     def waiting_count(self) -> int:
         """How many updates are received and neither handled nor set aside."""
-        with self._db.transaction(write=False) as connection:
-            row = connection.execute(
-                "SELECT count(*) FROM bot_updates WHERE state = 'waiting'"
-            ).fetchone()
-        return int(row[0])
+        row = self._db.run(
+            "SELECT count(*) FROM bot_updates WHERE state = 'waiting'", write=False
+        ).one()
+        return int(row[0]) if row else 0
 
 
-def _deliveries(rows: list[Any]) -> list[Delivery]:
-    return [Delivery(int(row[0]), json.loads(row[1]), int(row[2])) for row in rows]
+def _delivery(row: list[Any] | tuple[Any, ...]) -> Delivery | None:
+    """The update a statement started (id, body, tries before this one), if it did."""
+    update_id, body, tries = row
+    if update_id is None:
+        return None
+    return Delivery(int(update_id), json.loads(body), int(tries))

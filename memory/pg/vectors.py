@@ -29,12 +29,12 @@ class PgVectors:
         """The stored vectors of ``model`` at ``dimensions`` (None if there are none, or if
         the database cannot be read: only derived data, embedded again)."""
         try:
-            with self._db.transaction(write=False) as connection:
-                rows = connection.execute(
-                    "SELECT key, vector FROM memory_vectors WHERE namespace = %s AND model = %s"
-                    " AND dimensions = %s",
-                    (self.name, model, dimensions),
-                ).fetchall()
+            rows = self._db.run(
+                "SELECT key, vector FROM memory_vectors WHERE namespace = %s AND model = %s"
+                " AND dimensions = %s",
+                (self.name, model, dimensions),
+                write=False,
+            ).rows
         except MemoryStoreError as e:
             log.warning("vectors of %s not read (embedding again): %s", self.name, e.message)
             return None
@@ -47,12 +47,12 @@ class PgVectors:
 
     def stored(self) -> list[tuple[str, int]]:
         """The models (and sizes) with vectors here, sorted."""
-        with self._db.transaction(write=False) as connection:
-            rows = connection.execute(
-                "SELECT DISTINCT model, dimensions FROM memory_vectors WHERE namespace = %s"
-                " ORDER BY model, dimensions",
-                (self.name,),
-            ).fetchall()
+        rows = self._db.run(
+            "SELECT DISTINCT model, dimensions FROM memory_vectors WHERE namespace = %s"
+            " ORDER BY model, dimensions",
+            (self.name,),
+            write=False,
+        ).rows
         return [(str(model), int(dimensions)) for model, dimensions in rows]
 
     def save(self, vectors: VectorSet) -> None:

@@ -186,7 +186,8 @@ async def test_an_update_that_crashed_replicas_is_set_aside_and_the_admins_told(
             while claimed is None:  # the last dead replica's lease runs out
                 await asyncio.sleep(0.05)
                 claimed = queue.claim("dead", 0.5)
-            assert queue.start(claimed[0], first["update_id"], 0.5)
+            assert claimed.delivery is not None  # started: its try counted
+            assert claimed.delivery.update_id == first["update_id"]
     async with replica(telegram, pg_url, tmp_path, "one", admins=[admin["id"]]) as one:
         notice = await telegram.wait("sendMessage", chat_id=admin["id"], timeout=30)
         assert str(first["update_id"]) in notice[0].text

@@ -14,11 +14,14 @@ from typing import Any
 import psycopg
 import pytest
 
+from bench.pg_server import Server
+from bench.pg_trips import counting
 from memory import open_store
 from memory.errors import MemoryInvalid, StoreInUse
 from memory.pg import PgStore
 from memory.pg.database import Database
 from memory.pg.updates import PgUpdateQueue
+from memory.queue import Received, Turn
 
 LEASE = 30.0  # long enough that no lease runs out unless a test wants it to
 
@@ -38,15 +41,15 @@ def test_an_update_is_kept_once_whichever_replica_receives_it(
     replicas: tuple[PgStore, PgStore],
 ) -> None:
     one, two = (store.updates() for store in replicas)
-    assert one.receive(update(7, 1), "1") is True
-    assert two.receive(update(7, 1, "sent again"), "1") is False
+    assert one.receive(update(7, 1), "1") == Received(new=True)
+    assert two.receive(update(7, 1, "sent again"), "1", owner="b", lease=LEASE) == Received(
+        new=False
+    )  # a second delivery claims nothing either
     assert one.waiting_count() == 1
     claimed = two.claim("b", LEASE)
-    assert claimed is not None
-    _lane, deliveries = claimed
-    assert [(d.update_id, d.update["message"]["text"], d.tries) for d in deliveries] == [
-        (7, "hi", 0)
-    ]
+    assert claimed is not None and claimed.delivery is not None
+    assert (claimed.delivery.update_id, claimed.delivery.update["message"]["text"]) == (7, "hi")
+    assert claimed.delivery.tries == 0  # none before this one
 
 
 def test_a_lane_is_leased_to_one_replica_and_the_oldest_chat_goes_first(
@@ -59,45 +62,67 @@ def test_a_lane_is_leased_to_one_replica_and_the_oldest_chat_goes_first(
     second = two.claim("b", LEASE)
     third = two.claim("b", LEASE)
     assert first is not None and second is not None and third is not None
-    assert (first[0].key, [d.update_id for d in first[1]]) == ("1", [10, 12])
-    assert (second[0].key, [d.update_id for d in second[1]]) == ("2", [11, 14])
-    assert (third[0].key, [d.update_id for d in third[1]]) == ("3", [13])
+    assert [(t.lane.key, started(t)) for t in (first, second, third)] == [
+        ("1", 10),
+        ("2", 11),
+        ("3", 13),
+    ]
     assert one.claim("a", LEASE) is None  # every lane with waiting updates is leased
-    one.receive(update(15, 1), "1")
+    assert one.receive(update(15, 1), "1", owner="b", lease=LEASE).turn is None
     assert two.claim("b", LEASE) is None  # chat 1's new update waits for its lane's holder
-    assert [d.update_id for d in one.waiting(first[0], after=12)] == [15]
+    assert started(one.advance(first.lane, 10, LEASE)) == 12
+    assert started(one.advance(first.lane, 12, LEASE)) == 15
 
 
-def test_handled_updates_are_not_handed_out_again_and_a_released_lane_is_free(
+def started(turn: Turn | None) -> int | None:
+    """The update a turn started."""
+    assert turn is not None
+    return turn.delivery.update_id if turn.delivery is not None else None
+
+
+def test_a_lane_is_given_back_when_none_waits_and_handled_updates_never_come_back(
     replicas: tuple[PgStore, PgStore],
 ) -> None:
     one, two = (store.updates() for store in replicas)
-    for update_id in (1, 2, 3):
+    for update_id in (1, 2):
         one.receive(update(update_id, 5), "5")
     claimed = one.claim("a", LEASE)
-    assert claimed is not None
-    lane, deliveries = claimed
-    for delivery in deliveries[:2]:
-        assert one.start(lane, delivery.update_id, LEASE)
-        one.done(lane, delivery.update_id)
-    one.release(lane)
-    again = two.claim("b", LEASE)
-    assert again is not None
-    assert [d.update_id for d in again[1]] == [3]
-    assert again[0].token != lane.token
-    assert one.waiting_count() == 1
+    assert claimed is not None and started(claimed) == 1
+    assert started(one.advance(claimed.lane, 1, LEASE)) == 2
+    assert one.advance(claimed.lane, 2, LEASE) == Turn(claimed.lane, released=True)
+    assert one.waiting_count() == 0
+    assert two.claim("b", LEASE) is None
+    one.receive(update(3, 5), "5")
+    again = two.claim("b", LEASE)  # the lane is free: anyone claims it
+    assert again is not None and started(again) == 3 and again.lane.token != claimed.lane.token
+
+
+def test_the_replica_that_receives_a_free_chat_s_update_claims_its_lane_at_once(
+    replicas: tuple[PgStore, PgStore],
+) -> None:
+    one, two = (store.updates() for store in replicas)
+    received = one.receive(update(80, 5), "5", owner="a", lease=LEASE)
+    assert received.new and received.turn is not None
+    assert (received.turn.lane.key, started(received.turn)) == ("5", 80)
+    busy = two.receive(update(81, 5), "5", owner="b", lease=LEASE)
+    assert busy == Received(new=True)  # kept; the lane is one's: it handles 81 next
+    assert started(one.advance(received.turn.lane, 80, LEASE)) == 81
+    assert one.advance(received.turn.lane, 81, LEASE).released
+    # A free chat with an update already waiting: that one is started first, the new one waits.
+    two.receive(update(90, 6), "6")
+    older = one.receive(update(91, 6), "6", owner="a", lease=LEASE)
+    assert older.turn is not None and started(older.turn) == 90
+    assert started(one.advance(older.turn.lane, 90, LEASE)) == 91
 
 
 def test_a_dead_replicas_lane_goes_to_another_after_its_lease_with_the_try_counted(
-    replicas: tuple[PgStore, PgStore],
+    pg_url: str, replicas: tuple[PgStore, PgStore]
 ) -> None:
     one, two = (store.updates() for store in replicas)
     one.receive(update(21, 9), "9")
     one.receive(update(22, 9), "9")
-    claimed = one.claim("dies", 0.5)
-    assert claimed is not None
-    lane, _ = claimed
-    assert one.start(lane, 21, 0.5)  # and then the replica is killed: no done, no release
+    claimed = one.claim("dies", 0.5)  # 21 started, and then the replica is killed
+    assert claimed is not None and started(claimed) == 21
     assert two.claim("b", LEASE) is None  # the lease is still live
     deadline = time.monotonic() + 30
     taken = None
@@ -105,26 +130,40 @@ def test_a_dead_replicas_lane_goes_to_another_after_its_lease_with_the_try_count
         time.sleep(0.1)
         taken = two.claim("b", LEASE)
     assert taken is not None, "the lease never ran out"
-    new_lane, deliveries = taken
-    assert [(d.update_id, d.tries) for d in deliveries] == [(21, 1), (22, 0)]
+    assert taken.delivery is not None and (taken.delivery.update_id, taken.delivery.tries) == (
+        21,
+        1,
+    )
     # The replica that lost the lane, waking up, can touch it no more.
-    assert one.start(lane, 22, LEASE) is False
-    assert one.renew(lane, LEASE) is False
-    one.release(lane)  # under its old token: the new holder keeps the lane
-    assert two.renew(new_lane, LEASE) is True
-    assert [d.tries for d in two.waiting(new_lane, after=0)] == [1, 0]  # 22 counted nothing
+    assert one.advance(claimed.lane, None, LEASE) == Turn(claimed.lane, lost=True)
+    assert one.renew(claimed.lane, LEASE) is False
+    one.release(claimed.lane)  # under its old token: the new holder keeps the lane
+    assert two.renew(taken.lane, LEASE) is True
+    assert tries(pg_url) == {21: 2, 22: 0}  # 22 counted nothing; 21 kept both tries
 
 
-def test_a_clean_stop_gives_its_try_back(replicas: tuple[PgStore, PgStore]) -> None:
+def tries(pg_url: str) -> dict[int, int]:
+    """Every waiting update's tries."""
+    with psycopg.connect(pg_url) as connection:
+        rows = connection.execute(
+            "SELECT update_id, tries FROM bot_updates WHERE state = 'waiting'"
+        ).fetchall()
+    return dict(rows)
+
+
+def test_a_clean_stop_gives_its_try_back(pg_url: str, replicas: tuple[PgStore, PgStore]) -> None:
     one, two = (store.updates() for store in replicas)
-    one.receive(update(31, 4), "4")
+    for update_id in (31, 32):
+        one.receive(update(update_id, 4), "4")
     claimed = one.claim("a", LEASE)
-    assert claimed is not None
-    assert one.start(claimed[0], 31, LEASE)
-    one.release(claimed[0], unstarted=31)
+    assert claimed is not None and started(claimed) == 31
+    assert started(one.advance(claimed.lane, 31, LEASE)) == 32  # handled, and 32 started
+    assert tries(pg_url) == {32: 1}
+    one.release(claimed.lane)  # stopped while handling 32
+    assert tries(pg_url) == {32: 0}
     again = two.claim("b", LEASE)
-    assert again is not None
-    assert [(d.update_id, d.tries) for d in again[1]] == [(31, 0)]
+    assert again is not None and again.delivery is not None
+    assert (again.delivery.update_id, again.delivery.tries) == (32, 0)
 
 
 def test_an_update_set_aside_is_kept_but_never_handed_out(
@@ -135,10 +174,7 @@ def test_an_update_set_aside_is_kept_but_never_handed_out(
     one.receive(update(42, 6, "next"), "6")
     one.set_aside(41, "crashed the bot 3 times")
     claimed = one.claim("a", LEASE)
-    assert claimed is not None
-    assert [d.update_id for d in claimed[1]] == [42]
-    import psycopg
-
+    assert claimed is not None and started(claimed) == 42
     with psycopg.connect(pg_url) as connection:
         row = connection.execute(
             "SELECT state, reason, body FROM bot_updates WHERE update_id = 41"
@@ -153,10 +189,9 @@ def test_forget_drops_old_handled_updates_only(replicas: tuple[PgStore, PgStore]
         one.receive(update(update_id, 8), "8")
     claimed = one.claim("a", LEASE)
     assert claimed is not None
-    one.start(claimed[0], 51, LEASE)
-    one.done(claimed[0], 51)
+    assert started(one.advance(claimed.lane, 51, LEASE)) == 52
     assert one.forget(older_than=3600) == 0  # handled just now: kept, a redelivery is known
-    assert one.receive(update(51, 8), "8") is False
+    assert one.receive(update(51, 8), "8").new is False
     time.sleep(0.05)
     assert one.forget(older_than=0.01) == 1
     assert one.waiting_count() == 1  # 52 still waits
@@ -165,59 +200,92 @@ def test_forget_drops_old_handled_updates_only(replicas: tuple[PgStore, PgStore]
 def test_replicas_racing_handle_every_update_once_in_order_per_chat(
     replicas: tuple[PgStore, PgStore],
 ) -> None:
-    """Four workers on two stores drain 30 chats x 8 updates: each update handled once, a
-    chat's updates in id order, and never two holders of one chat at the same time."""
+    """Four workers on two stores receive and drain 30 chats x 8 updates, claiming as they
+    receive and by polling: each update handled once, a chat's updates in id order, and never
+    two holders of one chat at the same time."""
     queues = [store.updates() for store in replicas]
     chats, per_chat = 30, 8
-    update_id = 0
-    for turn in range(per_chat):
-        for chat in range(chats):
-            update_id += 1
-            queues[turn % 2].receive(update(update_id, chat), str(chat))
+    ids = [(turn * chats + chat + 1, chat) for turn in range(per_chat) for chat in range(chats)]
+    inbox = list(reversed(ids))
     handled: dict[str, list[int]] = defaultdict(list)
     holders: dict[str, str] = {}
     clash: list[str] = []
     guard = threading.Lock()
 
-    def work(name: str, queue_index: int) -> None:
-        queue = queues[queue_index]
+    def serve(name: str, queue: PgUpdateQueue, turn: Turn) -> None:
+        with guard:
+            if turn.lane.key in holders:
+                clash.append(f"{name} and {holders[turn.lane.key]} both hold {turn.lane.key}")
+            holders[turn.lane.key] = name
+        after = None
+        while not turn.released:
+            assert not turn.lost
+            if turn.delivery is not None:
+                with guard:
+                    handled[turn.lane.key].append(turn.delivery.update_id)
+                after = turn.delivery.update_id
+            turn = queue.advance(turn.lane, after, LEASE)
+        with guard:
+            del holders[turn.lane.key]
+
+    def work(name: str, queue: PgUpdateQueue) -> None:
         idle = 0
         while idle < 20:
-            claimed = queue.claim(name, LEASE, limit=3)
-            if claimed is None:
+            with guard:
+                item = inbox.pop() if inbox else None
+            if item is not None:
+                received = queue.receive(update(*item), str(item[1]), owner=name, lease=LEASE)
+                if received.turn is not None:
+                    serve(name, queue, received.turn)
+                continue
+            turn = queue.claim(name, LEASE)
+            if turn is None:
                 idle += 1
                 time.sleep(0.01)
                 continue
             idle = 0
-            lane, deliveries = claimed
-            with guard:
-                if lane.key in holders:
-                    clash.append(f"{name} and {holders[lane.key]} both hold {lane.key}")
-                holders[lane.key] = name
-            last = -1
-            while deliveries:
-                for delivery in deliveries:
-                    assert queue.start(lane, delivery.update_id, LEASE)
-                    with guard:
-                        handled[lane.key].append(delivery.update_id)
-                    queue.done(lane, delivery.update_id)
-                    last = delivery.update_id
-                deliveries = queue.waiting(lane, after=last, limit=3)
-            with guard:
-                del holders[lane.key]
-            queue.release(lane)
+            serve(name, queue, turn)
 
-    workers = [threading.Thread(target=work, args=(f"w{i}", i % 2), daemon=True) for i in range(4)]
+    workers = [
+        threading.Thread(target=work, args=(f"w{i}", queues[i % 2]), daemon=True) for i in range(4)
+    ]
     for worker in workers:
         worker.start()
     for worker in workers:
         worker.join(timeout=120)
     assert not any(worker.is_alive() for worker in workers)
     assert clash == []
-    assert sorted(u for ids in handled.values() for u in ids) == list(range(1, update_id + 1))
-    for chat, ids in handled.items():
-        assert ids == sorted(ids), f"chat {chat} out of order: {ids}"
+    assert sorted(u for done in handled.values() for u in done) == [u for u, _ in ids]
+    for chat, done in handled.items():
+        assert done == sorted(done), f"chat {chat} out of order: {done}"
     assert queues[0].waiting_count() == 0
+
+
+def test_each_step_of_the_queue_is_one_round_trip(pg_server: Server, pg_url: str) -> None:
+    """An update costs two round trips: kept (and its lane claimed), then done with the next
+    one started; a claim, a renewal and a release are one each."""
+    with counting(pg_server.folder) as counter, open_store(counter.url(pg_url)) as store:
+        queue = store.updates()
+        assert isinstance(queue, PgUpdateQueue)
+        queue.receive(update(100, 1), "1")  # a connection is made: not counted below
+
+        def trips(step: Any) -> int:
+            before = counter.counts()["queue"]
+            step()
+            return counter.counts()["queue"] - before
+
+        received: list[Received] = []
+        assert trips(lambda: received.append(queue.receive(update(101, 2), "2", owner="a"))) == 1
+        turn = received[0].turn
+        assert turn is not None and started(turn) == 101
+        assert trips(lambda: queue.receive(update(102, 2), "2", owner="a")) == 1
+        assert trips(lambda: queue.advance(turn.lane, 101, LEASE)) == 1  # 102 started
+        assert trips(lambda: queue.renew(turn.lane, LEASE)) == 1
+        assert trips(lambda: queue.advance(turn.lane, 102, LEASE)) == 1  # released
+        claimed: list[Turn | None] = []
+        assert trips(lambda: claimed.append(queue.claim("a", LEASE))) == 1
+        assert claimed[0] is not None and started(claimed[0]) == 100
+        assert trips(lambda: queue.release(claimed[0].lane)) == 1
 
 
 def _killed(pg_url: str, identity: str) -> int:
@@ -244,11 +312,10 @@ def test_a_restarted_replica_takes_back_its_dead_incarnation_s_lanes_at_once(
     assert before.startswith("host-a:8443#") and other.startswith("host-b:8443#")
     for update_id, chat in ((61, 1), (62, 1), (63, 2)):
         one.receive(update(update_id, chat), str(chat))
-    lane, _ = one.claim(before, LEASE) or (None, [])
-    assert lane is not None and lane.key == "1"
-    assert one.start(lane, 61, LEASE)  # killed now: no done, no release
-    busy, _ = two.claim(other, LEASE) or (None, [])
-    assert busy is not None and busy.key == "2"
+    claimed = one.claim(before, LEASE)  # 61 started, and killed now: no done, no release
+    assert claimed is not None and (claimed.lane.key, started(claimed)) == ("1", 61)
+    busy = two.claim(other, LEASE)
+    assert busy is not None and busy.lane.key == "2"
     assert _killed(pg_url, "host-a:8443") == 1
     with open_store(pg_url) as restarted:
         queue = restarted.updates()
@@ -257,10 +324,11 @@ def test_a_restarted_replica_takes_back_its_dead_incarnation_s_lanes_at_once(
         assert after != before  # a fresh fencing token
         taken = queue.claim(after, LEASE)
         assert taken is not None, "the dead incarnation's lane still waits for its lease"
-        assert taken[0].key == "1"
-        assert [(d.update_id, d.tries) for d in taken[1]] == [(61, 1), (62, 0)]
-        assert one.start(lane, 62, LEASE) is False  # the old lease is gone for good
-        assert two.renew(busy, LEASE) is True  # a live replica's lease is not taken
+        assert taken.lane.key == "1" and taken.delivery is not None
+        assert (taken.delivery.update_id, taken.delivery.tries) == (61, 1)
+        # The old lease is gone for good.
+        assert one.advance(claimed.lane, 61, LEASE) == Turn(claimed.lane, lost=True)
+        assert two.renew(busy.lane, LEASE) is True  # a live replica's lease is not taken
         assert queue.claim(after, LEASE) is None
         queue.leave()
 
@@ -289,12 +357,12 @@ def test_a_replica_whose_session_was_lost_takes_its_identity_again_unless_taken(
     assert _killed(pg_url, "flaky") == 1  # the server dropped the session (a restart)
     assert one.present() is True  # taken again, under the same owner
     one.receive(update(71, 3), "3")
-    lane = one.claim(owner, LEASE)
-    assert lane is not None
+    claimed = one.claim(owner, LEASE)
+    assert claimed is not None
     assert _killed(pg_url, "flaky") == 1
     two.enter("flaky")  # a second process with the same identity got in meanwhile
     assert one.present() is False  # so this one must stop claiming
-    assert one.start(lane[0], 71, LEASE) is False  # and its lanes are no longer its own
+    assert one.advance(claimed.lane, None, LEASE).lost  # and its lanes are no longer its own
 
 
 def _rows_read(watcher: Any) -> int:
@@ -321,8 +389,8 @@ def test_a_claim_does_not_read_a_leased_chats_whole_backlog(pg_url: str) -> None
         )
         queue.receive(update(backlog + 1, 2), "2")
         watcher.execute("ANALYZE bot_updates")
-        busy = queue.claim("a", LEASE, 16)
-        assert busy is not None and busy[0].key == "1"
+        busy = queue.claim("a", LEASE)
+        assert busy is not None and busy.lane.key == "1"
         # One connection, so that its statistics can be flushed when asked (a backend
         # reports them when idle, at most once a second otherwise).
         database = Database(pg_url, max_size=1)
@@ -331,11 +399,11 @@ def test_a_claim_does_not_read_a_leased_chats_whole_backlog(pg_url: str) -> None
             other = PgUpdateQueue(database)
             for expected in ("2", None):  # the free chat behind the backlog, then none free
                 before = _rows_read(watcher)
-                claimed = other.claim("b", LEASE, 16)
+                claimed = other.claim("b", LEASE)
                 with database.transaction(write=False) as connection:
                     connection.execute("SELECT pg_stat_force_next_flush()")
                 read = _rows_read(watcher) - before
-                assert (claimed[0].key if claimed else None) == expected
+                assert (claimed.lane.key if claimed else None) == expected
                 assert read < backlog // 20, f"a claim read {read} rows for a {backlog} backlog"
         finally:
             database.close()

@@ -1,0 +1,124 @@
+"""What a replica's update queue costs per update (issue 28): at most two round trips, counted
+on the wire (``bench.pg_trips``) between a real replica and the session's PostgreSQL.
+
+An update is kept, its chat's lane claimed in the same statement when no replica holds it, and
+after it is handled one statement marks it done and starts the chat's next one, or gives the
+lane back: two round trips, whether a chat's updates come one at a time (the lane given back
+after each) or many at once. Polling finds nothing to do here (a minute apart, and every
+update is received by this replica), so what is counted is the hot path alone. A count is
+behaviour, not a timing: it is asserted exactly where the test controls the load.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import psycopg
+
+from bench.fakes.telegram_server import TOKEN, FakeBotAPI
+from bench.pg_server import Server
+from bench.pg_trips import TripCounter, counting
+from bot.chat.app import build_application
+from bot.chat.lanes import SharedUpdates
+from bot.chat.running import serving
+from bot.config import parse_config
+from memory import open_store
+from memory.pg import PgStore
+
+
+@asynccontextmanager
+async def counted_replica(
+    telegram: FakeBotAPI, pg_url: str, tmp_path: Path, counter: TripCounter
+) -> AsyncIterator[SharedUpdates]:
+    """A replica whose database is reached through ``counter``, polling once a minute."""
+    config = parse_config(
+        {
+            "data_dir": str(tmp_path / "data"),
+            "storage": pg_url,
+            "telegram": {"token": TOKEN, "base_url": telegram.base_url, "flood_control": False},
+            "replicas": {"lease_seconds": 60, "poll_seconds": 60, "identity": "counted"},
+        },
+        base_dir=tmp_path,
+    )
+    store = open_store(counter.url(pg_url))
+    assert isinstance(store, PgStore)
+    application = build_application(config, store, None, jobs=False)
+    shared = application.update_queue
+    assert isinstance(shared, SharedUpdates)
+    async with serving(application, poll_timeout=None):
+        yield shared
+
+
+def taken(telegram: FakeBotAPI) -> list[dict[str, Any]]:
+    updates = list(telegram.updates)
+    telegram.updates.clear()
+    return updates
+
+
+def mentions(text: str) -> Callable[[Any], bool]:
+    return lambda call: text in call.text
+
+
+async def answered(telegram: FakeBotAPI, count: int) -> None:
+    await telegram.wait("sendMessage", count=count, timeout=60, where=lambda c: "note" in c.text)
+
+
+async def settled(pg_url: str) -> None:
+    """Wait until every update is handled and every lane given back (asked directly, not
+    through the counter)."""
+    with psycopg.connect(pg_url, autocommit=True) as connection:
+        for _ in range(600):
+            row = connection.execute(
+                "SELECT (SELECT count(*) FROM bot_lanes)"
+                " + (SELECT count(*) FROM bot_updates WHERE state = 'waiting')"
+            ).fetchone()
+            if row == (0,):
+                return
+            await asyncio.sleep(0.05)
+    raise AssertionError("lanes still in progress")
+
+
+async def test_an_update_costs_two_round_trips_of_the_queue(
+    telegram: FakeBotAPI, pg_server: Server, pg_url: str, tmp_path: Path
+) -> None:
+    users = [FakeBotAPI.user(2000 + n, f"U{n}") for n in range(4)]
+    with counting(pg_server.folder) as counter:
+        async with counted_replica(telegram, pg_url, tmp_path, counter) as replica:
+            for user in users:  # a first message each: the namespaces made, connections too
+                telegram.send("/remember note warm-up", user=user)
+            for update in taken(telegram):
+                await replica.accept(update)
+            await answered(telegram, len(users))
+            await settled(pg_url)
+
+            # One at a time, as a person writes: each lane claimed and given back.
+            before = counter.counts()["queue"]
+            for i in range(3):
+                for user in users:
+                    telegram.send(f"/remember note {i} alone", user=user)
+                    (update,) = taken(telegram)
+                    await replica.accept(update)
+                    await telegram.wait("sendMessage", timeout=60, where=mentions(f"{i} alone"))
+                    await settled(pg_url)
+            alone = counter.counts()["queue"] - before
+            assert alone == 2 * 3 * len(users), f"{alone} round trips for {3 * len(users)}"
+
+            # Many at once, every chat's updates queued behind its first.
+            before = counter.counts()["queue"]
+            for i in range(5):
+                for user in users:
+                    telegram.send(f"/remember note {i} queued", user=user)
+            for update in taken(telegram):
+                await replica.accept(update)
+            await answered(telegram, len(users) * (1 + 3 + 5))
+            await settled(pg_url)
+            queued = counter.counts()["queue"] - before
+            assert queued == 2 * 5 * len(users), f"{queued} round trips for {5 * len(users)}"
+    with open_store(pg_url) as store:
+        for user in users:
+            contents = [m.content for m in store.namespace(f"users/{user['id']}").memories()]
+            assert contents[-5:] == [f"note {i} queued" for i in range(5)]

@@ -1,0 +1,72 @@
+"""What each operation of the PostgreSQL store costs in round trips (issue 28), counted on the
+wire (``bench.pg_trips``): a count is behaviour, not a timing.
+
+A read is its catch-up with other processes, one statement; a write locks, catches up and
+changes: two round trips, its commit riding on the second; a touch and a document's get or put
+are one each. Connections the pool opens meanwhile (``connect``) are not the operation's.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from bench.pg_server import Server
+from bench.pg_trips import TripCounter, counting
+from memory import open_store
+
+
+def trips(counter: TripCounter, operation: Callable[[], Any]) -> dict[str, int]:
+    """The round trips ``operation`` made, by kind (connections and the total left out)."""
+    before = counter.counts()
+    operation()
+    after = counter.counts()
+    return {
+        kind: n - before[kind]
+        for kind, n in after.items()
+        if n != before[kind] and kind not in ("connect", "total")
+    }
+
+
+def test_a_read_is_one_round_trip_a_write_two(pg_server: Server, pg_url: str) -> None:
+    with counting(pg_server.folder) as counter, open_store(counter.url(pg_url)) as store:
+        namespace = store.namespace("users/1")
+        namespace.add("the car is on level B2")  # loaded, and connections made
+        other = store.namespace("users/2")
+        other.add("a memory elsewhere")
+        assert trips(counter, namespace.memories) == {"namespace": 1}
+        assert trips(counter, lambda: namespace.add("the keys are in the drawer")) == {
+            "namespace": 2
+        }
+        assert trips(counter, lambda: namespace.search("keys", touch=False)) == {"namespace": 1}
+        assert trips(counter, lambda: namespace.search("keys")) == {"namespace": 2}  # a touch
+        assert (
+            trips(counter, lambda: namespace.update(namespace.memories()[0].id, tags="car"))[
+                "namespace"
+            ]
+            == 3
+        )  # the read that found the id, then the write
+        documents = namespace.documents()
+        assert trips(counter, lambda: documents.put("settings", {"lang": "en"})) == {"documents": 1}
+        assert trips(counter, lambda: documents.get("settings")) == {"documents": 1}
+
+
+def test_what_another_process_wrote_still_rides_on_the_next_read(
+    pg_server: Server, pg_url: str
+) -> None:
+    """The catch-up is the read's own statement: one round trip, and it brings the change."""
+    with (
+        counting(pg_server.folder) as counter,
+        open_store(counter.url(pg_url)) as one,
+        open_store(pg_url) as two,
+    ):
+        mine = one.namespace("users/3")
+        mine.add("first")
+        two.namespace("users/3").add("second, from another process")
+        found: list[list[str]] = []
+        assert trips(counter, lambda: found.append([m.content for m in mine.memories()])) == {
+            "namespace": 1
+        }
+        assert found == [["first", "second, from another process"]]
+        assert trips(counter, lambda: mine.add("third")) == {"namespace": 2}
+        assert [m.content for m in two.namespace("users/3").memories()][-1] == "third"
