@@ -50,7 +50,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 import numpy.typing as npt
 
-from memory.bm25 import Bm25Ranker
+from memory.bm25 import Bm25Ranker, query_terms
 from memory.model import Evidence, Memory
 from memory.text import created_terms, date_terms
 
@@ -104,15 +104,16 @@ def rank(
     keywords = rankers["default"]
     if ranker == "seed" or not isinstance(keywords, Bm25Ranker):
         return [(mid, score, None) for mid, score in rankers[ranker].rank(query, memories, limit)]
+    asked = query_terms(query)  # analysed once, for the ranking and the coverage
     if ranker != "hybrid" or cosines is None or not len(cosines[0]):
-        keyword = keywords.rank(query, memories, limit)
+        keyword = keywords.rank(asked, memories, limit)
         pairs, cosines = keyword, None
     else:
-        keyword = keywords.rank(query, memories, max(limit, DEPTH))
+        keyword = keywords.rank(asked, memories, max(limit, DEPTH))
         pairs = fuse(query, keyword, cosines[0], cosines[1], memories, limit)
     places = {mid: place for place, (mid, _) in enumerate(keyword)}
     ids = [mid for mid, _ in pairs]
-    shares = keywords.coverage(query, ids)
+    shares = keywords.coverage(asked, ids)
     if cosines is None:
         return [
             (mid, score, Evidence(share, places.get(mid)))

@@ -3,8 +3,9 @@ without scoring every memory: MaxScore (Turtle and Flood, 1995), for ``memory.bm
 
 The keyword ranking hands ``top`` the query's terms, strongest first, with their weights; the
 impacts come from the index (BM25's saturated, length-normalized term frequencies). Terms are
-walked strongest first and the rest only looked up (``lookup``), so a search touches the long
-postings of common terms only for the few memories that can still make the cut. The result,
+walked strongest first and the rest only looked up, for the few memories that can still make
+the cut, by a binary search in those terms' sorted postings (``_listed``; ``lookup``, from the
+memories' bags, serves the feedback round, whose many terms meet few memories). The result,
 scores and order of ties included, is exactly what scoring every memory would give.
 
 - ``POSTINGS_BUDGET = 200_000``, ``CANDIDATES_CAP = 1000``: should the strong terms alone walk
@@ -41,6 +42,23 @@ def sort_key(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tu
         return (round(pair[1], 9), memory.access_count, memory.created_at, memory.id)
 
     return key
+
+
+def ordered(
+    scores: dict[int, float], memories: Mapping[int, Memory], limit: int
+) -> list[tuple[int, float]]:
+    """The ``limit`` best of ``scores`` by ``sort_key``, best first.
+
+    The key's first part is the rounded score, so only the memories whose rounded score
+    reaches the ``limit``-th best can be among them: the rest are left out before the key
+    (a Python call each) is made.
+    """
+    pairs = list(scores.items())
+    if len(pairs) > limit:
+        rounded = [round(score, 9) for _, score in pairs]
+        cut = sorted(rounded)[-limit]
+        pairs = [pair for pair, score in zip(pairs, rounded, strict=True) if score >= cut]
+    return sorted(pairs, key=sort_key(memories), reverse=True)[:limit]
 
 
 def top(
@@ -160,14 +178,16 @@ def _complete(
 ) -> tuple[Slots, Floats]:
     """Add the ``rest`` terms to the partially scored memories that can still make it.
 
-    Looked up in growing batches, since the walk usually stops after a few dozen.
+    Looked up in growing batches, since the walk usually stops after a few dozen; in the
+    terms' postings (``_listed``), which are few (the common terms left) and sorted.
     """
     best: list[float] = []  # a min-heap of the ``limit`` best complete scores
     done: list[float] = []
+    postings = [(*index.postings(tid), weight) for tid, weight in rest]
     start, size = 0, 32
     while start < len(slots):
         batch = slice(start, start + size)
-        completed = lookup(index, slots[batch], partial[batch], rest)
+        completed = _listed(slots[batch], partial[batch], postings)
         for score, complete in zip(partial[batch].tolist(), completed.tolist(), strict=True):
             if len(best) == limit and score + remaining < best[0] - TIE:
                 return slots[: len(done)], np.array(done, dtype=np.float64)
@@ -178,3 +198,18 @@ def _complete(
                 heapq.heapreplace(best, complete)
         start, size = start + size, size * 4
     return slots[: len(done)], np.array(done, dtype=np.float64)
+
+
+def _listed(slots: Slots, start: Floats, postings: list[tuple[Slots, Floats, float]]) -> Floats:
+    """``start`` plus, for each of ``slots``, the weighted impact of each posting list (its
+    slots, sorted, their impacts, the term's weight) that holds it, list by list: the sums
+    ``lookup`` makes, found from the terms' side (a binary search a slot and term)."""
+    score = start.copy()
+    for listed, impacts, weight in postings:
+        if not len(listed):
+            continue
+        where = np.searchsorted(listed, slots)
+        np.minimum(where, len(listed) - 1, out=where)
+        held = listed[where] == slots
+        score[held] += weight * impacts[where[held]]
+    return score

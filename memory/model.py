@@ -251,6 +251,27 @@ class Memory:
     attachment: Mapping[str, str | int | float | bool] | None = field(default=None, hash=False)
     origin: Mapping[str, str | int | float | bool] | None = field(default=None, hash=False)
 
+    def used(self, at: str) -> Memory:
+        """This memory counted as used at ``at``: ``accessCount`` + 1, ``accessedAt`` ``at``.
+
+        ``dataclasses.replace`` with those two, made directly: a search touches every hit,
+        and ``replace`` costs several times as much (tests/memory/test_model.py holds the two
+        equal with every field set)."""
+        return Memory(
+            self.id,
+            self.content,
+            self.tags,
+            self.category,
+            self.created_at,
+            at,
+            self.access_count + 1,
+            self.updated_at,
+            self.source,
+            self.date,
+            self.attachment,
+            self.origin,
+        )
+
     def to_dict(self) -> dict[str, Any]:
         """The article's on-disk record (camelCase keys); ``updatedAt``, ``source``, ``date``,
         ``attachment`` and ``origin`` when set."""

@@ -431,7 +431,7 @@ class Namespace:
 
     def _touch(self, found: list[Memory], *, writable: bool) -> list[Memory]:
         at = now_iso()
-        counted = [replace(m, access_count=m.access_count + 1, accessed_at=at) for m in found]
+        counted = [m.used(at) for m in found]
         try:
             return self._backend.touch(counted, save=writable)
         except MemoryStoreError as e:

@@ -4,10 +4,12 @@ Compact: a term is an int id in a per-index vocabulary; a memory is a *slot*, a 
 given in the order memories are indexed, with its id, length and text fingerprint in arrays;
 its analysed bag (term ids and weighted frequencies, in the bag's own order) is a stretch of
 two flat arrays (the forward index); each term's postings are an array of slots and one of
-frequencies (as ``bm25s`` lays them out). About 24 bytes a posting, where dicts of strings and
-floats cost some 150. Impacts are not stored: ``tf / (tf + norm[slot])`` is computed as a
-search walks a posting, with the float operations of textbook BM25 in the same order, so the
-scores are the same to the last bit as computing them one by one.
+impacts (as ``bm25s`` lays them out). About 24 bytes a posting, where dicts of strings and
+floats cost some 150. An impact is ``tf / (tf + norm[slot])``, made whenever a norm is (``add``,
+``rebuild``) with the float operations of textbook BM25 in the same order, so the scores are
+the same to the last bit as computing them one by one, and the same whether a search walks a
+posting, looks a memory up in it, or recomputes the impact from the forward index
+(``memory.maxscore``).
 
 Order is part of the result (ties go, at some steps, to the memory met first), so it is kept:
 slots only grow, a posting lists its slots in increasing order, and a memory indexed again

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from datetime import UTC, datetime, timedelta, timezone
 
@@ -135,3 +136,26 @@ def test_hit_and_stats_serialize_with_the_articles_keys() -> None:
         "topTags": {"代码": 1, "路径": 1},
         "mostAccessed": [ARTICLE_RECORD],
     }
+
+
+def test_a_used_memory_is_the_memory_counted_once_more_every_other_field_kept() -> None:
+    memory = Memory(
+        7,
+        "the spare key is under the mat",
+        ("key",),
+        "home",
+        "2024-01-15T10:30:00.000Z",
+        "2024-01-16T10:30:00.000Z",
+        4,
+        updated_at="2024-01-17T10:30:00.000Z",
+        source="telegram:1:2",
+        date="2024-01-20",
+        attachment={"kind": "photo"},
+        origin={"chat": "family"},
+    )
+    # Every field set, so that a field added to Memory and forgotten by ``used`` shows here.
+    assert all(getattr(memory, f.name) != f.default for f in dataclasses.fields(Memory))
+    at = "2024-02-01T08:00:00.000Z"
+    expected = dataclasses.replace(memory, access_count=5, accessed_at=at)
+    assert memory.used(at) == expected
+    assert memory.used(at).to_dict() == expected.to_dict()
