@@ -17,27 +17,24 @@ Reported per set and search mode (``hybrid``: keywords and meaning, what the bot
 ``keywords``: without an embedder): evidence shown / hit@5, abstained, the mean number shown
 when something is, and hit@5 and rec@5 of the ranking (unchanged by the decision).
 
-``--fit`` fits ``memory.relevance.CALIBRATIONS`` instead, on the sets given and the visible half
-of the notes, and prints them as Python to paste into ``memory/relevance.py``: per language,
-form and mode, a logistic regression of "this hit is the evidence" on its features, each set
-weighing the same; then the threshold, slack and spread that give the best mean over the
-kind's sets of the lesser of (evidence shown / hit@5) and abstained, both of which should be
-high, while each set shows at most ``MAX_MEAN_SHOWN`` on average and each notes set (a
-person's own, the case that matters most) abstains at least ``NOTES_ABSTAIN`` with meaning;
-with keywords only, which tell an answer from a near miss far less well, each notes set shows
-its answer at least ``NOTES_SHOWN`` instead (better a weak match shown than an answer hidden).
+``--held-out`` also measures them fitted on one half of the questions (split by a hash of
+their text), on the other half, and the other way round, the counts pooled (2-fold
+cross-validation): the figures a calibration reaches on questions it was not fitted on.
+
+``--fit`` fits ``memory.relevance.CALIBRATIONS`` instead (``bench.calibrate``), on the sets
+given and the visible half of the notes, and prints them as Python to paste into
+``memory/relevance.py``.
 
 Usage::
 
     python -m bench.precision --data ../shared/bench/data [--sets ...] [--modes hybrid,keywords]
-                              [--fit] [--json FILE]
+                              [--fit | --held-out] [--asked FILE] [--json FILE]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import math
 import pickle
 import sys
 import tempfile
@@ -47,29 +44,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from bench.retrieval import CACHE_DIR, CachedEmbedder, _read_jsonl, _stored
 from memory import open_store
 from memory.embedding import Embedder, OfflineEmbedder
 from memory.interface import MemoryNamespace
 from memory.model import Hit
-from memory.relevance import (
-    CALIBRATIONS,
-    KEYWORD_FEATURES,
-    LOOKED_AT,
-    MEANING_FEATURES,
-    SHOWN,
-    Calibration,
-    decide,
-    features,
-    kind,
-    matches,
-)
+from memory.relevance import CALIBRATIONS, Calibration, decide
 
 OWN_DATA = Path(__file__).resolve().parent / "data"
 NOTES = ("notes_en", "notes_zh")
 TINY = 3  # memories of a new user's namespace (``_tiny``)
+DOZEN = 12  # and of a user with a dozen notes, as issue 24 tried it (``_dozen``)
 COMPANIONS = {"en": "memorybank_en", "zh": "memorybank_zh"}
 MODES = {"hybrid": "hybrid", "keywords": "default"}
 DEPTH = 10
@@ -172,43 +157,46 @@ def ask(data: Path, names: Sequence[str], mode: str, embedder: Embedder | None) 
                     )
                     yield Asked(name, question, hits, own_names, elsewhere)
                 if name in NOTES:
-                    yield from _tiny(store, name, users, questions, mode)
+                    yield from _few(store, name, users, questions, mode, TINY)
+                    yield from _few(store, name, users, questions, mode, DOZEN)
         finally:
             store.close()
 
 
-def _tiny(
+def _few(
     store: Any,
     name: str,
     users: dict[str, list[dict[str, Any]]],
     questions: list[Question],
     mode: str,
+    size: int,
 ) -> Iterator[Asked]:
     """A new user's case: each answerable notes question asked in a namespace of its evidence
-    and ``TINY - 1`` other notes, and one question nothing answers asked there too (the set
-    ``<name>_tiny``)."""
+    and ``size - 1`` other notes, and one question nothing answers asked there too (the set
+    ``<name>_tiny`` of ``TINY`` notes, ``<name>_dozen`` of ``DOZEN``)."""
     [records] = users.values()
     unanswerable = [q for q in questions if not q.evidence]
     answerable = [q for q in questions if q.evidence]
+    label = "tiny" if size == TINY else "dozen"
     for number, question in enumerate(answerable):
         index = next(i for i, r in enumerate(records) if str(r["id"]) in question.evidence)
         others = [r for i, r in enumerate(records) if i != index]
-        chosen = [
-            records[index],
-            *(others[(number * 7 + k * 13) % len(others)] for k in range(TINY - 1)),
-        ]
-        namespace = store.namespace(f"{name}-tiny/{number}")
-        names = _fill(namespace, chosen, mode == "hybrid")
+        if size == TINY:  # two of the others, spread over the notes
+            picked = [others[(number * 7 + k * 13) % len(others)] for k in range(size - 1)]
+        else:  # the notes after it, in the order they were written
+            picked = [others[(index + k) % len(others)] for k in range(size - 1)]
+        namespace = store.namespace(f"{name}-{label}/{number}")
+        names = _fill(namespace, [records[index], *picked], mode == "hybrid")
         store.wait_for_embeddings()
         ranker = MODES[mode]
         hits = namespace.search(question.text, DEPTH, ranker=ranker, touch=False)
-        yield Asked(f"{name}_tiny", question, hits, names, None)
+        yield Asked(f"{name}_{label}", question, hits, names, None)
         nothing = unanswerable[number % len(unanswerable)]
         nothing = Question(
             nothing.user, nothing.text, nothing.evidence, nothing.lang, question.half
         )
         hits = namespace.search(nothing.text, DEPTH, ranker=ranker, touch=False)
-        yield Asked(f"{name}_tiny", nothing, hits, names, None)
+        yield Asked(f"{name}_{label}", nothing, hits, names, None)
 
 
 # -- measuring -------------------------------------------------------------------------------
@@ -238,30 +226,43 @@ class Tally:
         }
 
 
-def _evidence_at(asked: Asked, hits: Sequence[Hit]) -> list[bool]:
+def notes_of(set_name: str) -> str:
+    """The set a new user's case (``notes_en_tiny``, ``notes_en_dozen``) was drawn from."""
+    return set_name.removesuffix("_tiny").removesuffix("_dozen")
+
+
+def evidence_at(asked: Asked, hits: Sequence[Hit]) -> list[bool]:
+    """Whether each of ``hits`` (of ``asked``'s own namespace) is its question's evidence."""
     return [asked.own_names[hit.memory.id - 1] in asked.question.evidence for hit in hits]
 
 
-def measure(all_asked: Sequence[Asked]) -> dict[str, Tally]:
-    """The tallies by set (the notes by half too) of ``decide`` on what was asked."""
-    tallies: dict[str, Tally] = {}
+def measure(
+    all_asked: Sequence[Asked],
+    calibrations: dict[tuple[str, str, str], Calibration] | None = None,
+    tallies: dict[str, Tally] | None = None,
+) -> dict[str, Tally]:
+    """The tallies by set (the notes by half too) of ``decide`` on what was asked, with
+    ``calibrations`` (default ``CALIBRATIONS``), added to ``tallies`` if given."""
+    tallies = {} if tallies is None else tallies
+    judge = CALIBRATIONS if calibrations is None else calibrations
     for asked in all_asked:
         keys = [asked.set_name]
         if asked.question.half:
             keys.append(f"{asked.set_name}:{asked.question.half}")
         question = asked.question
-        answer = decide(question.text, asked.own)
+        answer = decide(question.text, asked.own, calibrations=judge)
         outcomes: list[tuple[str, Any]] = []
         if question.evidence:
-            ranked = _evidence_at(asked, asked.own[:5])
+            ranked = evidence_at(asked, asked.own[:5])
             found = sum(ranked)
-            shown = any(_evidence_at(asked, answer.shown))
+            shown = any(evidence_at(asked, answer.shown))
             outcomes.append(("answerable", (any(ranked), found / len(question.evidence), shown)))
             outcomes.append(("count", len(answer.shown)))
         else:
             outcomes.append(("negative", not answer.shown))
         if asked.other is not None:
-            outcomes.append(("negative", not decide(question.text, asked.other).shown))
+            elsewhere = decide(question.text, asked.other, calibrations=judge)
+            outcomes.append(("negative", not elsewhere.shown))
         for key in keys:
             tally = tallies.setdefault(key, Tally())
             for what, value in outcomes:
@@ -294,136 +295,6 @@ def format_report(mode: str, tallies: dict[str, Tally]) -> str:
     return "\n".join(lines)
 
 
-# -- fitting ---------------------------------------------------------------------------------
-
-
-def _logistic(x: np.ndarray, y: np.ndarray, w: np.ndarray, l2: float = 1.0) -> np.ndarray:
-    """Weighted L2-regularised logistic regression by Newton's method (the last column the
-    intercept, not regularised)."""
-    beta = np.zeros(x.shape[1])
-    penalty = np.r_[np.ones(x.shape[1] - 1), 0.0] * l2
-    for _ in range(100):
-        p = 1.0 / (1.0 + np.exp(-(x @ beta)))
-        gradient = x.T @ (w * (p - y)) + penalty * beta
-        hessian = (x * (w * p * (1 - p))[:, None]).T @ x + np.diag(penalty)
-        step = np.linalg.solve(hessian, gradient)
-        beta -= step
-        if float(np.abs(step).max()) < 1e-9:
-            break
-    return beta
-
-
-def _fit_kind(asked: list[Asked], names: tuple[str, ...]) -> Calibration:
-    rows, labels, weights, sets = [], [], [], sorted({a.set_name for a in asked})
-    for set_name in sets:
-        positive, negative = [], []
-        for a in (a for a in asked if a.set_name == set_name):
-            own = matches(a.question.text, a.own)[:LOOKED_AT]
-            if a.question.evidence:
-                for values, is_it in zip(features(own), _evidence_at(a, own), strict=True):
-                    (positive if is_it else negative).append([values[n] for n in names])
-            else:
-                negative.extend([values[n] for n in names] for values in features(own))
-            if a.other is not None:
-                other = matches(a.question.text, a.other)[:LOOKED_AT]
-                negative.extend([values[n] for n in names] for values in features(other))
-        for group, label in ((positive, 1.0), (negative, 0.0)):
-            rows.extend(group)
-            labels.extend([label] * len(group))
-            weights.extend([1.0 / max(len(group), 1)] * len(group))
-    x = np.asarray(rows, dtype=np.float64)
-    mean, spread = x.mean(axis=0), x.std(axis=0)
-    spread[spread == 0] = 1.0
-    w = np.asarray(weights) * len(rows) / (2 * len(sets))
-    beta = _logistic(np.c_[(x - mean) / spread, np.ones(len(x))], np.asarray(labels), w)
-    raw = beta[:-1] / spread
-    bias = float(beta[-1] - (beta[:-1] * mean / spread).sum())
-    base = Calibration(names, tuple(round(float(v), 4) for v in raw), round(bias, 4), 0, 0, 0)
-    return _choose_rule(base, asked, sets)
-
-
-def _choose_rule(base: Calibration, asked: list[Asked], sets: list[str]) -> Calibration:
-    """``base`` with the threshold, slack and spread of the best feasible rule (docstring)."""
-    per_set: dict[str, tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]] = {}
-    for set_name in sets:
-        scores, evidence, answerable, others = [], [], [], []
-        for a in (a for a in asked if a.set_name == set_name):
-            own = matches(a.question.text, a.own)[:LOOKED_AT]
-            row = [base.score(v) for v in features(own)]
-            flags = _evidence_at(a, own) if a.question.evidence else [False] * len(own)
-            order = sorted(range(len(row)), key=lambda i: -row[i])
-            padded = [row[i] for i in order] + [-math.inf] * (LOOKED_AT - len(row))
-            scores.append(padded)
-            evidence.append([flags[i] for i in order] + [False] * (LOOKED_AT - len(row)))
-            answerable.append(bool(a.question.evidence))
-            if a.other is not None:
-                other = matches(a.question.text, a.other)[:LOOKED_AT]
-                others.append(max((base.score(v) for v in features(other)), default=-math.inf))
-        hit5 = np.array([any(e) for e in evidence])
-        per_set[set_name] = (
-            np.array(scores),
-            np.array(evidence),
-            np.array(answerable),
-            np.array(others),
-            hit5,
-        )
-    every = np.concatenate([v[0][:, 0] for v in per_set.values()])
-    every = every[np.isfinite(every)]
-    best: tuple[float, Calibration] | None = None
-    for threshold in np.unique(np.round(np.quantile(every, np.linspace(0, 1, 301)), 3)):
-        for slack in (0.0, 0.5, 1.0, 1.5, 2.0):
-            for spread in (0.5, 1.0, 2.0, 3.0):
-                feasible, ratios = True, []
-                for set_name, (scores, evidence, answerable, others, hit5) in per_set.items():
-                    top = scores[:, 0]
-                    floor = np.maximum(threshold - slack, top - spread)
-                    kept = (scores >= floor[:, None]) & (top >= threshold)[:, None]
-                    kept[:, SHOWN:] = False
-                    shown = (kept & evidence).any(axis=1)
-                    counts = kept.sum(axis=1)
-                    negatives = int((~answerable).sum()) + len(others)
-                    abstained = int(((counts == 0) & ~answerable).sum()) + int(
-                        (others < threshold).sum()
-                    )
-                    abstain = abstained / max(negatives, 1)
-                    answered = counts[answerable & (counts > 0)]
-                    got = int((shown & answerable).sum())
-                    ratio = got / max(int((hit5 & answerable).sum()), 1)
-                    if set_name.removesuffix("_tiny") in NOTES and (
-                        abstain < NOTES_ABSTAIN
-                        if "cosine" in base.features
-                        else ratio < NOTES_SHOWN
-                    ):
-                        feasible = False
-                    if len(answered) and answered.mean() > MAX_MEAN_SHOWN:
-                        feasible = False
-                    ratios.append(min(ratio, abstain))
-                if feasible and (best is None or float(np.mean(ratios)) > best[0]):
-                    rule = Calibration(
-                        base.features, base.weights, base.bias, float(threshold), slack, spread
-                    )
-                    best = (float(np.mean(ratios)), rule)
-    assert best is not None, "no feasible rule"
-    return best[1]
-
-
-def fit(all_asked: Sequence[Asked]) -> dict[tuple[str, str, str], Calibration]:
-    """The calibrations of every kind that was asked (module docstring)."""
-    by_kind: dict[tuple[str, str, str], list[Asked]] = {}
-    for a in all_asked:
-        if a.question.half == "hidden":
-            continue
-        hits = a.own or a.other or []
-        key = kind(a.question.text, hits) if hits else None
-        if key is not None:
-            by_kind.setdefault(key, []).append(a)
-    out = {}
-    for key, group in sorted(by_kind.items()):
-        names = MEANING_FEATURES if key[2] == "meaning" else KEYWORD_FEATURES
-        out[key] = _fit_kind(group, names)
-    return out
-
-
 def _asked(
     args: argparse.Namespace, names: list[str], mode: str, embedder: Embedder | None
 ) -> list[Asked]:
@@ -431,7 +302,7 @@ def _asked(
     if kept is not None and kept.exists():
         with kept.open("rb") as handle:
             cached: list[Asked] = pickle.load(handle)  # a file this command wrote
-        return [a for a in cached if a.set_name.removesuffix("_tiny") in names]
+        return [a for a in cached if notes_of(a.set_name) in names]
     asked = list(ask(args.data, names, mode, embedder))
     if kept is not None:
         with kept.open("wb") as handle:
@@ -445,6 +316,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--sets", help="comma-separated (default: all, and the notes)")
     parser.add_argument("--modes", default="hybrid,keywords")
     parser.add_argument("--fit", action="store_true", help="fit and print CALIBRATIONS")
+    parser.add_argument(
+        "--held-out",
+        action="store_true",
+        help="also measure fitted on one half of the questions, on the other (2-fold)",
+    )
     parser.add_argument("--json", type=Path)
     parser.add_argument(
         "--asked",
@@ -452,6 +328,8 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="keep what was asked in this file (pickle) and reuse it: refits in seconds",
     )
     args = parser.parse_args(argv)
+    from bench.calibrate import fit, held_out  # it builds on this module's Asked and measure
+
     shared = sorted(
         p.name.removesuffix(".users.jsonl").removesuffix(".users.jsonl.gz")
         for p in args.data.iterdir()
@@ -469,11 +347,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         for mode in modes:
             asked = _asked(args, names, mode, embedder)
             if args.fit:
-                fitted.update(fit(asked))
+                fitted.update(fit(asked, mode))
                 continue
             tallies = measure(asked)
             results[mode] = {key: tally.summary() for key, tally in tallies.items()}
             print(format_report(mode, tallies), flush=True)
+            if args.held_out:
+                tallies = held_out(asked, mode)
+                results[f"{mode} held out"] = {k: t.summary() for k, t in tallies.items()}
+                print(format_report(f"{mode}, held out (2-fold)", tallies), flush=True)
     finally:
         if embedder is not None:
             embedder.save()

@@ -85,6 +85,14 @@ _EN_POSSESSIVE = re.compile(r"\b([a-z][a-z-]*)['’]s\b|\b([a-z][a-z-]*s)['’](
 _ZH_NAME = re.compile(  # 小王的, 老张是: a nickname, at the start of a clause
     rf"(?:^|(?<=[\s,，.。;；、!！]))([小老阿][{_CJK}])(?=[的是对在说家住跟和要会把给])"
 )
+# A name as an owner: a capitalised possessive ("Mia's", "James'"), not a day named after one.
+_EN_NAMED = re.compile(
+    r"\b([A-Z][a-z]+(?:-[A-Z][a-z]+)?)(?:['’]s\b|(?<=s)['’](?!\w))(?! (?:Day|Eve)\b)"
+)
+_NOT_NAMES = _NOT_POSSESSIVE | frozenset(
+    "where when why how which this everyone everybody someone somebody nobody today tonight "
+    "tomorrow yesterday".split()
+)
 
 EN_HOME = r"\b(?:live|lives|living|lived|reside|resides|residing)\b"
 ZH_HOME = r"住在|住址|家住|居住|定居"
@@ -194,6 +202,16 @@ def owners_of(text: str, subject: str) -> frozenset[str]:
     found.update(m[1] for m in _ZH_NAME.finditer(where))
     if not found and (_EN_SELF.search(where) or _ZH_SELF.search(where)):
         found.add(SELF)
+    return frozenset(found)
+
+
+def names_of(text: str) -> frozenset[str]:
+    """The people (pets, shops) ``text`` names as owners: capitalised possessives ("Mia's")
+    and Chinese nicknames ("老王的"), folded. Kin and the speaker are owners, not names: "Mom's"
+    and "我妈的" say who as well as "my mother's" does, in other words."""
+    found = {m[1].lower() for m in _EN_NAMED.finditer(text) if m[1].lower() not in _NOT_NAMES}
+    found.difference_update(EN_KIN)
+    found.update(m[1] for m in _ZH_NAME.finditer(fold(text)))
     return frozenset(found)
 
 

@@ -22,25 +22,35 @@ applied by the doors that show or count hits, never by ``search`` itself:
   far below the best is a neighbour, not the answer.
 
 - ``decide``: what a reply shows. The ranking decides the order; this decides how much of
-  it answers. Each of the ranking's first ``LOOKED_AT`` matches gets a score from its
-  ``Evidence`` (a linear score, fitted by logistic regression as the odds that the memory is
-  the answer: see ``Calibration``); the best must reach the calibration's ``threshold``, or
-  nothing is shown ("I found nothing about ..."); then every match within ``spread`` of the
-  best and at least ``threshold - slack`` is shown, at most ``SHOWN``, in the ranking's
-  order. So a clear match is shown alone, several close ones together, and a question
-  nothing answers gets nothing. The rest are ``Answer.weaker`` (the doors' "More ▶").
+  it answers, in two questions about the ranking's first ``LOOKED_AT`` matches (see
+  ``Calibration``). Does anything here answer? Each match's ``evidence`` is a linear score
+  of how well it matches (cosine, its gap to the namespace's typical cosine, keyword
+  coverage, how far it stands above the other matches), scaled as the log-odds that it is
+  the answer; the best must reach the calibration's ``threshold``, or nothing is shown ("I
+  found nothing about ..."). Which of them answers? Each match's ``closeness`` is a second
+  linear score (cosine, coverage, its place and score in the ranking, its length), fitted as
+  which of a question's matches is its evidence; the matches within ``spread`` of the
+  closest are shown, at most ``SHOWN``, in the ranking's order. So the number shown adapts
+  to the question: one when the closest stands out, two or three when they are close, none
+  when nothing answers. The rest are ``Answer.weaker`` (the doors' "More ▶"). A match
+  without a vector yet (stored a moment ago) is judged by the keywords-only calibration.
 
-Calibration. The scores' weights and thresholds are fitted per language of the question
+Calibration. The weights, thresholds and spreads are fitted per language of the question
 (Chinese when at least ``CJK_SHARE`` of its letters are CJK, else English), per form (a
 question, or a pasted dialogue whose last turn is what is embedded, ``memory.hybrid
 .dense_query``) and per search mode (with meaning: cosines; keywords only), on the benchmark
 sets of ``../shared/bench`` and the project's own notes (``bench/data``, the visible half):
-``python -m bench.precision --fit`` prints ``CALIBRATIONS``, and without ``--fit`` measures
-them (evidence shown, abstained, mean shown; README "Answers"). What separates an answer from
-"nothing here" is mostly the meaning: the cosine's level (where other namespaces hold similar
-text) and its gap to the namespace's typical cosine for the question (where they do not); the
-keyword coverage helps, the fused score alone tells nothing (it is scaled to the best keyword
-match, so the top is about 1.0 whatever was asked).
+``python -m bench.precision --fit`` prints ``CALIBRATIONS`` (how: ``bench.calibrate``),
+without ``--fit`` measures them (evidence shown / hit@5, abstained, mean shown;
+docs/benchmarks.md), and with ``--held-out`` measures them fitted on half of the questions, on
+the other half.
+What separates an answer from "nothing here" is mostly the meaning: the cosine's gap to the
+namespace's typical cosine (English questions), its level and how far the best stands above
+the next (Chinese questions); the keyword coverage helps. The fused score alone tells
+nothing (it is scaled to the best keyword match, so the top is about 1.0 whatever was
+asked). For pasted dialogues the fit learns a negative weight on coverage: the benchmark's
+stand-in namespace (another set's long conversations) shares more of a dialogue's words than
+its own one does, a trait of the benchmark more than of people's notes.
 
 What counts as a use in the bot (``accessCount`` + 1, ``accessedAt`` now, by
 ``MemoryNamespace.touch``) is decided by the bot and documented in ``bot.core.operations``.
@@ -50,10 +60,11 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from memory.bm25 import memory_terms, query_terms
+from memory.facts import names_of
 from memory.hybrid import is_dialogue
 from memory.model import Hit, Memory
 from memory.text import fold
@@ -140,27 +151,43 @@ def quotes(text: str, memories: Iterable[Memory]) -> dict[int, Memory]:
 # -- what a reply shows ------------------------------------------------------------------------
 
 _LETTER = re.compile(r"[^\W\d_]", re.UNICODE)
-MEANING_FEATURES = ("cosine", "gap", "coverage", "keyword_top", "place", "below_best")
-KEYWORD_FEATURES = ("coverage", "keyword_top", "place", "relative")
+EVIDENCE_FEATURES = {
+    "meaning": ("cosine", "gap", "coverage", "gap_coverage", "standout"),
+    "keywords": ("coverage", "keyword_top", "relative"),
+}
+CLOSENESS_FEATURES = {
+    "meaning": ("cosine", "coverage", "keyword_top", "place", "relative", "length"),
+    "keywords": ("coverage", "keyword_top", "place", "relative", "length"),
+}
 
 
 @dataclass(frozen=True)
 class Calibration:
-    """A linear score of a hit's features (``weights`` in the order of ``features``, plus
-    ``bias``: the log-odds that the hit is the answer) and the rule of what is shown."""
+    """How the hits of one kind of search are judged (module docstring).
 
-    features: tuple[str, ...]
+    ``evidence`` (a linear score of the features ``EVIDENCE_FEATURES`` names, ``weights`` and
+    ``bias``) is the log-odds that a hit answers the question, whatever the others are: the
+    best hit's must reach ``threshold``, or nothing is shown. ``closeness`` (a linear score of
+    ``CLOSENESS_FEATURES``, ``nearness``, no bias: only differences count) says which of the
+    hits is the answer: those within ``spread`` of the closest are shown."""
+
+    evidence: tuple[str, ...]
     weights: tuple[float, ...]
     bias: float
-    threshold: float  # the best match must score this, or nothing is shown
-    slack: float  # others may score down to threshold - slack,
-    spread: float  # and at most this much below the best
+    threshold: float
+    closeness: tuple[str, ...]
+    nearness: tuple[float, ...]
+    spread: float
 
-    def score(self, values: dict[str, float]) -> float:
-        """The score of one hit's feature ``values``."""
+    def odds(self, values: dict[str, float]) -> float:
+        """The log-odds that the hit of feature ``values`` answers."""
         return self.bias + sum(
-            w * values[name] for name, w in zip(self.features, self.weights, strict=True)
+            w * values[name] for name, w in zip(self.evidence, self.weights, strict=True)
         )
+
+    def near(self, values: dict[str, float]) -> float:
+        """How likely the hit of feature ``values`` is the answer, next to the others."""
+        return sum(w * values[name] for name, w in zip(self.closeness, self.nearness, strict=True))
 
 
 @dataclass(frozen=True)
@@ -182,141 +209,202 @@ def language(query: str) -> str:
 
 def kind(query: str, hits: Sequence[Hit]) -> tuple[str, str, str]:
     """(language, form, mode): which calibration applies to ``hits`` of ``query``."""
-    meaning = any(hit.evidence is not None and hit.evidence.cosine is not None for hit in hits)
+    meaning = any(_embedded(hit) for hit in hits)
     form = "dialogue" if is_dialogue(query) else "question"
     return language(query), form, "meaning" if meaning else "keywords"
 
 
 def features(hits: Sequence[Hit]) -> list[dict[str, float]]:
-    """Each hit's features (``MEANING_FEATURES`` and ``KEYWORD_FEATURES``), in their order."""
+    """Each hit's features (every name of ``EVIDENCE_FEATURES`` and ``CLOSENESS_FEATURES``),
+    in their order: ``hits`` are the first matches of one search, best first."""
     top = max((hit.score for hit in hits), default=0.0)
+    cosines = [_cosine(hit) for hit in hits]
     rows = []
     for place, hit in enumerate(hits):
         evidence = hit.evidence
         coverage = evidence.coverage if evidence is not None else 0.0
-        keyword_top = 1.0 if evidence is not None and evidence.keyword_rank == 0 else 0.0
+        cosine = cosines[place]
         typical = evidence.typical if evidence is not None else None
-        cosine = evidence.cosine if evidence is not None else None
-        if cosine is None:
-            cosine = typical if typical is not None else 0.0
-        best = evidence.best if evidence is not None and evidence.best is not None else cosine
+        typical = cosine if typical is None else typical
+        gap = cosine - typical
+        others = cosines[:place] + cosines[place + 1 :]
         rows.append(
             {
                 "cosine": cosine,
-                "gap": cosine - (typical if typical is not None else cosine),
+                "gap": gap,
                 "coverage": coverage,
-                "keyword_top": keyword_top,
+                "gap_coverage": gap * coverage,
+                "keyword_top": 1.0 if evidence is not None and evidence.keyword_rank == 0 else 0.0,
                 "place": float(place),
-                "below_best": best - cosine,
                 "relative": hit.score / top if top > 0 else 0.0,
-                "log_score": math.log1p(max(hit.score, 0.0)),
+                "length": math.log1p(len(hit.memory.content)),
+                # How far it stands above the closest of the others (above the namespace's
+                # typical cosine when it is alone): a clear match stands out.
+                "standout": cosine - max(others, default=typical),
             }
         )
     return rows
 
 
-def decide(query: str, hits: Sequence[Hit], *, margin: float = 0.0) -> Answer:
+def decide(
+    query: str,
+    hits: Sequence[Hit],
+    *,
+    margin: float = 0.0,
+    calibrations: Mapping[tuple[str, str, str], Calibration] | None = None,
+) -> Answer:
     """What a reply to ``query`` shows of ``hits`` (a search's, best first; module docstring).
 
-    ``margin`` raises the bar of the best match (in the score's log-odds): a message that asks
+    ``margin`` raises the bar of the best hit's evidence (in log-odds): a message that asks
     nothing (a statement searched for what it touches) shows only a clear match. Hits without
     evidence (the seed ranker's) are shown as the ``matches`` they are, at most ``SHOWN``:
-    there is nothing to judge them by."""
+    there is nothing to judge them by. ``calibrations`` replace ``CALIBRATIONS`` (the
+    benchmark's held-out measure)."""
     found = matches(query, hits)
+    elsewhere = someone_elses(query, found)
+    if elsewhere:  # never the answer, whatever their score: after the rest, as "More"
+        others = {id(hit) for hit in elsewhere}
+        rest = [hit for hit in found if id(hit) not in others]
+        answer = decide(query, rest, margin=margin, calibrations=calibrations)
+        return Answer(answer.shown, (*answer.weaker, *elsewhere))
     if not found:
         return Answer((), ())
     if all(hit.evidence is None for hit in found):
         return Answer(tuple(found[:SHOWN]), tuple(found[SHOWN:]))
     language_, form, mode = kind(query, found)
-    calibration = CALIBRATIONS[language_, form, mode]
-    words = CALIBRATIONS[language_, form, "keywords"]
+    judged = CALIBRATIONS if calibrations is None else calibrations
+    calibration = judged[language_, form, mode]
+    words = judged[language_, form, "keywords"]
     head = found[:LOOKED_AT]
-    # Each hit's margin over its own calibration's threshold: a hit without a vector yet (a
-    # memory stored a moment ago, still being embedded) is judged by its keywords alone, not
-    # as if its cosine were the namespace's typical one.
-    margins = []
-    for hit, values in zip(head, features(head), strict=True):
-        judge = words if mode == "meaning" and not _embedded(hit) else calibration
-        margins.append(judge.score(values) - judge.threshold)
-    best = max(margins)
-    if best < margin:
+    # A hit without a vector yet (a memory stored a moment ago, still being embedded) is
+    # judged by its keywords alone, not as if its cosine were the namespace's typical one.
+    judges = [words if mode == "meaning" and not _embedded(hit) else calibration for hit in head]
+    rows = features(head)
+    odds = [judge.odds(v) - judge.threshold for judge, v in zip(judges, rows, strict=True)]
+    near = [judge.near(v) for judge, v in zip(judges, rows, strict=True)]
+    # Closeness compares the hits one calibration judges (its scale is its own): each group
+    # whose best evidence passes offers the hits within its spread of its closest.
+    behind: dict[int, float] = {}
+    for judge in {id(judge): judge for judge in judges}.values():
+        group = [i for i, other in enumerate(judges) if other is judge]
+        if max(odds[i] for i in group) < margin:
+            continue
+        closest = max(near[i] for i in group)
+        behind.update({i: closest - near[i] for i in group if near[i] >= closest - judge.spread})
+    if not behind:
         return Answer((), tuple(found))
-    floor = max(-calibration.slack, best - calibration.spread)
-    chosen = sorted(range(len(head)), key=lambda i: -margins[i])
-    keep = {i for i in chosen[:SHOWN] if margins[i] >= floor}
+    keep = set(sorted(behind, key=lambda i: (behind[i], i))[:SHOWN])
     shown = tuple(hit for i, hit in enumerate(head) if i in keep)
     weaker = tuple(hit for i, hit in enumerate(found) if i not in keep)
     return Answer(shown, weaker)
+
+
+def someone_elses(query: str, hits: Sequence[Hit]) -> list[Hit]:
+    """Of ``hits``, those about someone other than the one ``query`` names: "老李的电话" is
+    not answered by "老王的电话是…", nor "Leo's birthday?" by "Mia's birthday is May 3". A
+    hit is someone else's when both name an owner (``memory.facts.names_of``), and neither
+    text mentions a name the other gives ("Who is Tim and John's coach?" is Tim's too).
+    LoCoMo's adversarial questions ask this way on purpose ("What happened to Caroline's
+    son?" of Melanie's son): they are answered by nothing."""
+    asked = names_of(query)
+    if not asked:
+        return []
+    question = fold(query)
+    return [
+        hit
+        for hit in hits
+        if (named := names_of(hit.memory.content))
+        and not any(name in question for name in named)
+        and not any(name in fold(hit.memory.content) for name in asked)
+    ]
+
+
+def _cosine(hit: Hit) -> float:
+    """A hit's cosine; the namespace's typical one without a vector, 0.0 without meaning."""
+    evidence = hit.evidence
+    if evidence is None:
+        return 0.0
+    if evidence.cosine is not None:
+        return evidence.cosine
+    return evidence.typical if evidence.typical is not None else 0.0
 
 
 def _embedded(hit: Hit) -> bool:
     return hit.evidence is not None and hit.evidence.cosine is not None
 
 
-# Fitted by ``python -m bench.precision --fit`` (see the module docstring); do not edit by hand.
+# Fitted by ``python -m bench.precision --fit`` (``bench.calibrate``); do not edit by hand.
 CALIBRATIONS: dict[tuple[str, str, str], Calibration] = {
     ("en", "dialogue", "keywords"): Calibration(
-        features=("coverage", "keyword_top", "place", "relative"),
-        weights=(-0.1808, 0.351, -0.6331, -0.9329),
-        bias=1.5652,
-        threshold=0.964,
-        slack=1.0,
-        spread=1.0,
+        evidence=("coverage", "keyword_top", "relative"),
+        weights=(-76.2317, -0.0, 0.0),
+        bias=4.0382,
+        threshold=-0.259,
+        closeness=("coverage", "keyword_top", "place", "relative", "length"),
+        nearness=(30.8646, 0.0945, -0.3549, -1.1329, 0.0948),
+        spread=1.25,
     ),
     ("en", "dialogue", "meaning"): Calibration(
-        features=("cosine", "gap", "coverage", "keyword_top", "place", "below_best"),
-        weights=(-36.3584, 76.0216, 4.5075, 0.7067, -0.1974, 9.8821),
-        bias=25.7447,
-        threshold=0.283,
-        slack=0.5,
-        spread=2.0,
+        evidence=("cosine", "gap", "coverage", "gap_coverage", "standout"),
+        weights=(-22.1806, 58.864, -8.7609, 68.3057, -14.2407),
+        bias=15.7709,
+        threshold=0.097,
+        closeness=("cosine", "coverage", "keyword_top", "place", "relative", "length"),
+        nearness=(28.0519, 16.6176, -0.1345, 0.1224, 2.2389, -0.7086),
+        spread=1.25,
     ),
     ("en", "question", "keywords"): Calibration(
-        features=("coverage", "keyword_top", "place", "relative"),
-        weights=(5.3434, 0.2555, 0.1838, 2.658),
-        bias=-4.8748,
-        threshold=0.189,
-        slack=2.0,
-        spread=3.0,
-    ),
-    ("en", "question", "meaning"): Calibration(
-        features=("cosine", "gap", "coverage", "keyword_top", "place", "below_best"),
-        weights=(13.0609, 24.6072, 4.7708, 1.0426, -0.1454, 9.1778),
-        bias=-14.4126,
-        threshold=0.286,
-        slack=2.0,
-        spread=3.0,
-    ),
-    ("zh", "dialogue", "keywords"): Calibration(
-        features=("coverage", "keyword_top", "place", "relative"),
-        weights=(-45.2709, 1.0032, -0.2726, 2.1771),
-        bias=1.9832,
-        threshold=0.104,
-        slack=0.0,
-        spread=3.0,
-    ),
-    ("zh", "dialogue", "meaning"): Calibration(
-        features=("cosine", "gap", "coverage", "keyword_top", "place", "below_best"),
-        weights=(-20.0917, 55.7631, -37.331, 1.2781, -0.3534, -8.8366),
-        bias=19.4879,
-        threshold=0.307,
-        slack=0.5,
+        evidence=("coverage", "keyword_top", "relative"),
+        weights=(5.9092, -0.2187, 2.5625),
+        bias=-4.7753,
+        threshold=-0.245,
+        closeness=("coverage", "keyword_top", "place", "relative", "length"),
+        nearness=(3.1103, 0.0431, 0.0236, 2.6372, 1.1855),
         spread=2.0,
     ),
+    ("en", "question", "meaning"): Calibration(
+        evidence=("cosine", "gap", "coverage", "gap_coverage", "standout"),
+        weights=(0.0, 18.2459, 2.3495, 50.2228, 19.3613),
+        bias=-3.0046,
+        threshold=-0.275,
+        closeness=("cosine", "coverage", "keyword_top", "place", "relative", "length"),
+        nearness=(14.6705, 1.9504, -0.1237, -0.0494, 3.5932, 1.3443),
+        spread=2.25,
+    ),
+    ("zh", "dialogue", "keywords"): Calibration(
+        evidence=("coverage", "keyword_top", "relative"),
+        weights=(-27.294, 0.0, 0.0),
+        bias=2.13,
+        threshold=0.027,
+        closeness=("coverage", "keyword_top", "place", "relative", "length"),
+        nearness=(12.3397, 0.1752, 0.0194, 2.1539, -1.4053),
+        spread=1.0,
+    ),
+    ("zh", "dialogue", "meaning"): Calibration(
+        evidence=("cosine", "gap", "coverage", "gap_coverage", "standout"),
+        weights=(-2.3555, 28.1886, -29.6376, 65.035, -11.3081),
+        bias=3.4263,
+        threshold=0.307,
+        closeness=("cosine", "coverage", "keyword_top", "place", "relative", "length"),
+        nearness=(30.4011, 11.7646, 0.0115, 0.119, 3.3375, -0.3764),
+        spread=1.25,
+    ),
     ("zh", "question", "keywords"): Calibration(
-        features=("coverage", "keyword_top", "place", "relative"),
-        weights=(10.3303, 1.2096, 0.0929, 0.7317),
-        bias=-4.3482,
-        threshold=1.193,
-        slack=2.0,
-        spread=3.0,
+        evidence=("coverage", "keyword_top", "relative"),
+        weights=(7.8856, 0.0, 4.1161),
+        bias=-5.6643,
+        threshold=1.268,
+        closeness=("coverage", "keyword_top", "place", "relative", "length"),
+        nearness=(4.5165, 0.1945, 0.0709, 2.6483, 1.6243),
+        spread=2.0,
     ),
     ("zh", "question", "meaning"): Calibration(
-        features=("cosine", "gap", "coverage", "keyword_top", "place", "below_best"),
-        weights=(44.9965, 31.3628, 4.9258, 0.5682, -0.0272, -17.6011),
-        bias=-42.1897,
-        threshold=0.882,
-        slack=1.0,
-        spread=3.0,
+        evidence=("cosine", "gap", "coverage", "gap_coverage", "standout"),
+        weights=(56.0537, 0.0, 4.3942, 61.1962, 21.1285),
+        bias=-51.3666,
+        threshold=0.725,
+        closeness=("cosine", "coverage", "keyword_top", "place", "relative", "length"),
+        nearness=(54.8208, 1.8926, -0.0402, -0.1583, 1.304, 1.2564),
+        spread=2.0,
     ),
 }

@@ -210,8 +210,9 @@ MEMORY_LAYERS = [
         "memory.ranking",
         "memory.hybrid",
     },
+    {"memory.facts"},
     {"memory.relevance"},
-    {"memory.facts", "memory.updates"},
+    {"memory.updates"},
     {"memory.duplicates", "memory.embedding"},
     # the interface (Protocols, and the values they pass), and what speaks only of it
     {"memory.queue"},

@@ -217,7 +217,7 @@ def recall_page(
     return Matches(query, tuple(shown), start, len(found), capped, token, answers, number, older)
 
 
-STATEMENT_MARGIN = 3.0  # a statement searched shows only a clear match (``answer_of``)
+STATEMENT_MARGIN = 4.5  # a statement searched shows only a clear match (``answer_of``)
 UPDATE_LOOKED_AT = 20  # the best hits looked at for the memory a statement updates
 
 
@@ -229,9 +229,11 @@ def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> An
     answers ("12月8日", "what did I save on May 4th?") has that date's memories as its
     answers (stored that day, or speaking of it). A ``statement`` (a message that asks
     nothing, searched for what it touches) shows only a clear match: its best must score
-    ``STATEMENT_MARGIN`` above the threshold (log-odds: about twenty times the odds), so that
-    "my bike is blue" does not answer with "my passport is in the blue folder"; but a memory
-    the statement gives a new value ("the cabin wifi password is now pinecone43", a memory
+    ``STATEMENT_MARGIN`` above the threshold (log-odds: about ninety times the odds), so that
+    "my bike is blue" does not answer with "my passport is in the blue folder" (3.0, twenty
+    times, was enough until the calibration weighed how far the best stands out, which makes
+    its log-odds steeper: a clear match now reaches 6, the blue folder 3.5); but a memory the
+    statement gives a new value ("the cabin wifi password is now pinecone43", a memory
     ``memory.updates`` would replace or ask about) is what it touches, and is its answer,
     first: the 💾 under it then replaces it (``bot.core.adding``)."""
     answer = decide(query, hits, margin=STATEMENT_MARGIN if statement else 0.0)
