@@ -48,7 +48,7 @@ from bot.view.digest_view import next_report_text
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
-from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
+from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.history import current_author
 from memory.model import clean_tags
 
@@ -67,22 +67,10 @@ def _request(
 
 
 def zone_reader(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> Callable[[], ZoneInfo]:
-    """How to read the zone dates are read in, in a worker thread: the chat's (``/timezone``),
-    else ``[reminders] timezone``. A read only when needed: on a shared store it is a round
-    trip, and most memories name no time (``bot.core.dating.date_named``)."""
+    """How to read the zone dates are read in: the chat's, else ``[reminders] timezone``."""
     found = services(context)
     default = parse_timezone(found.config.reminders.timezone)
-
-    def read() -> ZoneInfo:
-        try:
-            return chat_zones.chat_zone(found.store, chat_id, default).zone
-        except MemoryStoreError as e:  # a setting: the default will do, the store says the rest
-            log.warning(
-                "could not read the time zone of chat %s (%s); using %s", chat_id, e, default
-            )
-            return default
-
-    return read
+    return chat_zones.zone_reader(found.store, chat_id, default)
 
 
 async def chat_zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> ZoneInfo:
