@@ -81,7 +81,8 @@ class Backend(Protocol):
     def reading(self, *, use: bool = True) -> AbstractContextManager[bool]:
         """A block in which what is held is caught up with what is stored (and stays so: no
         other process writes meanwhile); yields whether a touch can be saved. Without
-        ``use``, housekeeping: the namespace does not count as used (idle release)."""
+        ``use``, housekeeping: the namespace does not count as used (idle release). Inside a
+        view (``memory.views``) a backend may catch up at the view's first read only."""
         ...
 
     def writing(self) -> AbstractContextManager[Writing]:

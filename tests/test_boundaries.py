@@ -198,6 +198,7 @@ MEMORY_LAYERS = [
         "memory.ids",
         "memory.names",
         "memory.backoff",
+        "memory.views",
     },
     {"memory.history", "memory.rules"},
     # search: keywords, meaning, duplicates, relevance

@@ -15,7 +15,7 @@ import json
 import logging
 import re
 import unicodedata
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 from zoneinfo import ZoneInfo
 
@@ -48,7 +48,7 @@ from bot.view.digest_view import next_report_text
 from bot.view.i18n import invalid_reason, language_of, t
 from bot.view.render import escape, memory_block, preview, stats_text
 from bot.view.replies import reply_html
-from memory.errors import MemoryInvalid, MemoryNotFound, MemoryStoreError
+from memory.errors import MemoryInvalid, MemoryNotFound
 from memory.history import current_author
 from memory.model import clean_tags
 
@@ -66,16 +66,16 @@ def _request(
     return message, caller, language_of(update.effective_user), argument
 
 
-async def chat_zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> ZoneInfo:
-    """The zone dates are read in: the chat's (``/timezone``), else ``[reminders] timezone``."""
+def zone_reader(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> Callable[[], ZoneInfo]:
+    """How to read the zone dates are read in: the chat's, else ``[reminders] timezone``."""
     found = services(context)
     default = parse_timezone(found.config.reminders.timezone)
-    try:
-        chosen = await asyncio.to_thread(chat_zones.chat_zone, found.store, chat_id, default)
-    except MemoryStoreError as e:  # a setting: the default zone will do, the store says the rest
-        log.warning("could not read the time zone of chat %s (%s); using %s", chat_id, e, default)
-        return default
-    return chosen.zone
+    return chat_zones.zone_reader(found.store, chat_id, default)
+
+
+async def chat_zone(context: ContextTypes.DEFAULT_TYPE, chat_id: int) -> ZoneInfo:
+    """The zone dates are read in (``zone_reader``), read now."""
+    return await asyncio.to_thread(zone_reader(context, chat_id))
 
 
 def _refusal(language: str, error: Exception, value: str = "", content: str = "") -> str:
@@ -137,7 +137,7 @@ async def remember_entry(
             source=source or message_source(message),
             asker=caller,
             replace=True,
-            zone=await chat_zone(context, message.chat_id),
+            zone=zone_reader(context, message.chat_id),
             attachment=attachment,
         )
     except MemoryInvalid as e:

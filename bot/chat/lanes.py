@@ -73,6 +73,7 @@ from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Pending
 from bot.chat.updates import lane_key
 from memory.errors import MemoryStoreError, StoreInUse
 from memory.queue import Delivery, Lane, Turn, UpdateQueue
+from memory.views import one_view
 
 log = logging.getLogger(__name__)
 
@@ -365,7 +366,12 @@ class SharedUpdates(asyncio.Queue[object]):
 
     async def _handle(self, delivery: Delivery) -> bool:
         """Run the update's handlers; False if they were cut short at the deadline. One that
-        crashed replicas before runs alone here."""
+        crashed replicas before runs alone here. The handlers share one view of the store
+        (``memory.views``): a namespace catches up at their first read only."""
+        with one_view():
+            return await self._handle_in_view(delivery)
+
+    async def _handle_in_view(self, delivery: Delivery) -> bool:
         application = self.application
         assert application is not None, "handling before start"
         update = Update.de_json(delivery.update, application.bot)

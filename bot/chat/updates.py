@@ -43,6 +43,7 @@ from telegram import Update
 from telegram.ext import BaseUpdateProcessor
 
 from bot.chat.deadlines import within
+from memory.views import one_view
 
 MAX_CONCURRENT_UPDATES = 256
 
@@ -95,7 +96,8 @@ class ChatOrderedUpdateProcessor(BaseUpdateProcessor):
             async with chat, self._slots:
                 if self._on_start is not None:
                     self._on_start(update)
-                in_time = await self._within_deadline(update, coroutine)
+                with one_view():  # one view of the store per update (memory.views)
+                    in_time = await self._within_deadline(update, coroutine)
             if in_time and self._on_done is not None:
                 self._on_done(update)
             elif not in_time and self.on_overdue is not None:

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import contextlib
 import time
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from typing import Any
@@ -94,14 +94,15 @@ def remember(
     asker: Caller | None = None,
     keep_both: bool = False,
     replace: bool = False,
-    zone: ZoneInfo | None = None,
+    zone: ZoneInfo | Callable[[], ZoneInfo] | None = None,
     now: datetime | None = None,
     attachment: Mapping[str, Any] | None = None,
 ) -> Remembered:
     """Store a memory unless it is already stored; with ``replace``, replace the one memory it
     surely updates (if ``asker`` may change it); unless ``keep_both``, store nothing when it
     has near-duplicates (with ``asker``: keep it waiting for their choice). The date the
-    content names is resolved now, in ``zone`` (UTC by default: ``bot.core.dating``);
+    content names is resolved now, in ``zone`` (UTC by default; or how to read it, read only
+    for content that names a time: ``bot.core.dating``);
     ``attachment`` is the file the memory was said in (a transcribed voice note)."""
     content, clean, group = clean_content(content), clean_tags(tags), None
     if category is not None:

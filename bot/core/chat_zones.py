@@ -21,13 +21,14 @@ zone, however, ends the wait.
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 from zoneinfo import ZoneInfo
 
 from memory import Store, update_document
-from memory.errors import MemoryInvalid
+from memory.errors import MemoryInvalid, MemoryStoreError
 from memory.timestamps import format_time, parse_time
 
 log = logging.getLogger(__name__)
@@ -61,6 +62,23 @@ def chat_zone(store: Store, chat_id: int, default: ZoneInfo) -> ChatZone:
         except (ValueError, KeyError, OSError):
             log.warning("ignored the unknown time zone %r of chat %s", name, chat_id)
     return ChatZone(default, False, bool(value.get("told")))
+
+
+def zone_reader(store: Store, chat_id: int, default: ZoneInfo) -> Callable[[], ZoneInfo]:
+    """How to read the zone of ``chat_id`` when it is needed (``chat_zone``), in a worker
+    thread; ``default`` if the store cannot say (a setting: the error is logged). On a shared
+    store a read is a round trip, and most memories name no time (``bot.core.dating``)."""
+
+    def read() -> ZoneInfo:
+        try:
+            return chat_zone(store, chat_id, default).zone
+        except MemoryStoreError as e:
+            log.warning(
+                "could not read the time zone of chat %s (%s); using %s", chat_id, e, default
+            )
+            return default
+
+    return read
 
 
 def set_chat_zone(store: Store, chat_id: int, zone: ZoneInfo) -> bool:

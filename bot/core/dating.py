@@ -18,10 +18,11 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from datetime import date, datetime, timedelta
 from zoneinfo import ZoneInfo
 
+from bot.core import timephrase
 from bot.core.when import parse_reminder
 from memory.model import Memory
 from memory.text import created_terms, date_terms
@@ -36,8 +37,16 @@ _DAYS_BACK = (
 )
 
 
-def date_named(content: str, now: datetime, zone: ZoneInfo) -> str | None:
-    """The local ``YYYY-MM-DD[ HH:MM]`` that ``content`` names, or None (module docstring)."""
+def date_named(content: str, now: datetime, zone: ZoneInfo | Callable[[], ZoneInfo]) -> str | None:
+    """The local ``YYYY-MM-DD[ HH:MM]`` that ``content`` names, or None (module docstring).
+
+    ``zone`` may be how to read it (the chat's setting, a round trip to a shared store): it is
+    read only when the content names a time at all, which the zone does not decide.
+    """
+    if callable(zone):
+        if timephrase.read(content) is None:
+            return None
+        zone = zone()
     try:
         parsed = parse_reminder(content, now, zone)
     except ValueError:

@@ -3,7 +3,8 @@
 What a namespace holds is never stale: every operation first asks for the rows changed since
 the version it holds (``memory_namespaces.version``, ``memories.changed``), in one statement and
 so in one snapshot; when nothing changed that is one short round trip, and it is the whole of a
-read (what is held answers it).
+read (what is held answers it). Inside a view (``memory.views``: the bot's handled update) only
+the first read asks; the later ones answer from what is held, the view's snapshot.
 
 A write locks the namespace's row (``UPDATE ... SET version = version + 1 RETURNING``), which
 serialises the namespace's writers across processes, catches up under that lock, then writes
@@ -39,6 +40,7 @@ from memory.model import Memory
 from memory.pg.database import Database
 from memory.pg.documents import PgDocuments
 from memory.pg.vectors import PgVectors
+from memory.views import current_view
 
 COLUMNS = (
     "id, seq, deleted, content, tags, category, created_at, accessed_at, access_count,"
@@ -143,8 +145,12 @@ class PgBackend:
 
     @contextlib.contextmanager
     def reading(self, *, use: bool = True) -> Iterator[bool]:
-        while not self._take(self._db.run(CHANGES, self._since(), write=False).rows):
-            pass  # the database was replaced: loaded again
+        view = current_view()
+        if view is None or self._version < 0 or not view.caught_up(self):
+            while not self._take(self._db.run(CHANGES, self._since(), write=False).rows):
+                pass  # the database was replaced: loaded again
+            if view is not None:
+                view.note(self)
         yield True
 
     @contextlib.contextmanager
@@ -159,6 +165,8 @@ class PgBackend:
         for key in write.deletes:
             self._held.drop(key)
         self._version = version
+        if (view := current_view()) is not None:
+            view.note(self)
 
     def touch(self, counted: list[Memory], *, save: bool) -> list[Memory]:
         """``access_count + 1`` in the database: the counts of every process add up."""
@@ -183,6 +191,8 @@ class PgBackend:
         touched = {row[0]: _memory(row) for row in counts.rows}
         self._held.count(touched.values())
         self._version = max(self._version, version)
+        if (view := current_view()) is not None:
+            view.note(self)
         return [touched.get(m.id, m) for m in counted]
 
     def history(self) -> History:
@@ -224,6 +234,8 @@ class PgBackend:
         """Drop what is held; the next operation loads the namespace again."""
         self._version = -1
         self._held.release()
+        if (view := current_view()) is not None:
+            view.forget(self)
 
     # -- internals --------------------------------------------------------------------------
 

@@ -26,11 +26,15 @@ starts the lane's oldest waiting update (the chat's first message in a while is 
 replica that received it, without a claim); ``claim`` leases the free lane and starts its first
 update; ``advance`` marks the update handled, then starts the next one and renews the lease, or
 deletes the lease when none waits. So an update costs two round trips: its receive, and the
-advance after it. A lease remembers the update it started last (``started``), so that a clean
-stop (``release``) gives that try back. The parts of one statement share its snapshot: an
-update that another replica finished while the statement ran is seen as waiting, but starting
-it re-reads the row and skips it, and the turn then says that nothing was started (the replica
-advances again).
+advance after it. Only the receive waits for the disk (the update is durable before its webhook
+answers 200); the advance commits without waiting (``synchronous_commit`` off): a crash of the
+server may lose its last fraction of a second of advances, and those updates are handled again,
+as after a replica's kill (the log is replayed in order, so what a later durable commit
+depends on is never lost while the commit stands). A lease remembers the update it started
+last (``started``), so that a clean stop (``release``) gives that try back. The parts of one
+statement share its snapshot: an update that another replica finished while the statement ran
+is seen as waiting, but starting it re-reads the row and skips it, and the turn then says that
+nothing was started (the replica advances again).
 
 A replica killed while handling an update leaves its lease to run out; the next claim hands
 the lane, that update first, to another replica, with ``tries`` counting the handlings that
@@ -381,7 +385,9 @@ class PgUpdateQueue:
             "token": lane.token,
             "lease": lease,
         }
-        row = self._db.run(ADVANCE, params, write=True).one()
+        # Not waiting for the disk: lost in a crash of the server, the update is handled
+        # again (as after a replica's kill); a later durable commit makes it durable too.
+        row = self._db.run(ADVANCE, params, write=True, durable=False).one()
         assert row is not None
         waits, renewed, *started = row
         if not waits:

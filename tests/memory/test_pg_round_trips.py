@@ -3,17 +3,20 @@ wire (``bench.pg_trips``): a count is behaviour, not a timing.
 
 A read is its catch-up with other processes, one statement; a write locks, catches up and
 changes: two round trips, its commit riding on the second; a touch and a document's get or put
-are one each. Connections the pool opens meanwhile (``connect``) are not the operation's.
+are one each. Inside one view (``memory.views``: a handled update) only the first read catches
+up. Connections the pool opens meanwhile (``connect``) are not the operation's.
 """
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Callable
 from typing import Any
 
 from bench.pg_server import Server
 from bench.pg_trips import TripCounter, counting
 from memory import open_store
+from memory.views import one_view
 
 
 def trips(counter: TripCounter, operation: Callable[[], Any]) -> dict[str, int]:
@@ -70,3 +73,54 @@ def test_what_another_process_wrote_still_rides_on_the_next_read(
         assert found == [["first", "second, from another process"]]
         assert trips(counter, lambda: mine.add("third")) == {"namespace": 2}
         assert [m.content for m in two.namespace("users/3").memories()][-1] == "third"
+
+
+def test_in_one_view_a_namespace_catches_up_once(pg_server: Server, pg_url: str) -> None:
+    """A handled update's reads share its first read's catch-up (``memory.views``); its writes
+    still lock and catch up, so what another process stored meanwhile is never written over."""
+    with (
+        counting(pg_server.folder) as counter,
+        open_store(counter.url(pg_url)) as one,
+        open_store(pg_url) as two,
+    ):
+        mine, theirs = one.namespace("users/4"), two.namespace("users/4")
+        mine.add("the car is on level B2")
+        with one_view():
+            assert trips(counter, mine.count) == {"namespace": 1}
+            theirs.add("the keys are in the drawer")  # another process, during the view
+            assert trips(counter, lambda: mine.similar("keys in the drawer")) == {}
+            assert trips(counter, lambda: mine.search("keys", touch=False)) == {}
+            assert mine.count() == 1  # the view's snapshot
+            added = mine.add_unique("The keys are in the drawer.")  # caught up under the lock
+            assert added.duplicate
+            assert trips(counter, mine.count) == {}
+            assert mine.count() == 2
+        theirs.add("a third, after the view")
+        assert trips(counter, mine.count) == {"namespace": 1}  # no view: every read catches up
+        assert mine.count() == 3
+
+
+async def test_a_task_that_outlives_its_view_catches_up_again(
+    pg_server: Server, pg_url: str
+) -> None:
+    with (
+        counting(pg_server.folder) as counter,
+        open_store(counter.url(pg_url)) as one,
+        open_store(pg_url) as two,
+    ):
+        mine = one.namespace("users/5")
+        mine.add("first")
+        started, go_on = asyncio.Event(), asyncio.Event()
+
+        async def later() -> int:
+            mine.count()
+            started.set()
+            await go_on.wait()
+            return mine.count()
+
+        with one_view():
+            task = asyncio.create_task(later())
+            await started.wait()
+        two.namespace("users/5").add("second, once the view is over")
+        go_on.set()
+        assert await task == 2

@@ -1,0 +1,69 @@
+"""One view of what is stored for one piece of work (the bot's: one handled update).
+
+A namespace on a store other processes write (``memory.pg``) catches up with them before every
+read, and on PostgreSQL that is a round trip, even when nothing changed. A handled
+``/remember`` reads its namespace three times before it writes (the gatekeeper's count, the
+near-duplicate check, the search for what it updates): three round trips for one answer
+(issue 28). Inside ``one_view()`` a namespace catches up at its first read only; its later
+reads answer from what it holds: what was stored at that first read, plus this process's own
+writes. Writes are unchanged: each one locks the namespace and catches up under the lock, so
+nothing is ever written from a stale state (``add_unique``'s duplicate check and a new id are
+decided under the lock). What another process commits during the view is seen by the next
+view, or by this one's next write. It is the isolation of a transaction's snapshot, for a
+piece of work that lasts milliseconds, without a transaction held open across it.
+
+The view goes with the context (``contextvars``): into the tasks and the worker threads the
+work hands its calls to (``bot.core.workers`` copies the context). A task that outlives the
+block finds the view closed, and catches up at every read as before; so does work outside any
+view (jobs, the CLI, the library). A backend whose catch-up costs nothing (``memory.files``:
+a file's size and time) has no use for it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import weakref
+from collections.abc import Iterator
+from contextvars import ContextVar
+
+
+class View:
+    """What caught up inside one view (see the module docstring); thread-safe."""
+
+    def __init__(self) -> None:
+        self.open = True
+        self._caught_up: weakref.WeakSet[object] = weakref.WeakSet()
+
+    def caught_up(self, holder: object) -> bool:
+        """Whether ``holder`` (a backend) caught up inside this view, still open."""
+        return self.open and holder in self._caught_up
+
+    def note(self, holder: object) -> None:
+        """``holder`` caught up (a read, a write, a touch): its reads need not again."""
+        if self.open:
+            self._caught_up.add(holder)
+
+    def forget(self, holder: object) -> None:
+        """``holder`` let what it held go: its next read catches up."""
+        self._caught_up.discard(holder)
+
+
+_VIEW: ContextVar[View | None] = ContextVar("memory_view", default=None)
+
+
+@contextlib.contextmanager
+def one_view() -> Iterator[View]:
+    """One view of what is stored for the block's work (the module docstring)."""
+    view = View()
+    token = _VIEW.set(view)
+    try:
+        yield view
+    finally:
+        view.open = False
+        _VIEW.reset(token)
+
+
+def current_view() -> View | None:
+    """The view the calling context works in, if one is open."""
+    view = _VIEW.get()
+    return view if view is not None and view.open else None
