@@ -53,8 +53,9 @@ from memory.relevance import CALIBRATIONS, Calibration, decide
 
 OWN_DATA = Path(__file__).resolve().parent / "data"
 NOTES = ("notes_en", "notes_zh")
-TINY = 3  # memories of a new user's namespace (``_tiny``)
-DOZEN = 12  # and of a user with a dozen notes, as issue 24 tried it (``_dozen``)
+# A new user's namespace: its first note alone (``_one``), three notes (``_tiny``), and a
+# dozen, as issue 24 tried it (``_dozen``).
+FEW = {"one": 1, "tiny": 3, "dozen": 12}
 COMPANIONS = {"en": "memorybank_en", "zh": "memorybank_zh"}
 MODES = {"hybrid": "hybrid", "keywords": "default"}
 DEPTH = 10
@@ -157,8 +158,8 @@ def ask(data: Path, names: Sequence[str], mode: str, embedder: Embedder | None) 
                     )
                     yield Asked(name, question, hits, own_names, elsewhere)
                 if name in NOTES:
-                    yield from _few(store, name, users, questions, mode, TINY)
-                    yield from _few(store, name, users, questions, mode, DOZEN)
+                    for label in FEW:
+                        yield from _few(store, name, users, questions, mode, label)
         finally:
             store.close()
 
@@ -169,19 +170,19 @@ def _few(
     users: dict[str, list[dict[str, Any]]],
     questions: list[Question],
     mode: str,
-    size: int,
+    label: str,
 ) -> Iterator[Asked]:
     """A new user's case: each answerable notes question asked in a namespace of its evidence
     and ``size - 1`` other notes, and one question nothing answers asked there too (the set
-    ``<name>_tiny`` of ``TINY`` notes, ``<name>_dozen`` of ``DOZEN``)."""
+    ``<name>_<label>`` of ``FEW[label]`` notes)."""
     [records] = users.values()
     unanswerable = [q for q in questions if not q.evidence]
     answerable = [q for q in questions if q.evidence]
-    label = "tiny" if size == TINY else "dozen"
+    size = FEW[label]
     for number, question in enumerate(answerable):
         index = next(i for i, r in enumerate(records) if str(r["id"]) in question.evidence)
         others = [r for i, r in enumerate(records) if i != index]
-        if size == TINY:  # two of the others, spread over the notes
+        if label == "tiny":  # two of the others, spread over the notes
             picked = [others[(number * 7 + k * 13) % len(others)] for k in range(size - 1)]
         else:  # the notes after it, in the order they were written
             picked = [others[(index + k) % len(others)] for k in range(size - 1)]
@@ -228,7 +229,9 @@ class Tally:
 
 def notes_of(set_name: str) -> str:
     """The set a new user's case (``notes_en_tiny``, ``notes_en_dozen``) was drawn from."""
-    return set_name.removesuffix("_tiny").removesuffix("_dozen")
+    for label in FEW:
+        set_name = set_name.removesuffix(f"_{label}")
+    return set_name
 
 
 def evidence_at(asked: Asked, hits: Sequence[Hit]) -> list[bool]:

@@ -120,7 +120,7 @@ def rank(
             for (mid, score), share in zip(pairs, shares, strict=True)
         ]
     embedded, values = cosines
-    typical, best = float(values.mean()), float(values.max())
+    typical, best, count = float(values.mean()), float(values.max()), len(values)
     wanted = np.asarray(ids, dtype=np.int64)
     where = np.minimum(np.searchsorted(embedded, wanted), len(embedded) - 1)
     found = (embedded[where] == wanted).tolist()
@@ -129,7 +129,7 @@ def rank(
         (
             mid,
             score,
-            Evidence(share, places.get(mid), near[i] if found[i] else None, typical, best),
+            Evidence(share, places.get(mid), near[i] if found[i] else None, typical, best, count),
         )
         for i, ((mid, score), share) in enumerate(zip(pairs, shares, strict=True))
     ]

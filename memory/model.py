@@ -391,7 +391,9 @@ class Evidence:
       only);
     - ``typical``: the mean cosine of the namespace's embedded memories with the query, the
       level an unrelated memory reaches (the same for every hit of one search);
-    - ``best``: the highest cosine of any memory of the namespace with the query.
+    - ``best``: the highest cosine of any memory of the namespace with the query;
+    - ``embedded``: how many of the namespace's memories have a vector (``typical`` is their
+      mean: of one memory, it is that memory's own cosine, and says nothing); None: not told.
     """
 
     coverage: float
@@ -399,6 +401,7 @@ class Evidence:
     cosine: float | None = None
     typical: float | None = None
     best: float | None = None
+    embedded: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -209,7 +209,7 @@ def language(query: str) -> str:
 
 def kind(query: str, hits: Sequence[Hit]) -> tuple[str, str, str]:
     """(language, form, mode): which calibration applies to ``hits`` of ``query``."""
-    meaning = any(_embedded(hit) for hit in hits)
+    meaning = any(_gauged(hit) for hit in hits)
     form = "dialogue" if is_dialogue(query) else "question"
     return language(query), form, "meaning" if meaning else "keywords"
 
@@ -277,10 +277,17 @@ def decide(
     words = judged[language_, form, "keywords"]
     head = found[:LOOKED_AT]
     # A hit without a vector yet (a memory stored a moment ago, still being embedded) is
-    # judged by its keywords alone, not as if its cosine were the namespace's typical one.
-    judges = [words if mode == "meaning" and not _embedded(hit) else calibration for hit in head]
+    # judged by its keywords alone, not as if its cosine were the namespace's typical one. In
+    # a namespace of one vector the typical cosine is that memory's own, so the gap says
+    # nothing: its keywords or its meaning may show it (a new user's first note, asked about
+    # at once, was "nothing found" in English).
+    judges = [words if mode == "meaning" and not _gauged(hit) else calibration for hit in head]
     rows = features(head)
     odds = [judge.odds(v) - judge.threshold for judge, v in zip(judges, rows, strict=True)]
+    meaning = judged[language_, form, "meaning"]
+    for i, hit in enumerate(head):
+        if _alone(hit):
+            odds[i] = max(odds[i], meaning.odds(rows[i]) - meaning.threshold)
     near = [judge.near(v) for judge, v in zip(judges, rows, strict=True)]
     # Closeness compares the hits one calibration judges (its scale is its own): each group
     # whose best evidence passes offers the hits within its spread of its closest.
@@ -329,8 +336,19 @@ def _cosine(hit: Hit) -> float:
     return evidence.typical if evidence.typical is not None else 0.0
 
 
-def _embedded(hit: Hit) -> bool:
-    return hit.evidence is not None and hit.evidence.cosine is not None
+def _alone(hit: Hit) -> bool:
+    """Whether ``hit`` has the only vector of its namespace."""
+    evidence = hit.evidence
+    return evidence is not None and evidence.cosine is not None and evidence.embedded == 1
+
+
+def _gauged(hit: Hit) -> bool:
+    """Whether ``hit``'s cosine can be read against a typical level: it has a vector, and
+    so has at least one other memory of the namespace."""
+    evidence = hit.evidence
+    if evidence is None or evidence.cosine is None:
+        return False
+    return evidence.embedded is None or evidence.embedded > 1
 
 
 # Fitted by ``python -m bench.precision --fit`` (``bench.calibrate``); do not edit by hand.

@@ -49,7 +49,7 @@ def test_the_report_counts_answers_shown_and_abstentions(
     for notes in ("notes_en", "notes_zh"):  # the project's own, halves, and a new user's cases
         assert report[notes]["questions"] == 40 and report[notes]["negatives"] == 30  # no companion
         assert {f"{notes}:{h}" for h in ("visible", "hidden")} <= report.keys()
-        assert {f"{notes}_tiny", f"{notes}_dozen"} <= report.keys()
+        assert {f"{notes}_one", f"{notes}_tiny", f"{notes}_dozen"} <= report.keys()
         assert report[notes]["shown/hit@5"] >= 0.8  # the figure the README quotes, roughly
     assert "notes_zh_tiny" in capsys.readouterr().out
 

@@ -93,6 +93,20 @@ async def test_the_same_in_chinese(meaning_bot: Bot) -> None:
     assert "/list" in reply.text and "/remember" in reply.text  # a hint, in Chinese
 
 
+async def test_a_new_users_first_note_answers_a_question_about_it(meaning_bot: Bot) -> None:
+    """One note, embedded, asked about at once: the namespace's typical cosine is that note's
+    own, so meaning cannot tell; its keywords do (before: "I found nothing about")."""
+    for user, note, question, unrelated in [
+        (ALICE, "test note from a fresh clone", "fresh clone", "what is my blood type?"),
+        (LI, "护照在客厅柜子最上面的抽屉里", "护照在哪", "我的血型是什么"),
+    ]:
+        [ids] = (await store_notes(meaning_bot, [note], user)).values()
+        [reply] = await meaning_bot.say(f"/recall {question}", user=user)
+        assert shown_ids(reply.text) == [ids], reply.text
+        [reply] = await meaning_bot.say(f"/recall {unrelated}", user=user)
+        assert shown_ids(reply.text) == [], reply.text
+
+
 async def test_a_weaker_match_is_one_tap_away(bot: Bot) -> None:
     await bot.say("/remember the gym opens at 6 am on weekdays", user=ALICE)
     [reply] = await bot.say("/recall how much is the gym membership fee", user=ALICE)
