@@ -22,7 +22,6 @@ cap: calendars fetch a feed now and then.
 
 from __future__ import annotations
 
-import asyncio
 import hashlib
 import logging
 from collections.abc import Sequence
@@ -31,7 +30,7 @@ from urllib.parse import urlsplit
 
 from aiohttp import web
 
-from bot.chat.connections import Connection, ConnectionLimits, Gate, middleware, name_server
+from bot.chat.connections import ConnectionLimits, Listening, listen, middleware
 from bot.chat.services import Services
 from bot.config import Config
 from bot.core import calendar_export, calendar_feeds, reminders
@@ -131,48 +130,25 @@ class CalendarServer:
         self.port = port  # the port it listens on, once started
         self.limits = limits or ConnectionLimits(max_open=MAX_OPEN)
         self._routes: Sequence[web.RouteDef] = routes(services)
-        self._runner: web.AppRunner | None = None
-        self._listening: asyncio.Server | None = None
+        self._listening: Listening | None = None
 
     async def start(self) -> None:
         """Listen (``ListenFailed`` if the address cannot be had)."""
         app = web.Application(middlewares=[middleware])
         app.add_routes(self._routes)
-        app.on_response_prepare.append(name_server)
-        runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=STOP_TIMEOUT
-        )
-        await runner.setup()
-        manager = runner.server
-        assert manager is not None  # set up
-        gate = Gate(self.limits)
-        loop = asyncio.get_running_loop()
         try:
-            # Each connection gated as the webhook's are (bot.chat.connections).
-            listening = await loop.create_server(
-                lambda: Connection(gate, manager, loop=loop),
-                self.host,
-                self.port,
-                backlog=self.limits.backlog,
-            )
+            self._listening = await listen(app, self.host, self.port, self.limits, STOP_TIMEOUT)
         except OSError as e:
-            await runner.cleanup()
             raise ListenFailed(e.errno, e.strerror or str(e)) from e
-        self._runner, self._listening = runner, listening
-        self.port = listening.sockets[0].getsockname()[1]
+        self.port = self._listening.port
         log.info("calendar feed listening on %s:%d", self.host, self.port)
 
     async def stop(self) -> None:
         """Stop listening; the requests in progress finish first (up to ``STOP_TIMEOUT``)."""
-        runner, self._runner = self._runner, None
         listening, self._listening = self._listening, None
         if listening is not None:
-            listening.close()
-        if runner is not None:
-            await runner.cleanup()
+            await listening.close()
             log.info("calendar feed stopped")
-        if listening is not None:
-            await listening.wait_closed()
 
 
 __all__ = [

@@ -318,3 +318,50 @@ class AcceptErrors:
             self.gate.open,
             resource.getrlimit(resource.RLIMIT_NOFILE)[0],
         )
+
+
+@dataclass
+class Listening:
+    """An aiohttp application served by ``listen``: its runner, its socket and its gate."""
+
+    runner: web.AppRunner
+    server: asyncio.Server
+    gate: Gate
+
+    @property
+    def port(self) -> int:
+        return int(self.server.sockets[0].getsockname()[1])
+
+    async def close(self) -> None:
+        """No new connections; the requests in progress finish first (the runner's
+        ``shutdown_timeout``), then the socket is closed."""
+        self.server.close()  # the open connections are the runner's to close
+        await self.runner.cleanup()
+        await self.server.wait_closed()
+
+
+async def listen(
+    app: web.Application, host: str, port: int, limits: ConnectionLimits, stop_timeout: float
+) -> Listening:
+    """Serve ``app`` on ``host``:``port`` (0: any free port), each connection a gated
+    ``Connection`` (counted, timed, closed to make room), its answers named ``SERVER_NAME``;
+    ``OSError`` if the address cannot be had (in use, not this machine's)."""
+    app.on_response_prepare.append(name_server)
+    runner = web.AppRunner(
+        app, access_log=None, handle_signals=False, shutdown_timeout=stop_timeout
+    )
+    await runner.setup()
+    manager = runner.server
+    assert manager is not None  # set up
+    gate = Gate(limits)
+    loop = asyncio.get_running_loop()
+    try:
+        # aiohttp's server is the protocol factory (its TCPSite does the same), but each
+        # connection is a gated ``Connection``.
+        server = await loop.create_server(
+            lambda: Connection(gate, manager, loop=loop), host, port, backlog=limits.backlog
+        )
+    except OSError:
+        await runner.cleanup()
+        raise
+    return Listening(runner, server, gate)

@@ -61,11 +61,11 @@ from telegram.ext import Application
 from bot.chat import calendar_feed
 from bot.chat.connections import (
     AcceptErrors,
-    Connection,
     ConnectionLimits,
     Gate,
+    Listening,
+    listen,
     middleware,
-    name_server,
 )
 from bot.chat.inbox import InboxQueue
 from bot.chat.lanes import SharedUpdates
@@ -114,8 +114,7 @@ class WebhookServer:
         self._accept = accept
         self._health = health
         self._secret = settings.webhook_secret.encode()
-        self._runner: web.AppRunner | None = None
-        self._listening: asyncio.Server | None = None
+        self._listening: Listening | None = None
         self._gate: Gate | None = None
         self._accept_errors: AcceptErrors | None = None
         self._refused = 0  # requests without the right secret since the last log line
@@ -130,31 +129,12 @@ class WebhookServer:
         app.router.add_get(READY_PATH, self._healthz)
         app.router.add_get(HEALTH_PATH, self._healthz)  # /healthz/ready's old name
         app.add_routes(self.routes)
-        app.on_response_prepare.append(name_server)
-        runner = web.AppRunner(
-            app, access_log=None, handle_signals=False, shutdown_timeout=STOP_TIMEOUT
+        self._listening = listening = await listen(
+            app, self.settings.listen, self.settings.port, self.limits, STOP_TIMEOUT
         )
-        await runner.setup()
-        manager = runner.server
-        assert manager is not None  # set up
-        gate = Gate(self.limits)
-        loop = asyncio.get_running_loop()
-        try:
-            # aiohttp's server is the protocol factory (its TCPSite does the same), but each
-            # connection is a gated ``Connection``: counted, timed, closed to make room.
-            listening = await loop.create_server(
-                lambda: Connection(gate, manager, loop=loop),
-                self.settings.listen,
-                self.settings.port,
-                backlog=self.limits.backlog,
-            )
-        except OSError:
-            await runner.cleanup()
-            raise
-        self._runner, self._listening = runner, listening
-        self._gate, self._accept_errors = gate, AcceptErrors(gate)
+        self._gate, self._accept_errors = listening.gate, AcceptErrors(listening.gate)
         self._accept_errors.install()
-        self.port = listening.sockets[0].getsockname()[1]
+        self.port = listening.port
         log.info(
             "webhook server listening on %s:%d (updates on %s, health on %s and %s; "
             "at most %d connections open)",
@@ -168,15 +148,10 @@ class WebhookServer:
 
     async def stop(self) -> None:
         """Stop listening; the requests in progress finish first (up to ``STOP_TIMEOUT``)."""
-        runner, self._runner = self._runner, None
         listening, self._listening = self._listening, None
         if listening is not None:
-            listening.close()  # no new connections; the open ones are the runner's to close
-        if runner is not None:
-            await runner.cleanup()
+            await listening.close()
             log.info("webhook server stopped")
-        if listening is not None:
-            await listening.wait_closed()
         if self._gate is not None:
             self._gate.pressure.flush()
         if self._accept_errors is not None:
