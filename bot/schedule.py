@@ -28,18 +28,22 @@ settled here, so that the expression means what crontab(5) says:
 A schedule that never fires (``0 9 31 2 *``) is refused.
 
 ``Schedules`` is one expression in several zones: the digest's trigger, which fires at the
-schedule's local time in the configured zone and in every zone a chat chose.
+schedule's local time in the configured zone and in every zone a chat chose. ``Waking`` keeps
+those zones for a job (the digest's, the tidy's) as chats choose them.
 """
 
 from __future__ import annotations
 
+import logging
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Collection, Sequence
 from datetime import UTC, datetime, timedelta, tzinfo
 from zoneinfo import ZoneInfo, ZoneInfoNotFoundError
 
 from apscheduler.triggers.base import BaseTrigger
 from apscheduler.triggers.cron import CronTrigger
+
+log = logging.getLogger(__name__)
 
 # crontab order: 0 (and 7) is Sunday.
 WEEKDAYS = ("sun", "mon", "tue", "wed", "thu", "fri", "sat")
@@ -190,3 +194,31 @@ def _repeated(fire: datetime) -> bool:
 
 
 __all__ = ["WEEKDAYS", "Schedule", "Schedules", "crontab_weekdays", "parse_timezone"]
+
+
+class Waking:
+    """The time zones a job wakes in, its schedule's local time in each (the digest's and the
+    tidy's: every chat's own); ``learn`` adds the zones chats chose, ``trigger`` is the job's."""
+
+    def __init__(self, zone: ZoneInfo, schedule_in: Callable[[ZoneInfo], Schedule], job: str):
+        self.keys = {zone.key}
+        self._schedule_in = schedule_in
+        self._job = job
+
+    def learn(self, zones: Collection[str]) -> bool:
+        """Wake in ``zones`` too (one that cannot be read is logged and left out); whether any
+        was new, so that the job is given its new trigger."""
+        new = set()
+        for key in set(zones) - self.keys:
+            try:
+                self._schedule_in(ZoneInfo(key))
+            except (ValueError, KeyError, OSError):
+                log.warning("the %s ignores the unknown time zone %r", self._job, key)
+                continue
+            new.add(key)
+        self.keys |= new
+        return bool(new)
+
+    def trigger(self) -> Schedules:
+        """When the job runs: the schedule in every zone it wakes in."""
+        return Schedules([self._schedule_in(ZoneInfo(key)) for key in sorted(self.keys)])

@@ -70,7 +70,7 @@ from bot.jobs.digest_plan import (
     utc_now,
 )
 from bot.jobs.reminder_send import is_about_topic
-from bot.schedule import Schedule, Schedules
+from bot.schedule import Schedule, Schedules, Waking
 from bot.view.replies import send_html
 from memory import update_document
 from memory.errors import MemoryStoreError
@@ -130,7 +130,7 @@ class Digest(DigestPlan):
         self.sweep_seconds = sweep_seconds
         self._leases = Leases()  # claims (and markers) seen held, timed on this clock
         self._sweeping = asyncio.Lock()
-        self._waking = {self.timezone.key}  # the zones the job wakes in (``trigger``)
+        self._waking = Waking(self.timezone, self._schedule_in, "digest")  # ``trigger``
         self._job: Job[Any] | None = None
         self.grace = timedelta(hours=config.grace_hours)
         # One run at a time in this process (the scheduled one and the catch-up), so that a
@@ -145,22 +145,13 @@ class Digest(DigestPlan):
 
     def _learn(self, zones: set[str]) -> None:
         """Wake in ``zones`` too: the job is given its new times if any is new. On the event
-        loop only (``_waking`` is the trigger's, and rescheduling is the scheduler's)."""
-        new = set()
-        for key in zones - self._waking:
-            try:
-                self._schedule_in(ZoneInfo(key))
-            except (ValueError, KeyError, OSError):
-                log.warning("the digest ignores the unknown time zone %r", key)
-                continue
-            new.add(key)
-        self._waking |= new
-        if new and self._job is not None and not self._job.removed:
+        loop only (the trigger is the job's, and rescheduling is the scheduler's)."""
+        if self._waking.learn(zones) and self._job is not None and not self._job.removed:
             self._job.job.reschedule(trigger=self.trigger())
 
     def trigger(self) -> Schedules:
         """When the job runs: the schedule in every zone in use."""
-        return Schedules([self._schedule_in(ZoneInfo(key)) for key in sorted(self._waking)])
+        return self._waking.trigger()
 
     # -- the job ----------------------------------------------------------------------------
 
@@ -178,7 +169,7 @@ class Digest(DigestPlan):
         async with self._running:
             chosen = await asyncio.to_thread(chosen_zones, self.store)
             self._learn({zone.key for zone in chosen.values()})
-            waking = set(self._waking)
+            waking = set(self._waking.keys)
             due = await asyncio.to_thread(
                 lambda: {k for k in waking if self._due(self._schedule_in(ZoneInfo(k)), now)}
             )

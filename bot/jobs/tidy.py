@@ -54,7 +54,7 @@ from bot.jobs import reminder_memory
 from bot.jobs.digest_plan import guess_language
 from bot.jobs.tidy_report import render
 from bot.jobs.tidy_settings import SETTINGS, TidySettings
-from bot.schedule import Schedule, Schedules
+from bot.schedule import Schedule, Schedules, Waking
 from bot.view.render import split_html
 from memory import Store, update_document
 from memory.errors import MemoryNotFound, MemoryStoreError
@@ -108,7 +108,7 @@ class TidyJob:
         self.chats = frozenset(chats) if chats is not None else None
         self.grace = timedelta(hours=config.grace_hours)
         self._schedules: dict[str, Schedule] = {}
-        self._waking = {default_zone.key}
+        self._waking = Waking(default_zone, self._schedule_in, "tidy")
         self._job: Job[Any] | None = None
         self._running = asyncio.Lock()
 
@@ -309,21 +309,14 @@ class TidyJob:
         self._learn({zone.key})
 
     def _learn(self, zones: set[str]) -> None:
-        new = set()
-        for key in zones - self._waking:
-            try:
-                self._schedule_in(ZoneInfo(key))
-            except (ValueError, KeyError, OSError):
-                log.warning("the tidy ignores the unknown time zone %r", key)
-                continue
-            new.add(key)
-        self._waking |= new
-        if new and self._job is not None and not self._job.removed:
+        """Wake in ``zones`` too: the job is given its new times if any is new. On the event
+        loop only (the trigger is the job's, and rescheduling is the scheduler's)."""
+        if self._waking.learn(zones) and self._job is not None and not self._job.removed:
             self._job.job.reschedule(trigger=self.trigger())
 
     def trigger(self) -> Schedules:
         """When the job runs: the schedule in every zone in use."""
-        return Schedules([self._schedule_in(ZoneInfo(key)) for key in sorted(self._waking)])
+        return self._waking.trigger()
 
     def register(self, application: Application[Any, Any, Any, Any, Any, Any]) -> None:
         """Put the job on ``application``'s JobQueue: at every night, and once at start-up
