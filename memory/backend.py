@@ -5,9 +5,12 @@ The operations (add, search, update, delete, import, undo...) are written once, 
 A backend keeps what is stored, and only that, as the transports below httpx's client and the
 persistence classes below python-telegram-bot's ``Application`` do:
 
-- the namespace's lock and the catch-up with other processes: ``reading`` and ``writing``
-  bring what is held up to date with what is stored, and ``writing`` holds the lock that
-  serialises the namespace's writers across processes until its block ends;
+- the catch-up with other processes and the serialisation of the namespace's writers across
+  them: ``reading`` brings what is held up to date with what is stored, and ``writing`` runs
+  a write's block (``Writing``) on what is held such that its change is stored only if what
+  the block decided from was current: under a lock held across the block (the files), or
+  sent conditional on the namespace's version and run again when another process wrote
+  first (PostgreSQL: one round trip for a write, a conflict costing the run again);
 - the commit of a change (``Writing.commit``: the memories put and deleted and the change's
   history records, all or nothing, durable when the write ends) and the id clock it is made
   at (``Writing.high_id``);
@@ -26,10 +29,10 @@ lock on the namespace's row); both keep the contract of ``tests/memory/contract/
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from contextlib import AbstractContextManager
 from pathlib import PurePath
-from typing import Protocol
+from typing import Protocol, TypeVar
 
 from memory.documents import Documents
 from memory.held import Held
@@ -38,9 +41,11 @@ from memory.indexfile import IndexCache
 from memory.model import Memory
 from memory.vectors import VectorStore
 
+T = TypeVar("T")
+
 
 class Writing(Protocol):
-    """One write to a namespace, under its lock, caught up: at most one ``commit``."""
+    """One run of a write's block (``Backend.writing``): at most one ``commit``."""
 
     high_id: int  # the id clock: the highest id seen within reach (``memory.ids.new_id``)
 
@@ -53,7 +58,8 @@ class Writing(Protocol):
     ) -> None:
         """Store the change: ``puts`` (new memories, or new versions of held ones), the ids
         ``deletes``, and the change's history ``records``; all of it or none, durable once
-        the write ends, and taken into what is held. Records alone change no memory (an
+        the write ends, and then taken into what is held (not before: a block may be run
+        again, and only the run that is stored counts). Records alone change no memory (an
         undo's ``keep``, a migration's history of memories it already holds)."""
         ...
 
@@ -85,9 +91,17 @@ class Backend(Protocol):
         view (``memory.views``) a backend may catch up at the view's first read only."""
         ...
 
-    def writing(self) -> AbstractContextManager[Writing]:
-        """A block holding the namespace's lock against other processes, caught up: a write
-        that fails leaves nothing stored and nothing held."""
+    def writing(self, block: Callable[[Writing], T]) -> T:
+        """Run ``block`` on what is held and store the change it commits, only if nothing
+        another process stored since escaped what it decided from; what it returns.
+
+        A backend may run ``block`` more than once: when another process wrote first, the
+        run's change is not stored, what is held catches up, and ``block`` runs again on
+        that (so a duplicate check, a new id or an undo's check is decided again). So a block
+        decides from what is held and from ``write`` only, and changes nothing but through
+        ``write.commit``. A write that fails leaves nothing stored and nothing held. A run
+        that commits nothing is a read: its answer (or its error) may be the view's
+        (``memory.views``), as a read's is."""
         ...
 
     def touch(self, counted: list[Memory], *, save: bool) -> list[Memory]:

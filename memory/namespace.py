@@ -3,14 +3,19 @@
 A namespace holds its memories in the process (``memory.held``) and answers from them; its
 backend keeps them in step with what is stored. Every operation holds the namespace's mutex
 (threads, and asyncio tasks run in threads) and reads inside the backend's ``reading`` (caught
-up with other processes) or writes inside its ``writing`` (under the lock that serialises the
-namespace's writers across processes, caught up), committing the change and its history
-records (``memory.history``) in one step: no change stands without its record.
+up with other processes) or writes by handing a block to its ``writing``, which commits the
+change and its history records (``memory.history``) in one step: no change stands without its
+record. A block is a function, not a ``with`` body, because a backend may run it again: one
+several processes write stores a change only if the namespace is still at the version the
+block decided from, and otherwise catches up and runs it again (``memory.pg.backend``); so
+every decision a write makes (a duplicate, a new id, an undo's check) is made on what is
+stored, and a block changes nothing but through its commit.
 
 Ids are millisecond timestamps, as in the article, but strictly increasing within a namespace,
-also across processes: a new id is ``max(now_ms, id clock + 1)``, chosen under the lock, where
-the clock is the highest id seen within a day of now (``memory.ids.new_id``: an imported id
-beyond that is renumbered, one held already is stepped around).
+also across processes: a new id is ``max(now_ms, id clock + 1)``, chosen in the write's block
+(stored only if no other write came between), where the clock is the highest id seen within a
+day of now (``memory.ids.new_id``: an imported id beyond that is renumbered, one held already
+is stepped around).
 
 Search ranks what is held, with the same rankers over the same values in the same order
 whatever the backend, so every backend gives the same hits and the same scores. Rankers are
@@ -30,7 +35,7 @@ import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypeVar
 
 from memory.backend import Backend, Writing
 from memory.documents import Documents
@@ -61,6 +66,8 @@ from memory.timestamps import format_time_ms, now_iso
 from memory.vectors import VectorStore
 
 log = logging.getLogger(__name__)
+
+T = TypeVar("T")
 
 RANKERS = ("default", "hybrid", "seed")
 NEAR_CANDIDATES = 20  # the best search hits for a new text that are measured as near-duplicates
@@ -137,7 +144,8 @@ class Namespace:
         if source is not None and (not isinstance(source, str) or not 0 < len(source) <= 200):
             raise MemoryInvalid("source must be text of 1 to 200 characters", field="source")
         held = self._held
-        with self._writing() as write:
+
+        def add(write: Writing) -> Added:
             repeated = held.repeated(content, source, kept)
             if repeated is not None:
                 return repeated
@@ -157,7 +165,9 @@ class Namespace:
                 origin=came_from,
             )
             write.commit(puts=[memory], records=[new_record("add", memory.id, None, memory)])
-        return Added(memory)
+            return Added(memory)
+
+        return self._write(add)
 
     def similar(self, content: str) -> list[Near]:
         """The stored memories that may say what ``content`` says (``memory.duplicates``).
@@ -255,17 +265,19 @@ class Namespace:
         """Change a memory's content, tags or category; durable when this returns."""
         key = parse_id(memory_id)
         changes = update_changes(content, tags, category)
-        with self._writing() as write:
+
+        def update(write: Writing) -> Memory:
             before = self._held.find(key)
             memory = replace(before, **changes, updated_at=now_iso())
             write.commit(puts=[memory], records=[new_record("update", key, before, memory)])
-        return memory
+            return memory
+
+        return self._write(update)
 
     def delete(self, memory_id: int | str) -> Memory:
         """Remove a memory and return it; gone, durably, when this returns."""
         key = parse_id(memory_id)
-        with self._writing() as write:
-            return self._delete(write, key)
+        return self._write(lambda write: self._delete(write, key))
 
     def stats(self) -> Stats:
         """Totals by category, the most used tags and the most accessed memories.
@@ -325,19 +337,24 @@ class Namespace:
         """
         incoming = read_records(records)
         held = self._held
-        with self._writing() as write:
+
+        def add_all(write: Writing) -> tuple[int, dict[int, int]]:
             keys = held.content_keys().keys()
             new = importable(incoming, held.memories, keys, skip_duplicates=skip_duplicates)
+            moved: dict[int, int] = {}
             if history is None:
                 new, moved = renumber(new, write.high_id, held.memories)
-                if renumbered is not None:
-                    renumbered.update(moved)
                 logged = [new_record("import", m.id, None, m) for m in new]
             else:  # a migration: the memories' own history, what of it this one lacks
                 logged = copied_records(write.refs(), history, self._backend.retention)
             if new or logged:
                 write.commit(puts=new, records=logged)
-        return len(new)
+            return len(new), moved
+
+        added, moved = self._write(add_all)  # moved: of the run that was stored
+        if renumbered is not None:
+            renumbered.update(moved)
+        return added
 
     def export(self) -> list[dict[str, Any]]:
         """Every memory as an article-format record, in stored order."""
@@ -362,8 +379,7 @@ class Namespace:
         still above every id this namespace has seen (within the id clock's reach).
         """
         memory = Memory.from_dict(memory.to_dict())  # validated as an imported record is
-        with self._writing() as write:
-            return self._restore(write, memory)
+        return self._write(lambda write: self._restore(write, memory))
 
     def revert(self, record: ChangeRecord) -> bool | None:
         """Undo ``record`` for the undo in progress (``memory.history.undo``), checked and
@@ -372,8 +388,10 @@ class Namespace:
         is (a ``keep`` record says so); None, writing nothing, if another undo of the same
         change has begun (its records are there)."""
         before = Memory.from_dict(record.before.to_dict()) if record.before is not None else None
-        with self._writing() as write:
-            if write.undone_elsewhere(current_author()):
+        author = current_author()
+
+        def undo(write: Writing) -> bool | None:
+            if write.undone_elsewhere(author):
                 return None
             current = self._held.memories.get(record.memory_id)
             if state(current) != state(record.after):
@@ -384,6 +402,8 @@ class Namespace:
             else:
                 self._restore(write, before)
             return True
+
+        return self._write(undo)
 
     def _delete(self, write: Writing, key: int) -> Memory:
         memory = self._held.find(key)
@@ -457,7 +477,8 @@ class Namespace:
         with self._mutex, self._backend.reading(use=use) as writable:
             yield writable
 
-    @contextlib.contextmanager
-    def _writing(self) -> Iterator[Writing]:
-        with self._mutex, self._backend.writing() as write:
-            yield write
+    def _write(self, block: Callable[[Writing], T]) -> T:
+        """Run a write's ``block`` (``Backend.writing``: perhaps more than once, so it decides
+        from what is held and ``write`` alone, and changes nothing but by its commit)."""
+        with self._mutex:
+            return self._backend.writing(block)

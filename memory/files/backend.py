@@ -24,10 +24,10 @@ import contextlib
 import logging
 import threading
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from memory.backoff import Backoff
 from memory.bm25 import Bm25Ranker
@@ -46,6 +46,7 @@ from memory.ids import advanced
 from memory.model import Memory
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 INDEX_FILE = "memory.index"
 BACKOFF = 5.0  # seconds before compaction is tried again after a failure, doubling
@@ -90,10 +91,10 @@ class FileBackend:
     def reading(self, *, use: bool = True) -> contextlib.AbstractContextManager[bool]:
         return self._locked(write=False, use=use)
 
-    @contextlib.contextmanager
-    def writing(self) -> Iterator[FileBackend]:
+    def writing(self, block: Callable[[FileBackend], T]) -> T:
+        """Run ``block`` once, under the folder's lock: it never runs on a stale state."""
         with self._locked(write=True):
-            yield self
+            return block(self)
 
     def commit(
         self,

@@ -28,9 +28,9 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from pathlib import PurePath
-from typing import Any
+from typing import Any, TypeVar
 
 from memory.errors import MemoryInvalid
 from memory.held import Held
@@ -41,6 +41,8 @@ from memory.pg.database import Database
 from memory.pg.documents import PgDocuments
 from memory.pg.vectors import PgVectors
 from memory.views import current_view
+
+T = TypeVar("T")
 
 COLUMNS = (
     "id, seq, deleted, content, tags, category, created_at, accessed_at, access_count,"
@@ -153,12 +155,12 @@ class PgBackend:
                 view.note(self)
         yield True
 
-    @contextlib.contextmanager
-    def writing(self) -> Iterator[PgWriting]:
+    def writing(self, block: Callable[[PgWriting], T]) -> T:
+        """Run ``block`` once, under the namespace's lock, caught up."""
         with self._db.transaction(write=True) as connection:
             version, high_id = self._lock(connection)
             write = PgWriting(self, connection, version, high_id)
-            yield write
+            result = block(write)
         # Committed: now what is held takes the change.
         for memory in write.puts:
             self._held.put(memory)
@@ -167,6 +169,7 @@ class PgBackend:
         self._version = version
         if (view := current_view()) is not None:
             view.note(self)
+        return result
 
     def touch(self, counted: list[Memory], *, save: bool) -> list[Memory]:
         """``access_count + 1`` in the database: the counts of every process add up."""
