@@ -6,11 +6,21 @@ read, and on PostgreSQL that is a round trip, even when nothing changed. A handl
 near-duplicate check, the search for what it updates): three round trips for one answer
 (issue 28). Inside ``one_view()`` a namespace catches up at its first read only; its later
 reads answer from what it holds: what was stored at that first read, plus this process's own
-writes. Writes are unchanged: each one locks the namespace and catches up under the lock, so
-nothing is ever written from a stale state (``add_unique``'s duplicate check and a new id are
-decided under the lock). What another process commits during the view is seen by the next
-view, or by this one's next write. It is the isolation of a transaction's snapshot, for a
-piece of work that lasts milliseconds, without a transaction held open across it.
+writes. What another process commits during the view is seen by the next view, or by this
+one's next write: a write is stored only if the namespace is still at the version what it
+decided from was (``memory.pg.change``), and is otherwise decided again on what is stored, so
+nothing is ever written from a stale state (``add_unique``'s duplicate check and a new id
+included); a write that writes nothing is a read, and answers from the view. It is the
+isolation of a transaction's snapshot, for a piece of work that lasts milliseconds, without a
+transaction held open across it.
+
+The first read need not ask either. The work may start knowing the versions of the namespaces
+it reads (``one_view(versions)``, ``View.started_at``: the bot's update queue reads its
+update's namespace's version in the statement that starts the update, ``memory.pg.updates``):
+a namespace that holds exactly that version holds what was stored when the work started, which
+is the view's snapshot, and reads with no round trip at all; one that holds another catches up
+at its first read, as without it, even one holding a later version (the database may have been
+restored from a backup, its versions gone back: only a catch-up notices).
 
 The view goes with the context (``contextvars``): into the tasks and the worker threads the
 work hands its calls to (``bot.core.workers`` copies the context). A task that outlives the
@@ -23,16 +33,22 @@ from __future__ import annotations
 
 import contextlib
 import weakref
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextvars import ContextVar
 
 
 class View:
-    """What caught up inside one view (see the module docstring); thread-safe."""
+    """What caught up inside one view, and the versions its work started at (see the module
+    docstring); thread-safe."""
 
-    def __init__(self) -> None:
+    def __init__(self, versions: Mapping[str, int] | None = None) -> None:
         self.open = True
         self._caught_up: weakref.WeakSet[object] = weakref.WeakSet()
+        self._versions = dict(versions or {})
+
+    def started_at(self, namespace: str) -> int | None:
+        """The version ``namespace`` had when the view's work started (None: not known)."""
+        return self._versions.get(namespace)
 
     def caught_up(self, holder: object) -> bool:
         """Whether ``holder`` (a backend) caught up inside this view, still open."""
@@ -52,9 +68,11 @@ _VIEW: ContextVar[View | None] = ContextVar("memory_view", default=None)
 
 
 @contextlib.contextmanager
-def one_view() -> Iterator[View]:
-    """One view of what is stored for the block's work (the module docstring)."""
-    view = View()
+def one_view(versions: Mapping[str, int] | None = None) -> Iterator[View]:
+    """One view of what is stored for the block's work (the module docstring); ``versions``:
+    the namespaces' versions when the work started, as the statement that started it read
+    them (a namespace never written: 0)."""
+    view = View(versions)
     token = _VIEW.set(view)
     try:
         yield view

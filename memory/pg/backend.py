@@ -1,24 +1,37 @@
-"""The PostgreSQL backend of a namespace (``memory.backend``): rows, and a lock on a row.
+"""The PostgreSQL backend of a namespace (``memory.backend``): rows, and their version.
 
-What a namespace holds is never stale: every operation first asks for the rows changed since
-the version it holds (``memory_namespaces.version``, ``memories.changed``), in one statement and
-so in one snapshot; when nothing changed that is one short round trip, and it is the whole of a
-read (what is held answers it). Inside a view (``memory.views``: the bot's handled update) only
-the first read asks; the later ones answer from what is held, the view's snapshot.
+What a namespace holds is never stale where it matters: every read first asks for the rows
+changed since the version it holds (``memory_namespaces.version``, ``memories.changed``), in
+one statement and so in one snapshot; when nothing changed that is one short round trip, and it
+is the whole of a read (what is held answers it). Inside a view (``memory.views``: the bot's
+handled update) only the first read asks, and none if the view started at the version held
+(the update queue read it as it started the update: ``View.started_at``); the later ones
+answer from what is held, the view's snapshot.
 
-A write locks the namespace's row (``UPDATE ... SET version = version + 1 RETURNING``), which
-serialises the namespace's writers across processes, catches up under that lock, then writes
-and commits; what is held takes the change only once the commit succeeded. The lock and the
-catch-up are two statements (the catch-up must see what the writer before it committed while
-this one waited for the lock: a statement's snapshot is taken when it starts) sent together,
-and the change goes with the commit: two round trips (``Database.transaction``). The id clock
-is the row's ``high_id`` (only ids within a day of now: ``memory.ids.clock_of``) and the highest
-id held. A touch adds one to each count in the database (``access_count + 1``), so two
-processes' touches add up, and commits without waiting for the disk, as the file store's touch
-is not fsynced; its lock, catch-up and counts go together, in one round trip.
+A write is one round trip. Its block (``memory.namespace``) runs on what is held, and its
+change goes out as one statement conditional on the version held (``memory.pg.change``): the
+namespace's row moves to the next version only if it is still at that one, and the change's
+rows, history records, trim and id clock follow from that, committed together. When another
+process wrote first, nothing is stored; the block runs again under the lock, caught up, and
+that cannot conflict: the row is locked (``LOCK``: ``UPDATE ... SET version = version + 1``),
+then caught up in a second statement sent with it (it must see what the writer before it
+committed while this one waited: a statement's snapshot is taken when it starts), and the
+change goes with the commit: two round trips more (``Database.transaction``), so a writer that
+loses a race always gets through at the second try, however many race it. The block runs under
+the lock at once when what is held is known stale (nothing loaded, or a view that started at
+another version) or when it asks what only the lock answers (an undo's check, a migration's
+history: ``PgWriting.refs``). A run that writes nothing (a duplicate, a missing id) is a read:
+it stands if the view vouches for what is held, else once a catch-up brings nothing new. What
+is held takes a change only once it is stored.
 
-The change history (``memory.history``) is a table: a change's records are inserted in the
-change's own transaction, so no change stands without its record, and none without its change;
+The id clock is the row's ``high_id`` (only ids within a day of now: ``memory.ids.clock_of``)
+at the version held, and the highest id held. A touch adds one to each count in the database
+(``access_count + 1``), so two processes' touches add up, and commits without waiting for the
+disk, as the file store's touch is not fsynced; its lock, catch-up and counts go together, in
+one round trip.
+
+The change history (``memory.history``) is a table: a change's records are inserted by the
+change's own statement, so no change stands without its record, and none without its change;
 kept within the store's retention (``Retention``: the newest ``max``, none older than
 ``days``). The vectors are in ``memory_vectors`` (``memory.pg.vectors``).
 """
@@ -28,19 +41,20 @@ from __future__ import annotations
 import contextlib
 import json
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import PurePath
 from typing import Any, TypeVar
 
-from memory.errors import MemoryInvalid
+from memory.errors import MemoryInvalid, MemoryStoreError
 from memory.held import Held
 from memory.history import Author, ChangeRecord, History, Retention
-from memory.ids import ID_REACH_MS, clock_ms, clock_of
+from memory.ids import clock_of
 from memory.model import Memory
+from memory.pg.change import change_statement, recorded_high
 from memory.pg.database import Database
 from memory.pg.documents import PgDocuments
 from memory.pg.vectors import PgVectors
-from memory.views import current_view
+from memory.views import View, current_view
 
 T = TypeVar("T")
 
@@ -48,9 +62,10 @@ COLUMNS = (
     "id, seq, deleted, content, tags, category, created_at, accessed_at, access_count,"
     " updated_at, source, date, attachment, origin"
 )
-# The rows changed since a version, and the namespace's version, in one snapshot.
+# The namespace's version and recorded id clock, and the rows changed since a version, in one
+# snapshot.
 CHANGES = f"""
-    SELECT n.version, m.{COLUMNS.replace(", ", ", m.")}
+    SELECT n.version, n.high_id, m.{COLUMNS.replace(", ", ", m.")}
     FROM (SELECT %(name)s::text AS name) AS wanted
     LEFT JOIN memory_namespaces n ON n.name = wanted.name
     LEFT JOIN memories m ON m.namespace = wanted.name AND m.changed > %(since)s
@@ -67,22 +82,6 @@ UNDONE = """
     SELECT 1 FROM memory_history WHERE namespace = %s AND record::jsonb ->> 'undoes' = %s
         AND record::jsonb ->> 'change' <> %s LIMIT 1
 """
-UPSERT = f"""
-    INSERT INTO memories (namespace, changed, {COLUMNS})
-    VALUES (%s, %s, %s, nextval('memory_seq'), false, %s, %s, %s, %s, %s, %s, %s, %s, %s, %s,
-        %s)
-    ON CONFLICT (namespace, id) DO UPDATE SET
-        changed = excluded.changed, deleted = false, content = excluded.content,
-        tags = excluded.tags, category = excluded.category, created_at = excluded.created_at,
-        accessed_at = excluded.accessed_at, access_count = excluded.access_count,
-        updated_at = excluded.updated_at, source = excluded.source, date = excluded.date,
-        attachment = excluded.attachment, origin = excluded.origin,
-        seq = CASE WHEN memories.deleted THEN excluded.seq ELSE memories.seq END
-"""
-
-
-def _json(value: Mapping[str, Any] | None) -> str | None:
-    return None if value is None else json.dumps(dict(value), ensure_ascii=False)
 
 
 def _unjson(text: str | None) -> dict[str, Any] | None:
@@ -108,21 +107,8 @@ def _memory(row: tuple[Any, ...]) -> Memory:
     )
 
 
-def _values(memory: Memory) -> tuple[Any, ...]:
-    return (
-        memory.id,
-        memory.content,
-        list(memory.tags),
-        memory.category,
-        memory.created_at,
-        memory.accessed_at,
-        memory.access_count,
-        memory.updated_at,
-        memory.source,
-        memory.date,
-        _json(memory.attachment),
-        _json(memory.origin),
-    )
+class _Unlocked(Exception):
+    """A block asked, without the lock, what only the lock can answer: run it under the lock."""
 
 
 class PgBackend:
@@ -140,6 +126,7 @@ class PgBackend:
         self._db = database
         self._documents = documents
         self._version = -1  # the namespace version held; -1: nothing loaded
+        self._high_id = 0  # the namespace's recorded id clock at that version
         self._held: Held  # the namespace's, from ``hold``
 
     def hold(self, held: Held, mutex: threading.RLock) -> None:
@@ -148,7 +135,7 @@ class PgBackend:
     @contextlib.contextmanager
     def reading(self, *, use: bool = True) -> Iterator[bool]:
         view = current_view()
-        if view is None or self._version < 0 or not view.caught_up(self):
+        if view is None or not self._seen_in(view):
             while not self._take(self._db.run(CHANGES, self._since(), write=False).rows):
                 pass  # the database was replaced: loaded again
             if view is not None:
@@ -156,20 +143,26 @@ class PgBackend:
         yield True
 
     def writing(self, block: Callable[[PgWriting], T]) -> T:
-        """Run ``block`` once, under the namespace's lock, caught up."""
-        with self._db.transaction(write=True) as connection:
-            version, high_id = self._lock(connection)
-            write = PgWriting(self, connection, version, high_id)
-            result = block(write)
-        # Committed: now what is held takes the change.
-        for memory in write.puts:
-            self._held.put(memory)
-        for key in write.deletes:
-            self._held.drop(key)
-        self._version = version
-        if (view := current_view()) is not None:
-            view.note(self)
-        return result
+        """Run ``block`` on what is held, its change sent conditional on the version held
+        (one round trip); when another process wrote first, or the block needs the lock,
+        run it again under the lock, caught up (two). See the module docstring."""
+        view = current_view()
+        if self._worth_trying(view):
+            write = PgWriting(self, None, self._clock(self._high_id))
+            try:
+                result = block(write)
+            except _Unlocked:
+                pass
+            except MemoryStoreError:
+                if self._answers(view):
+                    raise
+            else:
+                if write.changed:
+                    if self._store(write):
+                        return result
+                elif self._answers(view):
+                    return result
+        return self._write_locked(block)
 
     def touch(self, counted: list[Memory], *, save: bool) -> list[Memory]:
         """``access_count + 1`` in the database: the counts of every process add up."""
@@ -242,8 +235,38 @@ class PgBackend:
 
     # -- internals --------------------------------------------------------------------------
 
+    def _worth_trying(self, view: View | None) -> bool:
+        """Whether what is held may be what is stored, worth a write sent conditional on it:
+        loaded, and not known to be older than the view's work (``View.started_at``)."""
+        if self._version < 0:
+            return False
+        if view is None or view.caught_up(self):
+            return True
+        return view.started_at(self.name) in (None, self._version)
+
+    def _answers(self, view: View | None) -> bool:
+        """Whether what is held answers as a read would, for a run that wrote nothing (a
+        duplicate, a missing id): the view vouches for it, or (outside one) catching up
+        brings nothing new (one round trip, as a read)."""
+        if view is not None and self._seen_in(view):
+            return True
+        version = self._version
+        with self.reading():
+            return self._version == version
+
+    def _seen_in(self, view: View) -> bool:
+        """Whether what is held is what ``view``'s reads see: caught up inside it, or at the
+        version the namespace had when the view's work started (``View.started_at``)."""
+        if self._version < 0:
+            return False
+        return view.caught_up(self) or view.started_at(self.name) == self._version
+
     def _since(self) -> dict[str, Any]:
         return {"name": self.name, "since": self._version}
+
+    def _clock(self, recorded: int) -> int:
+        """The id clock: the highest id recorded or held within reach (``clock_of``)."""
+        return max(clock_of([recorded]), clock_of(self._held.memories))
 
     def _take(self, rows: list[tuple[Any, ...]], below: int | None = None) -> bool:
         """Take the rows changed since the version held (``CHANGES``; below ``below``, a
@@ -253,44 +276,77 @@ class PgBackend:
         if version is None:  # never written
             if self._version > 0:
                 self.release()  # the database was emptied under us
-            self._version = 0
+            self._version, self._high_id = 0, 0
             return True
         if version < self._version:  # the database was replaced: start again
             self.release()
             return False
         for row in rows:
-            if row[1] is None:
+            if row[2] is None:
                 continue
-            if row[3]:
-                self._held.drop(row[1])
+            if row[4]:
+                self._held.drop(row[2])
             else:
-                self._held.put(_memory(row[1:]))
+                self._held.put(_memory(row[2:]))
         self._version = version if below is None else below - 1
+        self._high_id = int(rows[0][1])
         return True
 
-    def _lock(self, connection: Any) -> tuple[int, int]:
-        """Lock the namespace's row for this transaction, and catch up (one round trip); its
-        new version and id clock (the highest id held or recorded within reach:
-        ``memory.ids.clock_of``)."""
-        locked = connection.execute(LOCK, (self.name,))
-        changes = connection.execute(CHANGES, self._since())
-        version, high_id = locked.fetchone()
-        if not self._take(changes.fetchall(), below=version):  # the database was replaced
-            self._take(connection.execute(CHANGES, self._since()).fetchall(), below=version)
-        return int(version), max(clock_of([int(high_id)]), clock_of(self._held.memories))
+    def _store(self, write: PgWriting) -> bool:
+        """Send ``write``'s change conditional on the version held (``memory.pg.change``):
+        whether it was stored (False: another process wrote first, and nothing was)."""
+        sql, params = write.statement(at=self._version)
+        row = self._db.run(sql, params, write=True).one()
+        if row is None:
+            return False
+        self._took(write, int(row[0]), int(row[1]))
+        return True
+
+    def _write_locked(self, block: Callable[[PgWriting], T]) -> T:
+        """Run ``block`` under the namespace's lock, caught up: the lock and the catch-up in
+        one round trip, the change with the commit in another."""
+        with self._db.transaction(write=True) as connection:
+            locked = connection.execute(LOCK, (self.name,))
+            changes = connection.execute(CHANGES, self._since())
+            version, high_id = locked.fetchone()
+            if not self._take(changes.fetchall(), below=version):  # the database was replaced
+                self._take(connection.execute(CHANGES, self._since()).fetchall(), below=version)
+            write = PgWriting(self, connection, self._clock(high_id))
+            result = block(write)
+            if write.changed:
+                connection.execute(*write.statement(at=None))
+        # Committed: now what is held takes the change.
+        self._took(write, int(version), recorded_high(int(high_id), write.puts))
+        return result
+
+    def _took(self, write: PgWriting, version: int, high_id: int) -> None:
+        """``write``'s change is stored, at ``version``: what is held takes it."""
+        for memory in write.puts:
+            self._held.put(memory)
+        for key in write.deletes:
+            self._held.drop(key)
+        self._version, self._high_id = version, high_id
+        if (view := current_view()) is not None:
+            view.note(self)
 
 
 class PgWriting:
-    """One write transaction of a namespace, its row locked (``memory.backend.Writing``)."""
+    """One run of a write's block (``memory.backend.Writing``): its change, kept until sent;
+    under the namespace's lock (``connection``) or not (None)."""
 
-    def __init__(self, backend: PgBackend, connection: Any, version: int, high_id: int) -> None:
+    def __init__(self, backend: PgBackend, connection: Any | None, high_id: int) -> None:
         self.high_id = high_id
         self.puts: list[Memory] = []
         self.deletes: list[int] = []
+        self.records: list[ChangeRecord] = []
         self._name = backend.name
         self._retention = backend.retention
         self._connection = connection
-        self._version = version
+
+    @property
+    def changed(self) -> bool:
+        """Whether the block committed anything (a memory, or records alone)."""
+        return bool(self.puts or self.deletes or self.records)
 
     def commit(
         self,
@@ -299,59 +355,35 @@ class PgWriting:
         deletes: Sequence[int] = (),
         records: Sequence[ChangeRecord] = (),
     ) -> None:
-        """The change's statements, in the transaction (committed when the write ends)."""
-        if puts:
-            self._write(puts)
-        for key in deletes:
-            self._connection.execute(
-                "UPDATE memories SET deleted = true, content = '', tags = '{}', source = NULL,"
-                " date = NULL, attachment = NULL, origin = NULL,"
-                " changed = %s WHERE namespace = %s AND id = %s",
-                (self._version, self._name, key),
-            )
-        if records:
-            self._record(records)
+        """Keep the change, sent when the block ends (``memory.pg.change``)."""
         self.puts += puts
         self.deletes += deletes
+        self.records += records
+
+    def statement(self, *, at: int | None) -> tuple[str, dict[str, Any]]:
+        """The statement storing the change, decided at version ``at`` (None: locked)."""
+        return change_statement(
+            self._name,
+            at=at,
+            puts=self.puts,
+            deletes=self.deletes,
+            records=self.records,
+            retention=self._retention,
+        )
 
     def refs(self) -> list[str]:
-        rows = self._connection.execute(
-            "SELECT record::jsonb ->> 'ref' FROM memory_history WHERE namespace = %s",
-            (self._name,),
-        ).fetchall()
-        return [ref for (ref,) in rows]
+        sql = "SELECT record::jsonb ->> 'ref' FROM memory_history WHERE namespace = %s"
+        return [ref for (ref,) in self._locked().execute(sql, (self._name,)).fetchall()]
 
     def undone_elsewhere(self, author: Author) -> bool:
         if author.undoes is None:
             return False
         undoes = (self._name, author.undoes, author.change)
-        return self._connection.execute(UNDONE, undoes).fetchone() is not None
+        return self._locked().execute(UNDONE, undoes).fetchone() is not None
 
-    def _write(self, memories: Sequence[Memory]) -> None:
-        with self._connection.cursor() as cursor:
-            cursor.executemany(UPSERT, [(self._name, self._version, *_values(m)) for m in memories])
-        # The recorded clock takes only ids within reach; one past it (written before that
-        # rule) is dropped for the ids written now.
-        self._connection.execute(
-            "UPDATE memory_namespaces SET high_id = greatest(CASE WHEN high_id > %(reach)s THEN 0"
-            " ELSE high_id END, %(top)s) WHERE name = %(name)s",
-            {
-                "reach": clock_ms() + ID_REACH_MS,
-                "top": clock_of(m.id for m in memories),
-                "name": self._name,
-            },
-        )
-
-    def _record(self, records: Sequence[ChangeRecord]) -> None:
-        """Insert a change's records in its transaction, then trim to the retention."""
-        with self._connection.cursor() as cursor:
-            cursor.executemany(
-                "INSERT INTO memory_history (namespace, at, record) VALUES (%s, %s, %s)",
-                [(self._name, r.at, json.dumps(r.to_dict(), ensure_ascii=False)) for r in records],
-            )
-        self._connection.execute(
-            "DELETE FROM memory_history WHERE namespace = %(name)s AND (at < %(cutoff)s OR seq <"
-            " (SELECT min(seq) FROM (SELECT seq FROM memory_history WHERE namespace = %(name)s"
-            " ORDER BY seq DESC LIMIT %(max)s) AS newest))",
-            {"name": self._name, "cutoff": self._retention.cutoff(), "max": self._retention.max},
-        )
+    def _locked(self) -> Any:
+        """The connection holding the lock; a run without it asks for one (``_Unlocked``):
+        what the history holds is decided under the lock, as undo's check needs."""
+        if self._connection is None:
+            raise _Unlocked
+        return self._connection
