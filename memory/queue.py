@@ -7,7 +7,8 @@ updates in the ``inbox`` log instead.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 
@@ -23,12 +24,16 @@ class Lane:
 
 @dataclass(frozen=True)
 class Delivery:
-    """An update waiting in a lane: its id, the update as Telegram sent it, and how many
-    times a replica started handling it without finishing (a crash, a lost lease)."""
+    """An update waiting in a lane: its id, the update as Telegram sent it, how many times a
+    replica started handling it without finishing (a crash, a lost lease), and the version
+    of each namespace it reads (the one its receiver named: ``UpdateQueue.receive``) as the
+    statement that started it read them: its view of the store starts there
+    (``memory.views``), so a replica holding that version reads without asking again."""
 
     update_id: int
     update: dict[str, Any]
     tries: int
+    versions: Mapping[str, int] = field(default_factory=dict)
 
 
 @dataclass(frozen=True)
@@ -88,11 +93,19 @@ class UpdateQueue(Protocol):
         ...
 
     def receive(
-        self, update: dict[str, Any], lane: str, *, owner: str = "", lease: float = 0.0
+        self,
+        update: dict[str, Any],
+        lane: str,
+        *,
+        owner: str = "",
+        lease: float = 0.0,
+        namespace: str | None = None,
     ) -> Received:
         """Keep ``update`` (durable on return) in ``lane``, unless its id came before; with
         ``owner``, also lease the lane to ``owner`` for ``lease`` seconds if no live lease
-        holds it, its oldest waiting update started (this one, or one before it)."""
+        holds it, its oldest waiting update started (this one, or one before it).
+        ``namespace``: the one the update reads and changes, kept with it, whose version the
+        statement starting it reads too (``Delivery.versions``)."""
         ...
 
     def claim(self, owner: str, lease: float) -> Turn | None:

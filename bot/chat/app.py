@@ -77,7 +77,7 @@ from bot.chat import (
     versions,
     welcome,
 )
-from bot.chat.access import gatekeeper
+from bot.chat.access import gatekeeper, namespace_name
 from bot.chat.failures import RETRIES_ON_429, on_error, set_aside_overdue, tell_admins_set_aside
 from bot.chat.inbox import Inbox, InboxQueue, SyncingRequest
 from bot.chat.lanes import SharedUpdates
@@ -207,6 +207,7 @@ def build_application(
             poll=replicas.poll_seconds,
             max_lanes=replicas.max_chats,
             deadline=telegram.handler_deadline_seconds,
+            namespace_of=lambda update: namespace_name(update, config),
         )
     queue = InboxQueue(Inbox.of(store)) if request is None and shared is None else None
     processor = ChatOrderedUpdateProcessor(

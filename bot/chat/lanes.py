@@ -14,7 +14,12 @@ replica that receives a chat's update claims the chat's lane in the same stateme
 replica holds it (room permitting) and handles it at once; after each update, one ``advance``
 marks it done and starts the chat's next, or gives the lane back when none waits. So an update
 costs two round trips besides its handler's, however the lanes fall. Lanes that no receive
-claimed (their holder gave them up, died, or had no room) are claimed by polling.
+claimed (their holder gave them up, died, or had no room) are claimed by polling. An update is
+kept with the namespace it reads and changes (``namespace_of``, the chat's policy: its lane is
+its chat), and the statement that starts it also reads that namespace's version: its handlers'
+view of the store starts there (``memory.views``), so a replica that holds that version (the
+chat's last update was handled here, and no other process wrote since) reads without asking
+the database, and its write is the handler's one round trip (``memory.pg.backend``).
 
 A lease lasts ``lease`` seconds and is renewed while its lane is handled (at every update, and
 by a heartbeat when no update renewed it for a third of a lease, so a long model turn keeps
@@ -63,6 +68,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
+from collections.abc import Callable
 from typing import Any, Protocol
 
 from telegram import Update
@@ -102,10 +108,9 @@ class SetAside(Protocol):
     ) -> None: ...
 
 
-def lane_of(update: dict[str, Any]) -> str:
-    """The lane of an update as Telegram sent it: the same as within one process
-    (``bot.chat.updates.lane_key``: its chat, else its user, else the shared one)."""
-    return lane_key(Update.de_json(update, None))
+def no_namespace(update: Update) -> str | None:
+    """``SharedUpdates``' default ``namespace_of``: none named, every first read asks."""
+    return None
 
 
 class SharedUpdates(asyncio.Queue[object]):
@@ -127,6 +132,7 @@ class SharedUpdates(asyncio.Queue[object]):
         poll: float = POLL_SECONDS,
         max_lanes: int = MAX_LANES,
         deadline: float = DEADLINE_SECONDS,
+        namespace_of: Callable[[Update], str | None] = no_namespace,
     ) -> None:
         if lease <= 0 or poll <= 0 or deadline <= 0 or max_lanes < 1:
             raise ValueError("lease, poll and deadline must be positive, max_lanes at least 1")
@@ -137,6 +143,7 @@ class SharedUpdates(asyncio.Queue[object]):
         self.owner = ""  # identity#incarnation, once started
         self.lease, self.poll, self.max_lanes = lease, poll, max_lanes
         self.deadline = deadline
+        self._namespace_of = namespace_of
         self._set_aside = set_aside
         self._wake = asyncio.Event()
         self._lanes: set[asyncio.Task[None]] = set()
@@ -164,7 +171,8 @@ class SharedUpdates(asyncio.Queue[object]):
     async def accept(self, update: dict[str, Any]) -> None:
         """Keep ``update`` in the queue (durable on return) and wake this replica; the store's
         error if the database refuses it (then Telegram must send it again)."""
-        lane = lane_of(update)
+        parsed = Update.de_json(update, None)
+        lane, namespace = lane_key(parsed), self._namespace_of(parsed)
         loop = asyncio.get_running_loop()
         if loop.time() < self._refuse_until:
             raise MemoryStoreError(f"not tried again so soon: {self._refusal}")
@@ -173,7 +181,7 @@ class SharedUpdates(asyncio.Queue[object]):
         asked = loop.time()
         try:
             received = await asyncio.to_thread(
-                self.queue.receive, update, lane, owner=owner, lease=self.lease
+                self.queue.receive, update, lane, owner=owner, lease=self.lease, namespace=namespace
             )
         except MemoryStoreError as e:
             self._failed(e)
@@ -367,8 +375,10 @@ class SharedUpdates(asyncio.Queue[object]):
     async def _handle(self, delivery: Delivery) -> bool:
         """Run the update's handlers; False if they were cut short at the deadline. One that
         crashed replicas before runs alone here. The handlers share one view of the store
-        (``memory.views``): a namespace catches up at their first read only."""
-        with one_view():
+        (``memory.views``), starting at the versions the queue read as it started the update:
+        a namespace held at that version reads without a round trip, another catches up at
+        their first read only."""
+        with one_view(delivery.versions):
             return await self._handle_in_view(delivery)
 
     async def _handle_in_view(self, delivery: Delivery) -> bool:

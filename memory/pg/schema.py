@@ -32,7 +32,10 @@ Tables:
   emptied, the row kept a day to recognise a second delivery) or ``aside`` (poison, kept).
 - ``bot_lanes`` (3): the leases: the replica (``owner``) handling a chat's updates until
   ``until`` (the database's clock), under a ``token`` from a sequence; ``started`` (4) the
-  update the lease started last, whose try a clean stop gives back.
+  update the lease started last, whose try a clean stop gives back; ``namespace`` (5) the
+  namespace the update reads and changes, as the replica that received it named it (NULL: none,
+  or named by a replica from before), whose version a started update carries
+  (``memory.pg.updates``).
 """
 
 from __future__ import annotations
@@ -130,6 +133,11 @@ MIGRATIONS: tuple[str, ...] = (
     # statement, so a clean stop learns from the lease which try to give back.
     """
     ALTER TABLE bot_lanes ADD COLUMN started bigint;
+    """,
+    # 5: the namespace an update reads and changes, named by the replica that kept it, so that
+    # the statement starting the update also reads the namespace's version (issue 28).
+    """
+    ALTER TABLE bot_updates ADD COLUMN namespace text;
     """,
 )
 

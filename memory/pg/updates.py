@@ -36,6 +36,15 @@ statement share its snapshot: an update that another replica finished while the 
 is seen as waiting, but starting it re-reads the row and skips it, and the turn then says that
 nothing was started (the replica advances again).
 
+An update is kept with the namespace it reads and changes (``namespace``, migration 5, named by
+the receiving replica), and the statement that starts it (``STARTED``, in ``receive``,
+``claim`` and ``advance`` alike) also reads that namespace's version (``Delivery.versions``;
+never written: 0), in the snapshot that found the update first in its lane: every earlier
+update of the chat was finished in that snapshot, so what they wrote is in that version. The
+update's view of the store starts there (``memory.views``): a replica holding that version (it
+handled the chat's last update, and nobody wrote since) reads without a round trip of its own.
+A replica from before that names no namespace leaves it NULL, and its updates' reads ask.
+
 A replica killed while handling an update leaves its lease to run out; the next claim hands
 the lane, that update first, to another replica, with ``tries`` counting the handlings that
 never finished (the bot sets an update aside after a few: ``bot.chat.lanes``). A handled
@@ -134,8 +143,14 @@ UNTIL = "now() + make_interval(secs => %(lease)s)"
 START = """
 UPDATE bot_updates u SET tries = u.tries + 1 FROM {lease} l
 WHERE u.update_id = l.started AND u.state = 'waiting'
-RETURNING u.update_id, u.body, u.tries - 1 AS tries
+RETURNING u.update_id, u.body, u.tries - 1 AS tries, u.namespace
 """
+# The update a statement started (``s``): what ``_delivery`` reads, the version of its
+# namespace in the statement's snapshot last (NULL: never written, or no namespace named).
+STARTED = (
+    "s.update_id, s.body, s.tries, s.namespace,"
+    " (SELECT n.version FROM memory_namespaces n WHERE n.name = s.namespace)"
+)
 
 # The lane's oldest waiting update (an index probe of ``bot_updates_lane``).
 FIRST_IN_LANE = (
@@ -150,7 +165,7 @@ CLAIM = f"""
 WITH free AS (SELECT {FREE} AS lane),
 leased AS ({CLAIM_LEASE}),
 started AS ({START.format(lease="leased")})
-SELECT l.lane, l.token, s.* FROM leased l LEFT JOIN started s ON true
+SELECT l.lane, l.token, {STARTED} FROM leased l LEFT JOIN started s ON true
 """
 
 # Keep an update and, for ``owner``, lease its lane if free, starting its oldest waiting
@@ -172,18 +187,21 @@ older AS (
 ),
 leased AS ({RECEIVE_LEASE}),
 kept AS (
-    INSERT INTO bot_updates (update_id, lane, body, tries)
-    VALUES (%(id)s, %(lane)s, %(body)s, (SELECT count(*) FROM leased WHERE started = %(id)s))
+    INSERT INTO bot_updates (update_id, lane, body, tries, namespace)
+    VALUES (%(id)s, %(lane)s, %(body)s, (SELECT count(*) FROM leased WHERE started = %(id)s),
+        %(namespace)s)
     ON CONFLICT (update_id) DO NOTHING
-    RETURNING update_id, body, tries - 1 AS tries
+    RETURNING update_id, body, tries - 1 AS tries, namespace
 ),
 started AS ({START.format(lease="leased")})
-SELECT (SELECT count(*) FROM kept), l.lane, l.token, coalesce(s.update_id, k.update_id),
-    coalesce(s.body, k.body), coalesce(s.tries, k.tries)
+SELECT (SELECT count(*) FROM kept), l.lane, l.token, {STARTED}
 FROM (SELECT 1) AS one
 LEFT JOIN leased l ON true
-LEFT JOIN started s ON true
-LEFT JOIN kept k ON k.update_id = l.started
+LEFT JOIN (
+    SELECT * FROM started
+    UNION ALL
+    SELECT * FROM kept WHERE NOT EXISTS (SELECT 1 FROM started)
+) s ON s.update_id = l.started
 """
 
 # Mark ``after`` handled; start the lane's next waiting update under the lease (renewed), or
@@ -210,7 +228,7 @@ released AS (
     RETURNING lane
 ),
 started AS ({START.format(lease="renewed")})
-SELECT (SELECT count(*) FROM next), (SELECT count(*) FROM renewed), s.*
+SELECT (SELECT count(*) FROM next), (SELECT count(*) FROM renewed), {STARTED}
 FROM (SELECT 1) AS one LEFT JOIN started s ON true
 """
 
@@ -354,13 +372,20 @@ class PgUpdateQueue:
             session.close()  # the lock goes with the session (a broken one closes quietly)
 
     def receive(
-        self, update: dict[str, Any], lane: str, *, owner: str = "", lease: float = 0.0
+        self,
+        update: dict[str, Any],
+        lane: str,
+        *,
+        owner: str = "",
+        lease: float = 0.0,
+        namespace: str | None = None,
     ) -> Received:
         """Keep ``update`` in ``lane``, durably, unless its id was received before; with
         ``owner``, lease the lane if it is free and start its oldest waiting update."""
         body = json.dumps(update, ensure_ascii=False, separators=(",", ":"))
-        params = {"id": int(update["update_id"]), "lane": lane, "body": body}
-        row = self._db.run(RECEIVE, {**params, "owner": owner, "lease": lease}, write=True).one()
+        params = {"id": int(update["update_id"]), "lane": lane, "body": body, "owner": owner}
+        params |= {"lease": lease, "namespace": namespace}
+        row = self._db.run(RECEIVE, params, write=True).one()
         assert row is not None
         new, leased, token, *started = row
         if leased is None:
@@ -441,8 +466,10 @@ class PgUpdateQueue:
 
 
 def _delivery(row: list[Any] | tuple[Any, ...]) -> Delivery | None:
-    """The update a statement started (id, body, tries before this one), if it did."""
-    update_id, body, tries = row
+    """The update a statement started (``STARTED``: id, body, tries before this one, its
+    namespace and that one's version), if it did."""
+    update_id, body, tries, namespace, version = row
     if update_id is None:
         return None
-    return Delivery(int(update_id), json.loads(body), int(tries))
+    versions = {} if namespace is None else {namespace: int(version or 0)}
+    return Delivery(int(update_id), json.loads(body), int(tries), versions)

@@ -116,6 +116,34 @@ def test_the_replica_that_receives_a_free_chat_s_update_claims_its_lane_at_once(
     assert started(one.advance(older.turn.lane, 90, LEASE)) == 91
 
 
+def test_a_started_update_carries_its_namespace_s_version_as_the_start_read_it(
+    replicas: tuple[PgStore, PgStore],
+) -> None:
+    """However an update is started (kept and started at once, claimed, or next after
+    another), the statement also reads the version of the namespace it was kept with: its
+    view of the store starts there (``memory.views``). None named: none read."""
+    one, two = (store.updates() for store in replicas)
+    notes = replicas[0].namespace("users/5")
+    kept = one.receive(update(60, 5), "5", owner="a", lease=LEASE, namespace="users/5")
+    assert kept.turn is not None and kept.turn.delivery is not None
+    assert kept.turn.delivery.versions == {"users/5": 0}  # never written
+    notes.add("first")
+    two.receive(update(61, 5), "5", owner="b", lease=LEASE, namespace="users/5")
+    two.receive(update(62, 5), "5", namespace="users/5")
+    after = one.advance(kept.turn.lane, 60, LEASE)
+    assert after.delivery is not None and after.delivery.update_id == 61
+    assert after.delivery.versions == {"users/5": 1}
+    replicas[1].namespace("users/5").add("second, by another replica")
+    one.release(after.lane)
+    claimed = two.claim("b", LEASE)
+    assert claimed is not None and claimed.delivery is not None
+    assert (claimed.delivery.update_id, claimed.delivery.versions) == (61, {"users/5": 2})
+    assert started(two.advance(claimed.lane, 61, LEASE)) == 62
+    one.receive(update(63, 8), "8")
+    plain = two.claim("b", LEASE)
+    assert plain is not None and plain.delivery is not None and plain.delivery.versions == {}
+
+
 def test_a_dead_replicas_lane_goes_to_another_after_its_lease_with_the_try_counted(
     pg_url: str, replicas: tuple[PgStore, PgStore]
 ) -> None:
