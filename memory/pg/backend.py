@@ -135,6 +135,7 @@ class PgBackend:
     @contextlib.contextmanager
     def reading(self, *, use: bool = True) -> Iterator[bool]:
         view = current_view()
+        self._start_empty(view)
         if view is None or not self._seen_in(view):
             while not self._take(self._db.run(CHANGES, self._since(), write=False).rows):
                 pass  # the database was replaced: loaded again
@@ -147,6 +148,7 @@ class PgBackend:
         (one round trip); when another process wrote first, or the block needs the lock,
         run it again under the lock, caught up (two). See the module docstring."""
         view = current_view()
+        self._start_empty(view)
         if self._worth_trying(view):
             write = PgWriting(self, None, self._clock(self._high_id))
             try:
@@ -234,6 +236,13 @@ class PgBackend:
             view.forget(self)
 
     # -- internals --------------------------------------------------------------------------
+
+    def _start_empty(self, view: View | None) -> None:
+        """Hold the namespace as empty, with no round trip, if nothing is loaded and the
+        view's work started with it never written (version 0: no row, so no memory): a new
+        user's first message loads nothing."""
+        if view is not None and self._version < 0 and view.started_at(self.name) == 0:
+            self._version, self._high_id = 0, 0  # what is held is empty: new, or released
 
     def _worth_trying(self, view: View | None) -> bool:
         """Whether what is held may be what is stored, worth a write sent conditional on it:

@@ -202,3 +202,9 @@ def test_a_view_that_starts_at_the_version_held_asks_nothing_to_read(
             assert trips(counter, lambda: mine.add("fifth")) == {"namespace": 2}
             assert trips(counter, mine.count) == {}
             assert mine.count() == 5
+        # A namespace never written when the work started (version 0) has nothing to load.
+        new = one.namespace("users/8")
+        with one_view({"users/8": stored_version(pg_url, "users/8")}):
+            assert trips(counter, new.count) == {}
+            assert trips(counter, lambda: new.add("a first note")) == {"namespace": 1}
+        assert [m.content for m in two.namespace("users/8").memories()] == ["a first note"]
