@@ -42,7 +42,8 @@ class Turn:
     the update started now (its try counted, the lease renewed), to handle; or None, and then
     ``released`` (none waits: the lane was given back), ``lost`` (the lease is another
     replica's now: nothing was started), or neither (the lane is this replica's but what it
-    looked at was finished meanwhile: advance again)."""
+    looked at was finished meanwhile, or an update was kept for it as it would have been given
+    back: advance again)."""
 
     lane: Lane
     delivery: Delivery | None = None

@@ -29,13 +29,14 @@ Tables:
   (``memory.vectors.text_key``), the vector as little-endian float32 bytes.
 - ``bot_updates`` (3): the updates the replicas received (``memory.pg.updates``), one row per
   Telegram update id, in the ``lane`` of its chat; ``state`` ``waiting``, ``done`` (the body
-  emptied, the row kept a day to recognise a second delivery) or ``aside`` (poison, kept).
+  emptied, the row kept a day to recognise a second delivery) or ``aside`` (poison, kept);
+  ``namespace`` (5) the namespace it reads and changes, as the replica that received it named
+  it (NULL: none, or a replica from before), whose version the statement starting it reads.
 - ``bot_lanes`` (3): the leases: the replica (``owner``) handling a chat's updates until
   ``until`` (the database's clock), under a ``token`` from a sequence; ``started`` (4) the
-  update the lease started last, whose try a clean stop gives back; ``namespace`` (5) the
-  namespace the update reads and changes, as the replica that received it named it (NULL: none,
-  or named by a replica from before), whose version a started update carries
-  (``memory.pg.updates``).
+  update the lease started last, whose try a clean stop gives back; ``kept`` (5) how many
+  updates were kept for the lane while it was leased, so that its holder never gives it back
+  over one it could not see yet.
 """
 
 from __future__ import annotations
@@ -135,9 +136,12 @@ MIGRATIONS: tuple[str, ...] = (
     ALTER TABLE bot_lanes ADD COLUMN started bigint;
     """,
     # 5: the namespace an update reads and changes, named by the replica that kept it, so that
-    # the statement starting the update also reads the namespace's version (issue 28).
+    # the statement starting the update also reads the namespace's version (issue 28); and
+    # how many updates were kept for a lane while leased, so that its holder never gives it
+    # back over one it could not see yet.
     """
     ALTER TABLE bot_updates ADD COLUMN namespace text;
+    ALTER TABLE bot_lanes ADD COLUMN kept bigint NOT NULL DEFAULT 0;
     """,
 )
 
