@@ -124,9 +124,7 @@ _EN_CUE = re.compile(rf"\b(?:{EN_CUE})\b", _I)
 _EN_ENDED = re.compile(rf"\b(?:{EN_ENDED})\b", _I)
 _ZH_CUE = re.compile(ZH_CUE)
 _ZH_ENDED = re.compile(ZH_ENDED)
-_MARKERS = tuple(
-    re.compile(f"{en}|{zh}", _I) for en, zh in zip(EN_MARKERS, ZH_MARKERS, strict=True)
-)
+
 _EN_SELF = re.compile(EN_SELF, _I)
 _ZH_SELF = re.compile(ZH_SELF)
 _EN_KIN = re.compile(rf"\b(?:{'|'.join(EN_KIN)})\b", _I)
@@ -139,9 +137,21 @@ _MEASURE = re.compile(
     r"\d{1,2}[:.]\d{2}(?!\d)|[$€£¥]\s*\d[\d,.]*"
     r"|\d+(?:[.,]\d+)?\s*(?:am|pm|a\.m\.|p\.m\.|%|mg|kg|g|km|m|cm|mm|ml|l|lbs?|psi|degrees?"
     r"|cups?|hours?|h|min|minutes?|days?|weeks?|months?|years?|st|nd|rd|th)\b"
-    r"|\d+(?:[.,]\d+)?\s*(?:元|块|毛|角|点|分|号|日|月|年|岁|楼|层|度|码|毫克|克|公斤|斤|米|公里|杯|天|周|小时|分钟|次)"
+    r"|\d+(?:[.,]\d+)?\s*(?:元|块|毛|角|点(?:半|\d+分?)?|分|号|日|月|年|岁|楼|层|度|码|毫克|克|公斤|斤|米|公里|杯|天|周|小时|分钟|次)"
     r"|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?",
     re.IGNORECASE,
+)
+# Markers, strongest first; without any, a measure that ends the text is its value: "楼上空调
+# 设定26度" is about the upstairs air conditioner, as "the upstairs one is set to 26" would be.
+_MARKERS = (
+    *(re.compile(f"{en}|{zh}", _I) for en, zh in zip(EN_MARKERS, ZH_MARKERS, strict=True)),
+    re.compile(rf"(?=(?:每[天日周月年晚])?(?:{_MEASURE.pattern})[\s了啦吧呢.。!！]*$)", _I),
+)
+# A measure's kind, by its unit: two amounts of one kind can be two values of one thing.
+_KINDS = (
+    ("time", re.compile(r"[:.]|am|pm|a\.m\.|p\.m\.|点|时|分", re.IGNORECASE)),
+    ("money", re.compile(r"[$€£¥元块毛角]")),
+    ("order", re.compile(r"st|nd|rd|th|楼|层|号", re.IGNORECASE)),
 )
 _PATH = re.compile(r"[\\/@]|\b[a-z]:", re.IGNORECASE)  # a path, an address: data too
 _CONTRACTION = re.compile(r"\b(it|that|he|she|there|what|we|they|you|i)['’](s|re|m)\b")
@@ -283,3 +293,16 @@ def read(text: str) -> Reading:
     return Reading(
         frozenset(subject), frozenset(values), owners, cue, ended, kind, bare, generic, path
     )
+
+
+def measures(text: str) -> frozenset[tuple[str, str]]:
+    """The measures ``text`` names, each as (its kind, its amount): "$15 an hour" gives
+    ("money", "$15"), "the 3rd floor" ("order", "3rd"), "8点半" ("time", "8点半"); a unit
+    of no kind above is its own kind ("10 mg": "mg")."""
+    found = set()
+    for match in _MEASURE.finditer(fold(text)):
+        amount = re.sub(r"\s+", "", match[0])
+        unit = DIGIT.sub("", amount).strip(".,")
+        kind = next((name for name, pattern in _KINDS if pattern.search(unit)), unit)
+        found.add((kind, amount))
+    return frozenset(found)
