@@ -141,11 +141,17 @@ _MEASURE = re.compile(
     r"|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?",
     re.IGNORECASE,
 )
-# Markers, strongest first; without any, a measure that ends the text is its value: "楼上空调
-# 设定26度" is about the upstairs air conditioner, as "the upstairs one is set to 26" would be.
+# Markers, strongest first; without any, a measure begins the value: one that ends the text
+# ("楼上空调设定 | 26度" is about the upstairs air conditioner, as "the upstairs one is set to
+# 26" would be), or one after an English word ("coffee now costs | $5 a cup": not what tea
+# costs). A Chinese measure inside a text is left alone: "我每天吃5毫克的氨氯地平".
 _MARKERS = (
     *(re.compile(f"{en}|{zh}", _I) for en, zh in zip(EN_MARKERS, ZH_MARKERS, strict=True)),
-    re.compile(rf"(?=(?:每[天日周月年晚])?(?:{_MEASURE.pattern})[\s了啦吧呢.。!！]*$)", _I),
+    re.compile(
+        rf"(?=(?:每[天日周月年晚])?(?:{_MEASURE.pattern})[\s了啦吧呢.。!！]*$)"
+        rf"|(?<=[a-z] )(?=(?:{_MEASURE.pattern}))",
+        _I,
+    ),
 )
 # A measure's kind, by its unit: two amounts of one kind can be two values of one thing.
 _KINDS = (

@@ -51,6 +51,8 @@ TABLE = [
     # A measure that ends a text is its value: what comes before it names the thing.
     ("前院喷头设定20分钟", "后院喷头设定30分钟", None),
     ("左边鱼缸设定25度", "右边鱼缸设定27度", None),
+    ("Tea costs $3 a cup", "Coffee now costs $5 a cup", None),
+    ("I take 10 mg of vitamin D", "I now take 20 mg of vitamin D", SURE),
     ("房租每月3200元", "房租涨到3400元了", SURE),
     ("item 1000-0 belongs to user 1000", "item 1000-1 belongs to user 1000", None),
     ("item 01", "item 02", None),
