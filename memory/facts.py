@@ -97,11 +97,13 @@ _NOT_NAMES = _NOT_POSSESSIVE | frozenset(
 EN_HOME = r"\b(?:live|lives|living|lived|reside|resides|residing)\b"
 ZH_HOME = r"住在|住址|家住|居住|定居"
 # "we moved to …", "我搬到…": the speaker moved, so where they live changed.
+# "we moved to …", "grandma moved to …", "我搬到…", "我妈搬到…": the speaker or their kin moved,
+# so where they live changed (a kin word is kept in ``EN_KIN`` / ``ZH_KIN`` below).
 EN_MOVED = (
-    r"^\s*(?:i|we)(?:\s+(?:have|had|just|finally|already|recently|all))*"
+    r"^\s*(?:i|we|(?:my\s+)?(?:{kin}))(?:\s+(?:have|has|had|just|finally|already|recently|all))*"
     r"\s+(?:moved|move|relocated)\b"
 )
-ZH_MOVED = r"^\s*(?:我们|我|咱们|咱)家?(?:已经|刚刚|刚|终于|上周|上个月|昨天|今年|也)?搬"
+ZH_MOVED = r"^\s*(?:我们|我|咱们|咱)?(?:{kin})?家?(?:已经|刚刚|刚|终于|上周|上个月|昨天|今年|也)?搬"
 EN_WORK = r"\bwork(?:s|ing|ed)?\s+(?:at|for|in)\b|\bemployed\b|\bjoined\b"
 ZH_WORK = r"上班|工作|入职|就职|任职"
 
@@ -130,7 +132,12 @@ _ZH_SELF = re.compile(ZH_SELF)
 _EN_KIN = re.compile(rf"\b(?:{'|'.join(EN_KIN)})\b", _I)
 _ZH_KIN = re.compile("|".join(sorted(ZH_KIN, key=len, reverse=True)))
 _HOME = re.compile(f"{EN_HOME}|{ZH_HOME}", _I)
-_MOVED = re.compile(f"{EN_MOVED}|{ZH_MOVED}", _I)
+_MOVED = re.compile(
+    EN_MOVED.format(kin="|".join(EN_KIN))
+    + "|"
+    + ZH_MOVED.format(kin="|".join(sorted(ZH_KIN, key=len, reverse=True))),
+    _I,
+)
 _WORK = re.compile(f"{EN_WORK}|{ZH_WORK}", _I)
 # A time, a date, an amount or a measure: a value wherever it stands ("the 7:45 train").
 _MEASURE = re.compile(
@@ -236,7 +243,8 @@ def _frame(text: str, head: str, terms: list[str], owners: frozenset[str]) -> li
     the home from the subject and its marker (``head``: "I live at", "我住在", "we moved to"),
     the job from anywhere in ``text`` ("我在腾讯上班")."""
     frames = []
-    if _HOME.search(head) or (_MOVED.search(head) and not terms):  # "we moved to …"
+    kin = {term for owner in owners for term in _terms(owner)}
+    if _HOME.search(head) or (_MOVED.search(head) and not set(terms) - kin):  # "we moved to"
         frames.append(HOME)
     if _WORK.search(text):
         frames.append(WORK)
@@ -311,4 +319,17 @@ def measures(text: str) -> frozenset[tuple[str, str]]:
         unit = DIGIT.sub("", amount).strip(".,")
         kind = next((name for name, pattern in _KINDS if pattern.search(unit)), unit)
         found.add((kind, amount))
+    return frozenset(found)
+
+
+def lead(text: str, other: frozenset[str]) -> frozenset[str]:
+    """The terms ``text`` begins with before its first term in ``other`` (numbers aside): in a
+    text read without a subject, what it names before what the two share ("the cat | eats
+    twice a day")."""
+    found: set[str] = set()
+    for term in _terms(fold(text)):
+        if term in other:
+            break
+        if not DIGIT.search(term):
+            found.add(term)
     return frozenset(found)

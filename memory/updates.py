@@ -56,6 +56,7 @@ from memory.facts import (
     ZH_FUNCTION,
     ZH_LIGHT,
     Reading,
+    lead,
     measures,
     owners_of,
     read,
@@ -124,8 +125,12 @@ def _judge(new: str, old: str) -> Level | None:
     if whose is None:
         return None
     unsure = not whose
-    # What: a subject term each side lacks is another thing; on one side, a qualifier.
+    # What: a subject term each side lacks is another thing; on one side, a qualifier. Two
+    # texts read without a subject are compared by what each begins with ("the cat eats twice
+    # a day" / "the dog now eats once a day").
     extra_n, extra_o = n.subject - every_o, o.subject - every_n
+    if not (n.subject or o.subject) and lead(new, every_o) and lead(old, every_n):
+        return None
     if extra_n and extra_o:
         return None
     if extra_n or extra_o:
