@@ -19,6 +19,7 @@ from bot.core.timewords import (
     EN_DAY,
     EN_MONTH,
     EN_NUMBERS,
+    LAST_DAY,
     MONTHS_EN,
     NUM,
     ORD,
@@ -65,7 +66,19 @@ DATE_EN = re.compile(
 )
 
 
+# The month's last day: "by the end of the month", "end of next month", 月底, 下个月底, 本月末;
+# not 每月月底 (a repeat, read before).
+MONTH_END = re.compile(
+    rf"{B}(?:(?:on|at|by)\s+)?(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(next)\s+)?month{E}"
+    r"|(?<!每)(?<!每个)(?:(下个?)|这个?|本)?月(?:底|末)"
+)
+
+
 def read_dates(scanner: Scanner, reading: Reading) -> None:
+    for m in scanner.find(MONTH_END):
+        reading.parts.append("date")
+        set_part(reading, scanner, "month", -1 if m.group(1) or m.group(2) else 0)
+        set_part(reading, scanner, "day", LAST_DAY)
     for m in scanner.find(YEAR_CN):
         reading.parts.append("year")
         set_part(reading, scanner, "year_shift", {"今年": 0, "明年": 1, "后年": 2}[m.group(1)])

@@ -86,6 +86,11 @@ def test_an_intention_with_a_time_is_offered_at_that_time(text: str, expected: s
         ("我得在周五之前交房租", "2026-12-03 09:00 | 交房租"),
         ("今天下午4点前要把合同发给客户", "2026-12-01 15:00 | 把合同发给客户"),
         ("I have to submit the report by Friday", "2026-12-04 09:00 | submit the report"),
+        (
+            "I need to pay the gas bill by the end of the month",
+            "2026-12-31 09:00 | pay the gas bill",
+        ),
+        ("下个月底要续签合同", "2027-01-31 09:00 | 续签合同"),
     ],
 )
 def test_before_a_day_is_the_day_before_and_by_a_day_is_that_day(text: str, expected: str) -> None:
