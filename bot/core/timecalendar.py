@@ -237,6 +237,7 @@ PERIOD_CN = {
     "早": "morning", "中午": "noon", "正午": "noon", "下午": "afternoon", "午后": "afternoon",
     "傍晚": "dusk", "黄昏": "dusk", "晚上": "evening", "晚": "evening", "夜里": "night",
     "夜间": "night", "夜晚": "night", "半夜": "midnight", "午夜": "midnight", "深夜": "night",
+    "下班后": "dusk", "下班以后": "dusk", "下班之后": "dusk", "放学后": "afternoon",
 }  # fmt: skip
 CN_PERIOD = "|".join(sorted((p for p in PERIOD_CN if len(p) > 1), key=len, reverse=True))
 CLOCK_CN = re.compile(
@@ -255,7 +256,11 @@ CLOCK_EN = re.compile(
     rf"|{B}(?:at\s+)({HOUR_WORDS})"
     rf"(?:\s+(o'?clock))?{E}(?:\s+(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E})?"
 )  # fmt: skip
-PERIOD_EN = re.compile(rf"{B}(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E}")
+PERIOD_EN = re.compile(
+    rf"{B}(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E}"
+    rf"|{B}(after\s+work|after\s+school){E}"
+)
+AFTER = {"after work": "dusk", "after school": "afternoon"}  # the part of the day they begin
 
 
 def _zero_padded(hour: str | None) -> bool:
@@ -344,7 +349,8 @@ def read_clock(scanner: Scanner, reading: Reading) -> None:
         set_part(reading, scanner, "period", PERIOD_CN[m.group(1)])
     for m in scanner.find(PERIOD_EN):
         reading.parts.append("period")
-        set_part(reading, scanner, "period", m.group(1))
+        after = " ".join(m.group(2).lower().split()) if m.group(2) else None
+        set_part(reading, scanner, "period", AFTER[after] if after else m.group(1))
 
 
 # --- a deadline ----------------------------------------------------------------------------

@@ -72,6 +72,13 @@ def offered(text: str, now: datetime = NOW) -> str | None:
         # repeats
         ("I need to water the plants every Sunday", "2026-12-06 09:00 weekly | water the plants"),
         ("每天晚上十点要吃药", "2026-12-01 22:00 daily | 吃药"),
+        # after work: the evening's start; after school: the afternoon's
+        (
+            "I have to return the library books Friday after work",
+            "2026-12-04 18:00 | return the library books",
+        ),
+        ("周四下班后要去修手机", "2026-12-03 18:00 | 去修手机"),
+        ("明天放学后要带女儿去剪头发", "2026-12-02 15:00 | 带女儿去剪头发"),
     ],
 )
 def test_an_intention_with_a_time_is_offered_at_that_time(text: str, expected: str) -> None:
