@@ -56,6 +56,7 @@ TABLE = [
     ("Grandpa lives in Dundee", "Grandpa moved to Perth", SURE),
     ("外公住在苏州", "外公搬到无锡了", SURE),
     ("外公住在苏州", "舅舅搬到无锡了", None),
+    ("大女儿在实验中学上学", "大女儿转学到育英中学了", SURE),
     ("I take 10 mg of vitamin D", "I now take 20 mg of vitamin D", SURE),
     ("房租每月3200元", "房租涨到3400元了", SURE),
     ("item 1000-0 belongs to user 1000", "item 1000-1 belongs to user 1000", None),
