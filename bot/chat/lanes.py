@@ -108,11 +108,6 @@ class SetAside(Protocol):
     ) -> None: ...
 
 
-def no_namespace(update: Update) -> str | None:
-    """``SharedUpdates``' default ``namespace_of``: none named, every first read asks."""
-    return None
-
-
 class SharedUpdates(asyncio.Queue[object]):
     """This replica's share of the updates in ``queue``, and the Application's update queue.
 
@@ -132,7 +127,7 @@ class SharedUpdates(asyncio.Queue[object]):
         poll: float = POLL_SECONDS,
         max_lanes: int = MAX_LANES,
         deadline: float = DEADLINE_SECONDS,
-        namespace_of: Callable[[Update], str | None] = no_namespace,
+        namespace_of: Callable[[Update], str | None] | None = None,
     ) -> None:
         if lease <= 0 or poll <= 0 or deadline <= 0 or max_lanes < 1:
             raise ValueError("lease, poll and deadline must be positive, max_lanes at least 1")
@@ -172,7 +167,8 @@ class SharedUpdates(asyncio.Queue[object]):
         """Keep ``update`` in the queue (durable on return) and wake this replica; the store's
         error if the database refuses it (then Telegram must send it again)."""
         parsed = Update.de_json(update, None)
-        lane, namespace = lane_key(parsed), self._namespace_of(parsed)
+        namespace = self._namespace_of(parsed) if self._namespace_of is not None else None
+        lane = lane_key(parsed)
         loop = asyncio.get_running_loop()
         if loop.time() < self._refuse_until:
             raise MemoryStoreError(f"not tried again so soon: {self._refusal}")

@@ -3,11 +3,12 @@
 ``open_store("postgresql://bot@db/cogito")`` gives a ``PgStore``; the bot and the command line
 use it through ``memory.interface`` as they use the file store. What it keeps and how: the
 schema in ``memory.pg.schema`` (created and migrated on open, under an advisory lock), each
-namespace's rows in ``memory.pg.backend`` (the backend of ``memory.namespace``, whose
-operations both stores share: held per process, checked on every operation; their change
-history in a table of its own), their embeddings in ``memory.pg.vectors``, documents and record
-logs in ``memory.pg.documents``, the updates the bot's replicas share in
-``memory.pg.updates``, the pool and the translation of database errors in
+namespace's rows in ``memory.pg.backend`` (the backend of ``memory.namespace``, whose operations
+both stores share: held per process, checked on every operation; a write one statement, in
+``memory.pg.change``; their change history in a table of its own), their embeddings in
+``memory.pg.vectors``, documents and record logs in ``memory.pg.documents``, the updates the
+bot's replicas share in ``memory.pg.updates`` (and which replica a process is in
+``memory.pg.identity``), the pool and the translation of database errors in
 ``memory.pg.database``.
 
 Needs the ``postgres`` extra (psycopg 3 and psycopg-pool); without it, opening a
