@@ -25,7 +25,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memory.indexfile import Floats, Slots, ranges
+from memory.indexfile import Floats, Ints, Slots, ranges
 from memory.model import Memory
 from memory.termindex import TermIndex
 
@@ -156,13 +156,16 @@ def top(
     return {m: s for m, s in above + tied if s > 0}
 
 
-def lookup(index: TermIndex, slots: Slots, start: Floats, terms: list[tuple[int, float]]) -> Floats:
-    """``start`` plus, for each of ``slots``, the weighted impacts of the ``terms`` (term id,
-    weight) its memory has, added term by term in ``terms``' order (as a dict lookup per
-    term would add them), found from the memories' side."""
-    score = start.copy()
+def lookup(
+    index: TermIndex, slots: Slots, terms: list[tuple[int, float]]
+) -> tuple[Floats, Ints, Ints]:
+    """For each of ``slots``, the weighted impacts of the ``terms`` (term id, weight) its
+    memory has, added term by term in ``terms``' order (as a dict lookup per term would add
+    them), found from the memories' side; and which it has: the (place in ``slots``, place in
+    ``terms``) of each, as two arrays, ordered by the term's place."""
+    score = np.zeros(len(slots), dtype=np.float64)
     if not len(slots) or not terms:
-        return score
+        return score, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     tids = np.array([tid for tid, _ in terms], dtype=np.int64)
     weights = np.array([weight for _, weight in terms], dtype=np.float64)
     by_tid = np.argsort(tids)
@@ -170,17 +173,18 @@ def lookup(index: TermIndex, slots: Slots, start: Floats, terms: list[tuple[int,
     counts = index.counts[slots]
     take = ranges(index.starts[slots], counts)
     entry_tids = index.fwd_tids[take]
-    where = np.minimum(np.searchsorted(sorted_tids, entry_tids), len(tids) - 1)
-    hit = sorted_tids[where] == entry_tids
+    where = np.searchsorted(sorted_tids, entry_tids)
+    np.minimum(where, len(tids) - 1, out=where)
+    hit = np.flatnonzero(sorted_tids[where] == entry_tids)
     position = by_tid[where[hit]]
-    row = np.repeat(np.arange(len(slots)), counts)[hit]
-    tfs = index.fwd_tfs[take[hit]]
-    impacts = weights[position] * (tfs / (tfs + index.norms[slots][row]))
-    matrix = np.zeros((len(terms), len(slots)), dtype=np.float64)
-    matrix[position, row] = impacts
-    for term in np.unique(position).tolist():
-        score += matrix[term]  # adding the zero of a memory without the term changes nothing
-    return score
+    # The entries in their term's order (stably: a memory holds a term once), so that the
+    # unbuffered ``add.at`` adds each memory's impacts one by one in ``terms``' order.
+    by_term = np.argsort(position, kind="stable")
+    entries, position = hit[by_term], position[by_term]
+    row = np.repeat(np.arange(len(slots)), counts)[entries]
+    tfs = index.fwd_tfs[take[entries]]
+    np.add.at(score, row, weights[position] * (tfs / (tfs + index.norms[slots][row])))
+    return score, row, position
 
 
 def _complete(
