@@ -212,11 +212,12 @@ def terms(text: str, *, characters: bool = True) -> list[str]:
     """
     out: list[str] = []
     for run in _TERM_RUN.findall(fold(text)):
-        if _IS_CJK.match(run):
+        plain = run.isascii()  # a word: CJK characters and emoji never are (no regex asked)
+        if not plain and _IS_CJK.match(run):
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
             if characters or len(run) == 1:
                 out.extend(run)
-        elif _IS_EMOJI.match(run):
+        elif not plain and _IS_EMOJI.match(run):
             out.append(run)
         else:
             term = word_term(run)
