@@ -119,7 +119,7 @@ def top(
         remaining -= bounds[position]
         slots, impacts = index.postings(tid)
         walked.append(slots)
-        scores[slots] += weight * impacts
+        np.add.at(scores, slots, weight * impacts)  # unbuffered: a fancy += costs twice as much
     # The order the memories were first reached in: by the first term reaching them, then
     # by slot (a posting's order). Ties are met in this order.
     first = np.zeros(index.slots, dtype=np.int32)
@@ -148,12 +148,12 @@ def top(
         return {m: s for m, s in met(slice(None)) if s > 0}
     # The best ``limit``; among memories tied at the cut, those the tie-break prefers.
     cut = float(np.partition(values, -limit)[-limit])
-    reaching = met(values >= cut - TIE)  # one pass, split: each part keeps the order met
-    above = [pair for pair in reaching if pair[1] > cut + TIE]
-    tied = [pair for pair in reaching if pair[1] <= cut + TIE]
-    if len(above) + len(tied) > limit:
-        tied = heapq.nlargest(limit - len(above), tied, key=sort_key(memories))
-    return {m: s for m, s in above + tied if s > 0}
+    reaching = met(values >= cut - TIE)
+    if len(reaching) > limit:
+        above = [pair for pair in reaching if pair[1] > cut + TIE]
+        tied = [pair for pair in reaching if pair[1] <= cut + TIE]
+        reaching = above + heapq.nlargest(limit - len(above), tied, key=sort_key(memories))
+    return {m: s for m, s in reaching if s > 0}
 
 
 def lookup(
@@ -198,25 +198,50 @@ def _complete(
     """Add the ``rest`` terms to the partially scored memories that can still make it.
 
     Looked up in growing batches, since the walk usually stops after a few dozen; in the
-    terms' postings (``_listed``), which are few (the common terms left) and sorted.
+    terms' postings (``_listed``), which are few (the common terms left) and sorted. The
+    memories come best partial score first, and the completion stops at the first of them,
+    past the first ``limit``, whose partial score plus ``remaining`` cannot reach the
+    ``limit``-th best complete score of those before it (``_stops``).
     """
-    best: list[float] = []  # a min-heap of the ``limit`` best complete scores
-    done: list[float] = []
     postings = [(*index.postings(tid), weight) for tid, weight in rest]
+    completed: list[Floats] = []
     start, size = 0, 32
     while start < len(slots):
-        batch = slice(start, start + size)
-        completed = _listed(slots[batch], partial[batch], postings)
-        for score, complete in zip(partial[batch].tolist(), completed.tolist(), strict=True):
-            if len(best) == limit and score + remaining < best[0] - TIE:
-                return slots[: len(done)], np.array(done, dtype=np.float64)
-            done.append(complete)
-            if len(best) < limit:
-                heapq.heappush(best, complete)
-            elif complete > best[0]:
-                heapq.heapreplace(best, complete)
-        start, size = start + size, size * 4
-    return slots[: len(done)], np.array(done, dtype=np.float64)
+        completed.append(
+            _listed(slots[start : start + size], partial[start : start + size], postings)
+        )
+        done = np.concatenate(completed) if len(completed) > 1 else completed[0]
+        stop = _stops(partial, done, start, remaining, limit)
+        if stop is not None:
+            return slots[:stop], done[:stop]
+        start, size = len(done), size * 4
+    return slots, np.concatenate(completed) if completed else np.zeros(0, dtype=np.float64)
+
+
+def _stops(partial: Floats, done: Floats, start: int, remaining: float, limit: int) -> int | None:
+    """Where the completion stops among ``done[start:]`` (None: not there): the first memory
+    i, past the first ``limit``, whose ``partial[i] + remaining`` is below the ``limit``-th
+    best of ``done[:i]``, less ``TIE``.
+
+    Partial scores fall and that ``limit``-th best only rises as i grows, so once a memory
+    stops the completion every later one would: the batch's last memory says whether it
+    stops in the batch, and a binary search where (the same comparisons as a heap of the
+    ``limit`` best, memory by memory, in a few numpy calls)."""
+
+    def stops(i: int) -> bool:
+        best = float(np.partition(done[:i], i - limit)[i - limit])
+        return float(partial[i]) + remaining < best - TIE
+
+    low, high = max(start, limit), len(done) - 1
+    if low > high or not stops(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if stops(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
 
 
 def _listed(slots: Slots, start: Floats, postings: list[tuple[Slots, Floats, float]]) -> Floats:
