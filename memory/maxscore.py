@@ -20,6 +20,8 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
+from itertools import pairwise
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -49,27 +51,34 @@ def ordered(
 ) -> list[tuple[int, float]]:
     """The ``limit`` best of ``scores`` by ``sort_key``, best first.
 
-    The key's first part is the rounded score, so only the memories whose rounded score
-    reaches the ``limit``-th best can be among them: the rest are left out before the key
-    (a Python call each) is made. Rounding keeps the order, so the ``limit``-th best rounded
-    score is the ``limit``-th best score rounded, every score at or above that one is in, and
-    of those below only the few within a rounding step of it can round to the same value:
-    only they are rounded to find out (``round`` to places is a decimal conversion, about
-    half a microsecond, and a search has some fifty scores here).
+    The key's first part is the score rounded to 9 places, and rounding keeps the order, so
+    the key (a Python call each, and ``round`` to places is a decimal conversion, about half
+    a microsecond) is needed only where two scores may round alike, which only scores within
+    ``_near`` of each other can. The ``limit``-th best rounded score is the ``limit``-th best
+    score rounded: every score at or above that one is in, and of those below only the few
+    within a rounding step of it are rounded to find out. The rest are in the order of their
+    scores, unless two neighbours there are that close; then the whole key orders them.
     """
     pairs = list(scores.items())
     if len(pairs) > limit:
         cut = sorted(scores.values())[-limit]
         rounded_cut = round(cut, 9)
-        # Two scores round to the same 9 places only within 1e-9 of each other (plus the
-        # float spacing, far smaller than this margin).
-        near = cut - 1e-8 * (1.0 + abs(cut))
+        near = cut - _near(cut)
         pairs = [
             pair
             for pair in pairs
             if pair[1] >= cut or (pair[1] >= near and round(pair[1], 9) >= rounded_cut)
         ]
+    by_score = sorted(pairs, key=itemgetter(1), reverse=True)
+    if all(high - low > _near(high) for (_, high), (_, low) in pairwise(by_score)):
+        return by_score[:limit]
     return sorted(pairs, key=sort_key(memories), reverse=True)[:limit]
+
+
+def _near(score: float) -> float:
+    """How close to ``score`` another must be to round to the same 9 places: within 1e-9
+    (plus the float spacing, far smaller than this margin)."""
+    return 1e-8 * (1.0 + abs(score))
 
 
 def top(
