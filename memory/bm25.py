@@ -125,13 +125,6 @@ def query_terms(query: str) -> dict[str, float]:
     return bag
 
 
-def _idfs(count: int, dfs: list[int]) -> list[float]:
-    """BM25's idf of terms held by ``dfs`` of ``count`` memories (math.log, as numpy's log
-    may round differently)."""
-    log = math.log
-    return [log(1.0 + (count - df + 0.5) / (df + 0.5)) for df in dfs]
-
-
 def _analysis() -> bytes | None:
     """The fingerprint of this analysis (``termindex.analysis_fingerprint``): what a cached
     index must have been made by."""
@@ -182,6 +175,9 @@ class Bm25Ranker:
         # after removals, which keeps it an upper bound; a recomputation makes it exact again.
         self._average = 0.0
         self._saved = False  # the file holds exactly what the index holds
+        # Each df's idf while there are ``_idf_count`` memories (``_idfs``).
+        self._idf_count = 0
+        self._idf_of: dict[int, float] = {}
 
     def index(self, memory: Memory) -> None:
         """Record ``memory`` for indexing at the next search (replacing an older version)."""
@@ -328,6 +324,20 @@ class Bm25Ranker:
                 found.append(w)
         return [min(1.0, sum(held[memory_id]) / total) for memory_id in ids]
 
+    def _idfs(self, dfs: list[int]) -> list[float]:
+        """BM25's idf of terms held by ``dfs`` memories each (``math.log``, as numpy's log
+        may round differently). Kept by df until the number of memories changes: a search
+        asks for some sixty, of a few distinct dfs, and a dict look-up is a fifth of the
+        arithmetic."""
+        count = len(self._index)
+        if count != self._idf_count:
+            self._idf_count, self._idf_of = count, {}
+        known = self._idf_of
+        for df in dfs:
+            if df not in known:
+                known[df] = math.log(1.0 + (count - df + 0.5) / (df + 0.5))
+        return [known[df] for df in dfs]
+
     def _ids(self, wanted: dict[str, float]) -> dict[int, float]:
         """The terms of ``wanted`` the index knows, as term id -> query frequency, in order."""
         vocab = self._index.vocab
@@ -340,7 +350,7 @@ class Bm25Ranker:
         """
         tids = list(asked)
         live = self._index.df[tids].tolist() if tids else []
-        idfs = _idfs(len(self._index), live)
+        idfs = self._idfs(live)
         return [
             (tid, idf * qtf * (K3 + 1.0) / (K3 + qtf) * (K1 + 1.0))
             for (tid, qtf), df, idf in zip(asked.items(), live, idfs, strict=True)
@@ -370,7 +380,7 @@ class Bm25Ranker:
             for tid, tf in zip(*index.bag(slot), strict=True):
                 votes[tid] = votes.get(tid, 0.0) + share * tf
         tids = list(votes)
-        idfs = _idfs(len(index), index.df[tids].tolist())
+        idfs = self._idfs(index.df[tids].tolist())
         strongest = sorted(
             ((tid, vote * idf) for (tid, vote), idf in zip(votes.items(), idfs, strict=True)),
             key=itemgetter(1),
