@@ -52,7 +52,7 @@ ZH_CUE = (
     r"现在|目前|如今|已经|不再|以后|今后|往后|从此|从今天起|新(?!加坡|疆|西兰|闻|年|鲜)|其实"
     r"|改(?:成|为|到|在|用)?|换(?:成|到|为)?|变(?:成|为|了)|搬(?:到|去|家)?|挪(?:到|去)?"
     r"|调(?:到|成|为|走|整)|推迟(?:到)?|提前(?:到)?|延期(?:到)?|涨(?:价|到)?|降(?:到|价|为)"
-    r"|加到|减到|升到|续(?:保|约|费|签)|重置(?:成|为)?|更新(?:成|为)?|替换(?:成|为)?"
+    r"|加到|减到|升到|转(?:学|到|成|为|去)|续(?:保|约|费|签)|重置(?:成|为)?|更新(?:成|为)?|替换(?:成|为)?"
 )
 ZH_ENDED = r"不再|不[\u4e00-\u9fff]{1,6}了"
 
@@ -97,11 +97,13 @@ _NOT_NAMES = _NOT_POSSESSIVE | frozenset(
 EN_HOME = r"\b(?:live|lives|living|lived|reside|resides|residing)\b"
 ZH_HOME = r"住在|住址|家住|居住|定居"
 # "we moved to …", "我搬到…": the speaker moved, so where they live changed.
+# "we moved to …", "grandma moved to …", "我搬到…", "我妈搬到…": the speaker or their kin moved,
+# so where they live changed (a kin word is kept in ``EN_KIN`` / ``ZH_KIN`` below).
 EN_MOVED = (
-    r"^\s*(?:i|we)(?:\s+(?:have|had|just|finally|already|recently|all))*"
+    r"^\s*(?:i|we|(?:my\s+)?(?:{kin}))(?:\s+(?:have|has|had|just|finally|already|recently|all))*"
     r"\s+(?:moved|move|relocated)\b"
 )
-ZH_MOVED = r"^\s*(?:我们|我|咱们|咱)家?(?:已经|刚刚|刚|终于|上周|上个月|昨天|今年|也)?搬"
+ZH_MOVED = r"^\s*(?:我们|我|咱们|咱)?(?:{kin})?家?(?:已经|刚刚|刚|终于|上周|上个月|昨天|今年|也)?搬"
 EN_WORK = r"\bwork(?:s|ing|ed)?\s+(?:at|for|in)\b|\bemployed\b|\bjoined\b"
 ZH_WORK = r"上班|工作|入职|就职|任职"
 
@@ -124,24 +126,45 @@ _EN_CUE = re.compile(rf"\b(?:{EN_CUE})\b", _I)
 _EN_ENDED = re.compile(rf"\b(?:{EN_ENDED})\b", _I)
 _ZH_CUE = re.compile(ZH_CUE)
 _ZH_ENDED = re.compile(ZH_ENDED)
-_MARKERS = tuple(
-    re.compile(f"{en}|{zh}", _I) for en, zh in zip(EN_MARKERS, ZH_MARKERS, strict=True)
-)
+
 _EN_SELF = re.compile(EN_SELF, _I)
 _ZH_SELF = re.compile(ZH_SELF)
 _EN_KIN = re.compile(rf"\b(?:{'|'.join(EN_KIN)})\b", _I)
 _ZH_KIN = re.compile("|".join(sorted(ZH_KIN, key=len, reverse=True)))
 _HOME = re.compile(f"{EN_HOME}|{ZH_HOME}", _I)
-_MOVED = re.compile(f"{EN_MOVED}|{ZH_MOVED}", _I)
+_MOVED = re.compile(
+    EN_MOVED.format(kin="|".join(EN_KIN))
+    + "|"
+    + ZH_MOVED.format(kin="|".join(sorted(ZH_KIN, key=len, reverse=True))),
+    _I,
+)
 _WORK = re.compile(f"{EN_WORK}|{ZH_WORK}", _I)
 # A time, a date, an amount or a measure: a value wherever it stands ("the 7:45 train").
 _MEASURE = re.compile(
     r"\d{1,2}[:.]\d{2}(?!\d)|[$€£¥]\s*\d[\d,.]*"
     r"|\d+(?:[.,]\d+)?\s*(?:am|pm|a\.m\.|p\.m\.|%|mg|kg|g|km|m|cm|mm|ml|l|lbs?|psi|degrees?"
     r"|cups?|hours?|h|min|minutes?|days?|weeks?|months?|years?|st|nd|rd|th)\b"
-    r"|\d+(?:[.,]\d+)?\s*(?:元|块|毛|角|点|分|号|日|月|年|岁|楼|层|度|码|毫克|克|公斤|斤|米|公里|杯|天|周|小时|分钟|次)"
+    r"|\d+(?:[.,]\d+)?\s*(?:元|块|毛|角|点(?:半|\d+分?)?|分|号|日|月|年|岁|楼|层|度|码|毫克|克|公斤|斤|米|公里|杯|天|周|小时|分钟|次)"
     r"|\d{4}-\d{1,2}-\d{1,2}|\d{1,2}/\d{1,2}(?:/\d{2,4})?",
     re.IGNORECASE,
+)
+# Markers, strongest first; without any, a measure begins the value: one that ends the text
+# ("楼上空调设定 | 26度" is about the upstairs air conditioner, as "the upstairs one is set to
+# 26" would be), or one after an English word ("coffee now costs | $5 a cup": not what tea
+# costs). A Chinese measure inside a text is left alone: "我每天吃5毫克的氨氯地平".
+_MARKERS = (
+    *(re.compile(f"{en}|{zh}", _I) for en, zh in zip(EN_MARKERS, ZH_MARKERS, strict=True)),
+    re.compile(
+        rf"(?=(?:每[天日周月年晚])?(?:{_MEASURE.pattern})[\s了啦吧呢.。!！]*$)"
+        rf"|(?<=[a-z] )(?=(?:{_MEASURE.pattern}))",
+        _I,
+    ),
+)
+# A measure's kind, by its unit: two amounts of one kind can be two values of one thing.
+_KINDS = (
+    ("time", re.compile(r"[:.]|am|pm|a\.m\.|p\.m\.|点|时|分", re.IGNORECASE)),
+    ("money", re.compile(r"[$€£¥元块毛角]")),
+    ("order", re.compile(r"st|nd|rd|th|楼|层|号", re.IGNORECASE)),
 )
 _PATH = re.compile(r"[\\/@]|\b[a-z]:", re.IGNORECASE)  # a path, an address: data too
 _CONTRACTION = re.compile(r"\b(it|that|he|she|there|what|we|they|you|i)['’](s|re|m)\b")
@@ -220,7 +243,8 @@ def _frame(text: str, head: str, terms: list[str], owners: frozenset[str]) -> li
     the home from the subject and its marker (``head``: "I live at", "我住在", "we moved to"),
     the job from anywhere in ``text`` ("我在腾讯上班")."""
     frames = []
-    if _HOME.search(head) or (_MOVED.search(head) and not terms):  # "we moved to …"
+    kin = {term for owner in owners for term in _terms(owner)}
+    if _HOME.search(head) or (_MOVED.search(head) and not set(terms) - kin):  # "we moved to"
         frames.append(HOME)
     if _WORK.search(text):
         frames.append(WORK)
@@ -283,3 +307,29 @@ def read(text: str) -> Reading:
     return Reading(
         frozenset(subject), frozenset(values), owners, cue, ended, kind, bare, generic, path
     )
+
+
+def measures(text: str) -> frozenset[tuple[str, str]]:
+    """The measures ``text`` names, each as (its kind, its amount): "$15 an hour" gives
+    ("money", "$15"), "the 3rd floor" ("order", "3rd"), "8点半" ("time", "8点半"); a unit
+    of no kind above is its own kind ("10 mg": "mg")."""
+    found = set()
+    for match in _MEASURE.finditer(fold(text)):
+        amount = re.sub(r"\s+", "", match[0])
+        unit = DIGIT.sub("", amount).strip(".,")
+        kind = next((name for name, pattern in _KINDS if pattern.search(unit)), unit)
+        found.add((kind, amount))
+    return frozenset(found)
+
+
+def lead(text: str, other: frozenset[str]) -> frozenset[str]:
+    """The terms ``text`` begins with before its first term in ``other`` (numbers aside): in a
+    text read without a subject, what it names before what the two share ("the cat | eats
+    twice a day")."""
+    found: set[str] = set()
+    for term in _terms(fold(text)):
+        if term in other:
+            break
+        if not DIGIT.search(term):
+            found.add(term)
+    return frozenset(found)

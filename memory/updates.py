@@ -14,8 +14,9 @@ apart by rules, in English and Chinese, and says how sure it is:
 - None: not the same thing, or nothing changed.
 
 How a text is read (``memory.facts.read``): cut at its first marker ("is", "是", "switched
-to", "在") into a subject and a value, each made terms as search reads them, with whose the
-fact is (owners: possessives, kin, nicknames, the speaker) and the frames of a home and a job.
+to", "在"; without one, before a measure that ends it: "楼上空调 | 设定26度") into a subject
+and a value, each made terms as search reads them, with whose the fact is (owners:
+possessives, kin, nicknames, the speaker) and the frames of a home and a job.
 
 Then for the new text N and the old O (``judge``):
 
@@ -36,7 +37,9 @@ Embeddings do not decide: a sentence model puts "我爸的手机号" and "我妈
 (``bot.core.adding``), which finds "I live at 12 Oak Street" for "we moved to Birch Lane".
 
 ``newest_first`` orders what a search shows: of two memories that say different values of one
-thing, the newer comes first and the older is marked (recall); ``whose_first`` puts after the
+thing (``judge``, or ``restates``: an amount said to have changed, "Dr. Kim moved to the 6th
+floor" after "Dr. Kim's office is on the 3rd floor"), the newer comes first and the older is
+marked (recall); ``whose_first`` puts after the
 others what is about someone the question does not ask about.
 """
 
@@ -46,7 +49,18 @@ from collections.abc import Sequence
 from dataclasses import replace
 from typing import Literal
 
-from memory.facts import DIGIT, IS_CJK, SELF, ZH_FUNCTION, Reading, owners_of, read
+from memory.facts import (
+    DIGIT,
+    IS_CJK,
+    SELF,
+    ZH_FUNCTION,
+    ZH_LIGHT,
+    Reading,
+    lead,
+    measures,
+    owners_of,
+    read,
+)
 from memory.model import Memory
 from memory.text import fold
 
@@ -70,7 +84,7 @@ def _owner_terms(owners: frozenset[str]) -> frozenset[str]:
 def _covered(owner: str, terms: frozenset[str]) -> bool:
     """Whether ``terms`` mention ``owner`` (a Chinese one by all its characters)."""
     if IS_CJK.match(owner):
-        return all(c in terms or c in ZH_FUNCTION for c in owner)
+        return all(c in terms or c in ZH_FUNCTION or c in ZH_LIGHT for c in owner)
     return owner in terms
 
 
@@ -90,7 +104,14 @@ def _whose(a: Reading, b: Reading) -> bool | None:
 
 def judge(new: str, old: str) -> Level | None:
     """Whether ``new`` gives another value to what ``old`` says: ``SURE``, ``ASK`` or None
-    (the module docstring)."""
+    (the module docstring); ``ASK`` too when it ``restates`` an amount of ``old``."""
+    verdict = _judge(new, old)
+    if verdict is None and restates(new, old):
+        return ASK
+    return verdict
+
+
+def _judge(new: str, old: str) -> Level | None:
     n, o = read(new), read(old)
     if n.bare:  # "item 02" after "item 01": a number that names another item
         n = replace(n, subject=n.subject | n.bare, values=n.values - n.bare)
@@ -104,8 +125,12 @@ def judge(new: str, old: str) -> Level | None:
     if whose is None:
         return None
     unsure = not whose
-    # What: a subject term each side lacks is another thing; on one side, a qualifier.
+    # What: a subject term each side lacks is another thing; on one side, a qualifier. Two
+    # texts read without a subject are compared by what each begins with ("the cat eats twice
+    # a day" / "the dog now eats once a day").
     extra_n, extra_o = n.subject - every_o, o.subject - every_n
+    if not (n.subject or o.subject) and lead(new, every_o) and lead(old, every_n):
+        return None
     if extra_n and extra_o:
         return None
     if extra_n or extra_o:
@@ -153,10 +178,34 @@ def _when(memory: Memory) -> str:
 
 
 def superseded(older: Memory, newer: Memory) -> bool:
-    """Whether ``newer`` says another value of what ``older`` says, and is newer."""
+    """Whether ``newer`` says another value of what ``older`` says (``judge``), and is newer."""
     if (_when(newer), newer.id) <= (_when(older), older.id):
         return False
     return judge(newer.content, older.content) is not None
+
+
+def restates(new: str, old: str) -> bool:
+    """Whether ``new`` says that an amount ``old`` gives has changed, where the rules cannot
+    tell what the two are about: ``new`` says it changed (a cue), names what ``old`` names (a
+    subject of either, besides the amount), is of no one else (``_whose``), does not qualify
+    a subject they share another way ("the downstairs thermostat" / "the upstairs one"), and
+    gives another amount of a kind ``old`` gives one of ("$18" / "$15", "6th" / "3rd",
+    "8点半" / "8点"). "Hannah raised her rate, it's $18 an hour now" after "Our babysitter
+    is Hannah, she charges $15 an hour"; "Dr. Kim moved to the 6th floor" after "Dr. Kim's
+    office is on the 3rd floor"; "放暑假了，孩子改成8点半睡" after "孩子晚上8点睡觉". Never
+    sure: ``judge`` asks (Replace / Keep both), and recall shows the newer first."""
+    n, o = read(new), read(old)
+    if not n.cue or n.ended or _whose(n, o) is not True:
+        return False
+    if n.subject & o.subject and n.subject - o.terms and o.subject - n.terms:
+        return False
+    amounts_n, amounts_o = measures(new), measures(old)
+    kinds_o = {kind for kind, _ in amounts_o}
+    if not any(kind in kinds_o for kind, _ in amounts_n - amounts_o):
+        return False
+    units = {term for _, amount in amounts_n | amounts_o for term in read(amount).terms}
+    shared = frozenset(term for term in n.terms & o.terms if not DIGIT.search(term)) - units
+    return bool(shared & (n.subject | o.subject)) and _weight(shared) >= 1
 
 
 def whose_first(query: str, memories: Sequence[Memory]) -> list[Memory]:
@@ -208,6 +257,7 @@ __all__ = [
     "Level",
     "judge",
     "newest_first",
+    "restates",
     "superseded",
     "whose_first",
 ]

@@ -187,6 +187,8 @@ def recall_view(
             head = t(language, "recall_answer_title", query=question)
             if len(found.memories) == 1:
                 blocks = [memory_block(found.memories[0], language=language)]
+        elif found.statement:  # told, not asked: nothing it updates or touches is stored yet
+            head = t(language, "statement_new", query=question)
         else:
             head = t(language, "recall_none", query=question) + "\n" + t(language, "recall_hint")
     else:

@@ -146,6 +146,7 @@ class Matches:
     answers: int = 0
     page: int = 0
     older: frozenset[int] = frozenset()  # superseded by a newer value shown before them
+    statement: bool = False  # searched for a statement (it asks nothing: ``answer_of``)
 
     @property
     def more(self) -> bool:
@@ -214,7 +215,9 @@ def recall_page(
     token = None
     if len(found) > first:
         token = keep_query(namespace.documents(), query) if use else query_token(query)
-    return Matches(query, tuple(shown), start, len(found), capped, token, answers, number, older)
+    return Matches(
+        query, tuple(shown), start, len(found), capped, token, answers, number, older, statement
+    )
 
 
 STATEMENT_MARGIN = 4.5  # a statement searched shows only a clear match (``answer_of``)

@@ -19,6 +19,7 @@ from bot.core.timewords import (
     EN_DAY,
     EN_MONTH,
     EN_NUMBERS,
+    LAST_DAY,
     MONTHS_EN,
     NUM,
     ORD,
@@ -65,7 +66,19 @@ DATE_EN = re.compile(
 )
 
 
+# The month's last day: "by the end of the month", "end of next month", 月底, 下个月底, 本月末;
+# not 每月月底 (a repeat, read before).
+MONTH_END = re.compile(
+    rf"{B}(?:(?:on|at|by)\s+)?(?:the\s+)?end\s+of\s+(?:the\s+|this\s+|(next)\s+)?month{E}"
+    r"|(?<!每)(?<!每个)(?:(下个?)|这个?|本)?月(?:底|末)"
+)
+
+
 def read_dates(scanner: Scanner, reading: Reading) -> None:
+    for m in scanner.find(MONTH_END):
+        reading.parts.append("date")
+        set_part(reading, scanner, "month", -1 if m.group(1) or m.group(2) else 0)
+        set_part(reading, scanner, "day", LAST_DAY)
     for m in scanner.find(YEAR_CN):
         reading.parts.append("year")
         set_part(reading, scanner, "year_shift", {"今年": 0, "明年": 1, "后年": 2}[m.group(1)])
@@ -224,6 +237,7 @@ PERIOD_CN = {
     "早": "morning", "中午": "noon", "正午": "noon", "下午": "afternoon", "午后": "afternoon",
     "傍晚": "dusk", "黄昏": "dusk", "晚上": "evening", "晚": "evening", "夜里": "night",
     "夜间": "night", "夜晚": "night", "半夜": "midnight", "午夜": "midnight", "深夜": "night",
+    "下班后": "dusk", "下班以后": "dusk", "下班之后": "dusk", "放学后": "afternoon",
 }  # fmt: skip
 CN_PERIOD = "|".join(sorted((p for p in PERIOD_CN if len(p) > 1), key=len, reverse=True))
 CLOCK_CN = re.compile(
@@ -242,7 +256,11 @@ CLOCK_EN = re.compile(
     rf"|{B}(?:at\s+)({HOUR_WORDS})"
     rf"(?:\s+(o'?clock))?{E}(?:\s+(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E})?"
 )  # fmt: skip
-PERIOD_EN = re.compile(rf"{B}(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E}")
+PERIOD_EN = re.compile(
+    rf"{B}(?:in\s+the\s+|at\s+)?(morning|afternoon|evening|night){E}"
+    rf"|{B}(after\s+work|after\s+school){E}"
+)
+AFTER = {"after work": "dusk", "after school": "afternoon"}  # the part of the day they begin
 
 
 def _zero_padded(hour: str | None) -> bool:
@@ -331,7 +349,8 @@ def read_clock(scanner: Scanner, reading: Reading) -> None:
         set_part(reading, scanner, "period", PERIOD_CN[m.group(1)])
     for m in scanner.find(PERIOD_EN):
         reading.parts.append("period")
-        set_part(reading, scanner, "period", m.group(1))
+        after = " ".join(m.group(2).lower().split()) if m.group(2) else None
+        set_part(reading, scanner, "period", AFTER[after] if after else m.group(1))
 
 
 # --- a deadline ----------------------------------------------------------------------------

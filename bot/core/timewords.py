@@ -63,6 +63,7 @@ PERIOD_DEFAULT |= {"evening": 20, "night": 21, "midnight": 0}
 PERIOD_END = {"morning": 12 * 60, "noon": 14 * 60, "afternoon": 18 * 60, "dusk": 20 * 60}
 PERIOD_END |= {"evening": 25 * 60, "night": 25 * 60}
 DAY_END = 24 * 60
+LAST_DAY = -1  # ``Reading.day`` of "the end of the month": its last day, whatever its length
 
 
 @dataclass
@@ -79,7 +80,7 @@ class Reading:
     year: int | None = None
     year_shift: int | None = None  # this year 0, next year 1, 后年 2
     month: int | None = None
-    day: int | None = None
+    day: int | None = None  # LAST_DAY: the month's last day ("end of the month", 月底)
     hour: int | None = None
     minute: int = 0
     zero_padded: bool = False  # the hour written "02": a 24-hour time ("02:30" is 02:30)

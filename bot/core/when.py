@@ -52,6 +52,7 @@ from zoneinfo import ZoneInfo
 
 from bot.core import timephrase
 from bot.core.due import Due, Frequency, Repeat, occurrences, wall_time
+from bot.core.timewords import LAST_DAY
 
 
 @dataclass(frozen=True)
@@ -314,6 +315,10 @@ def _date(r: timephrase.Reading, today: date) -> tuple[date, bool, bool] | None:
     """The date of a reading's year/month/day, with whether it is the next such day (no
     month: ``month_day_next``; no year: ``date_next``); ``None`` if it is no date."""
     assert r.day is not None
+    if r.day == LAST_DAY:  # "by the end of the month", 下个月底
+        first = _add_months(date(today.year, today.month, 1), 1 if r.month == -1 else 0, 1)
+        last = calendar.monthrange(first.year, first.month)[1]
+        return date(first.year, first.month, last), False, False
     if r.month is None or r.month == 0:  # "15号", "本月15号": this month's, else the next
         if r.month == 0:
             return _valid(today.year, today.month, r.day, today, False, False)

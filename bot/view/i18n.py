@@ -75,6 +75,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_count": "<i>{count} of {total}</i>",
         "recall_range": "<i>{first}–{last} of {total}</i>",
         "recall_none": "I found nothing about “{query}”.",
+        "statement_new": "Nothing stored about “{query}” yet.",
         "recall_hint": "<i>Try other words, browse with /list, or store it with /remember.</i>",
         "recall_answer_title": "🔎 “{query}”",
         "recall_weaker_title": "🔎 Weaker matches for “{query}” <i>({first}–{last} of {total})</i>",
@@ -236,6 +237,7 @@ STRINGS: dict[str, dict[str, str]] = {
         "recall_count": "<i>{count} 条，共 {total} 条</i>",
         "recall_range": "<i>第 {first}–{last} 条，共 {total} 条</i>",
         "recall_none": "没有找到与“{query}”相关的记忆。",
+        "statement_new": "还没有记下关于“{query}”的内容。",
         "recall_hint": "<i>换个说法试试，用 /list 浏览全部，或用 /remember 记下来。</i>",
         "recall_answer_title": "🔎 “{query}”",
         "recall_weaker_title": "🔎 与“{query}”不太相关的记忆 "

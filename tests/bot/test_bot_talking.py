@@ -115,7 +115,8 @@ async def test_a_statement_is_searched_with_a_remember_this_button(bot: Bot) -> 
     message, reply = await tell(bot, "my gym locker is 23", user=ALICE)
     # Searched, as before: the gym's hours do not answer it, so they are not shown, but the
     # search's own buttons stay (the closest matches, behind a button).
-    assert "I found nothing about “my gym locker is 23”" in reply.text
+    assert "Nothing stored about “my gym locker is 23” yet." in reply.text
+    assert "found nothing" not in reply.text  # told, not asked
     assert "open until 22:00" not in reply.text
     kept = [data for _, data in reply.buttons if not data.startswith("rt:")]
     assert any(data.startswith("r:1:") for data in kept)

@@ -72,6 +72,13 @@ def offered(text: str, now: datetime = NOW) -> str | None:
         # repeats
         ("I need to water the plants every Sunday", "2026-12-06 09:00 weekly | water the plants"),
         ("每天晚上十点要吃药", "2026-12-01 22:00 daily | 吃药"),
+        # after work: the evening's start; after school: the afternoon's
+        (
+            "I have to return the library books Friday after work",
+            "2026-12-04 18:00 | return the library books",
+        ),
+        ("周四下班后要去修手机", "2026-12-03 18:00 | 去修手机"),
+        ("明天放学后要带女儿去剪头发", "2026-12-02 15:00 | 带女儿去剪头发"),
     ],
 )
 def test_an_intention_with_a_time_is_offered_at_that_time(text: str, expected: str) -> None:
@@ -86,6 +93,11 @@ def test_an_intention_with_a_time_is_offered_at_that_time(text: str, expected: s
         ("我得在周五之前交房租", "2026-12-03 09:00 | 交房租"),
         ("今天下午4点前要把合同发给客户", "2026-12-01 15:00 | 把合同发给客户"),
         ("I have to submit the report by Friday", "2026-12-04 09:00 | submit the report"),
+        (
+            "I need to pay the gas bill by the end of the month",
+            "2026-12-31 09:00 | pay the gas bill",
+        ),
+        ("下个月底要续签合同", "2027-01-31 09:00 | 续签合同"),
     ],
 )
 def test_before_a_day_is_the_day_before_and_by_a_day_is_that_day(text: str, expected: str) -> None:

@@ -297,6 +297,22 @@ def test_monthly_on_day_31_takes_a_short_months_last_day() -> None:
     assert parsed is not None and local(parsed.due.at, SHANGHAI) == "2027-02-28 09:00"
 
 
+def test_the_end_of_a_month_is_its_last_day_whatever_its_length() -> None:
+    january = datetime(2027, 1, 15, 10, 0, tzinfo=SHANGHAI)
+    cases = {
+        "pay the rent at the end of the month": "2027-01-31 09:00",
+        "end of next month: renew the lease": "2027-02-28 09:00",
+        "下个月底 续签合同": "2027-02-28 09:00",
+        "本月底 交报告": "2027-01-31 09:00",
+        "月底前 交房租": "2027-01-30 09:00",  # before it: the day before, as every deadline
+    }
+    for text, expected in cases.items():
+        parsed = parse_reminder(text, january, SHANGHAI)
+        assert parsed is not None and local(parsed.due.at, SHANGHAI) == expected, text
+    monthly = parse_reminder("每月月底 交房租", january, SHANGHAI)  # a repeat, read as before
+    assert monthly is not None and monthly.due.repeat is not None
+
+
 def test_every_other_week_counts_from_the_first_occurrence() -> None:
     parsed = parse_reminder("每两周周一上午10点 复盘", NOW, SHANGHAI)
     assert parsed is not None

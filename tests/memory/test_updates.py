@@ -6,7 +6,7 @@ import pytest
 
 from memory.duplicates import near_duplicates
 from memory.model import Memory
-from memory.updates import ASK, SURE, judge, newest_first, whose_first
+from memory.updates import ASK, SURE, judge, newest_first, restates, whose_first
 
 # (old, new, verdict): phrases of people, not of the benchmark's data.
 TABLE = [
@@ -48,6 +48,17 @@ TABLE = [
     ("公司WiFi密码是abc12345", "家里WiFi密码改成home8888了", None),
     ("妈妈喜欢百合花", "奶奶喜欢菊花", None),
     ("去超市买牛奶", "去超市买面包", None),
+    # A measure that ends a text is its value: what comes before it names the thing.
+    ("前院喷头设定20分钟", "后院喷头设定30分钟", None),
+    ("左边鱼缸设定25度", "右边鱼缸设定27度", None),
+    ("Tea costs $3 a cup", "Coffee now costs $5 a cup", None),
+    ("The hamster eats twice a day", "The rabbit now eats once a day", None),
+    ("Grandpa lives in Dundee", "Grandpa moved to Perth", SURE),
+    ("外公住在苏州", "外公搬到无锡了", SURE),
+    ("外公住在苏州", "舅舅搬到无锡了", None),
+    ("大女儿在实验中学上学", "大女儿转学到育英中学了", SURE),
+    ("I take 10 mg of vitamin D", "I now take 20 mg of vitamin D", SURE),
+    ("房租每月3200元", "房租涨到3400元了", SURE),
     ("item 1000-0 belongs to user 1000", "item 1000-1 belongs to user 1000", None),
     ("item 01", "item 02", None),
     # Nothing new.
@@ -98,3 +109,31 @@ def test_whose_first_answers_about_whom_the_question_asks() -> None:
     mine = _memory(4, "My shoe size is 42", "2026-11-01T09:00:00.000Z")
     assert [m.id for m in whose_first("what's my shoe size?", [leo, mine])] == [4, 3]
     assert [m.id for m in whose_first("shoe sizes", [leo, mine])] == [3, 4]  # nobody asked
+
+
+# (old, new, restated): an amount said to have changed, of what the rules cannot read alike.
+RESTATED = [
+    ("Our cleaner is Marta, she comes for 3 hours", "Marta cut her visit, it's 2 hours now", True),
+    ("Dr. Osei's practice is on the 2nd floor", "Dr. Osei moved to the 4th floor", True),
+    ("女儿晚上9点洗澡", "开学了，女儿改成8点半洗澡", True),
+    # Nothing says it changed, someone else's, another qualifier, no shared subject, no amount.
+    ("Our cleaner is Marta, she comes for 3 hours", "Marta comes on Fridays for 2 hours", False),
+    ("Mum's train arrives at 6:40pm", "Dad's train now arrives at 9:15pm", False),
+    ("The upstairs heater is set to 20 degrees", "The downstairs one is now 22 degrees", False),
+    ("Our cleaner is Marta, she charges $20 an hour", "The gardener raised his rate to $30", False),
+    ("我的鞋码是42码", "儿子的鞋码现在是31码", False),
+    ("Our cleaner is Marta, she comes on Fridays", "Marta moved to Thursdays now", False),
+]
+
+
+@pytest.mark.parametrize(("old", "new", "restated"), RESTATED)
+def test_restates(old: str, new: str, restated: bool) -> None:
+    assert restates(new, old) is restated
+
+
+def test_newest_first_shows_a_restated_amount_first() -> None:
+    old = _memory(1, "Our cleaner is Marta, she comes for 3 hours", "2026-11-01T09:00:00.000Z")
+    new = _memory(2, "Marta cut her visit, it's 2 hours now", "2026-11-03T09:00:00.000Z")
+    other = _memory(3, "Marta's number is 555-0101", "2026-11-04T09:00:00.000Z")
+    shown, rest, older = newest_first([old, other], [new])
+    assert [m.id for m in shown] == [2, 1, 3] and rest == [] and older == {1}
