@@ -106,19 +106,16 @@ def rank(
         return [(mid, score, None) for mid, score in rankers[ranker].rank(query, memories, limit)]
     asked = query_terms(query)  # analysed once, for the ranking and the coverage
     if ranker != "hybrid" or cosines is None or not len(cosines[0]):
-        keyword = keywords.rank(asked, memories, limit)
-        pairs, cosines = keyword, None
-    else:
-        keyword = keywords.rank(asked, memories, max(limit, DEPTH))
-        pairs = fuse(query, keyword, cosines[0], cosines[1], memories, limit)
+        keyword, shares = keywords.rank_with_coverage(asked, memories, limit)
+        return [
+            (mid, score, Evidence(share, place))
+            for place, ((mid, score), share) in enumerate(zip(keyword, shares, strict=True))
+        ]
+    keyword = keywords.rank(asked, memories, max(limit, DEPTH))
+    pairs = fuse(query, keyword, cosines[0], cosines[1], memories, limit)
     places = {mid: place for place, (mid, _) in enumerate(keyword)}
     ids = [mid for mid, _ in pairs]
     shares = keywords.coverage(asked, ids)
-    if cosines is None:
-        return [
-            (mid, score, Evidence(share, places.get(mid)))
-            for (mid, score), share in zip(pairs, shares, strict=True)
-        ]
     embedded, values = cosines
     typical, best, count = float(values.mean()), float(values.max()), len(values)
     wanted = np.asarray(ids, dtype=np.int64)

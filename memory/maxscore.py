@@ -3,10 +3,16 @@ without scoring every memory: MaxScore (Turtle and Flood, 1995), for ``memory.bm
 
 The keyword ranking hands ``top`` the query's terms, strongest first, with their weights; the
 impacts come from the index (BM25's saturated, length-normalized term frequencies). Terms are
-walked strongest first and the rest only looked up, for the few memories that can still make
-the cut, by a binary search in those terms' sorted postings (``_listed``; ``lookup``, from the
-memories' bags, serves the feedback round, whose many terms meet few memories). The result,
+walked strongest first until the rest cannot bring in a memory not yet seen; the memories seen
+are then completed with the rest, best first, until none left can make the cut. The result,
 scores and order of ties included, is exactly what scoring every memory would give.
+
+Completing them is a walk of the rest terms' postings too (``_walk_rest``), on a copy of the
+partial scores: in numpy a walk costs less than looking a few hundred memories up, measured
+up to 100,000 memories. Only when that walk would pass the postings budget are the memories
+looked up instead, by a binary search in the rest terms' sorted postings (``_complete``,
+``_listed``; ``lookup``, from the memories' bags, serves the feedback round, whose many terms
+meet few memories).
 
 - ``POSTINGS_BUDGET = 200_000``, ``CANDIDATES_CAP = 1000``: should the strong terms alone walk
   more than 200,000 postings (only in namespaces of tens of thousands of memories), the walk
@@ -20,12 +26,14 @@ from __future__ import annotations
 
 import heapq
 from collections.abc import Callable, Mapping
+from itertools import pairwise
+from operator import itemgetter
 from typing import Any
 
 import numpy as np
 import numpy.typing as npt
 
-from memory.indexfile import Floats, Slots, ranges
+from memory.indexfile import Floats, Ints, Slots, ranges
 from memory.model import Memory
 from memory.termindex import TermIndex
 
@@ -49,16 +57,34 @@ def ordered(
 ) -> list[tuple[int, float]]:
     """The ``limit`` best of ``scores`` by ``sort_key``, best first.
 
-    The key's first part is the rounded score, so only the memories whose rounded score
-    reaches the ``limit``-th best can be among them: the rest are left out before the key
-    (a Python call each) is made.
+    The key's first part is the score rounded to 9 places, and rounding keeps the order, so
+    the key (a Python call each, and ``round`` to places is a decimal conversion, about half
+    a microsecond) is needed only where two scores may round alike, which only scores within
+    ``_near`` of each other can. The ``limit``-th best rounded score is the ``limit``-th best
+    score rounded: every score at or above that one is in, and of those below only the few
+    within a rounding step of it are rounded to find out. The rest are in the order of their
+    scores, unless two neighbours there are that close; then the whole key orders them.
     """
     pairs = list(scores.items())
     if len(pairs) > limit:
-        rounded = [round(score, 9) for _, score in pairs]
-        cut = sorted(rounded)[-limit]
-        pairs = [pair for pair, score in zip(pairs, rounded, strict=True) if score >= cut]
+        cut = sorted(scores.values())[-limit]
+        rounded_cut = round(cut, 9)
+        near = cut - _near(cut)
+        pairs = [
+            pair
+            for pair in pairs
+            if pair[1] >= cut or (pair[1] >= near and round(pair[1], 9) >= rounded_cut)
+        ]
+    by_score = sorted(pairs, key=itemgetter(1), reverse=True)
+    if all(high - low > _near(high) for (_, high), (_, low) in pairwise(by_score)):
+        return by_score[:limit]
     return sorted(pairs, key=sort_key(memories), reverse=True)[:limit]
+
+
+def _near(score: float) -> float:
+    """How close to ``score`` another must be to round to the same 9 places: within 1e-9
+    (plus the float spacing, far smaller than this margin)."""
+    return 1e-8 * (1.0 + abs(score))
 
 
 def top(
@@ -73,15 +99,18 @@ def top(
     MaxScore (Turtle and Flood, 1995): terms are taken strongest first and their postings
     walked in full, until the most that the remaining terms could add to a memory not yet
     seen falls below the ``limit``-th best score so far. From then on no unseen memory can
-    make the cut; the memories seen so far are completed best first, looking the remaining
-    (common, long) postings up instead of walking them, and the completion stops as soon
-    as a memory's partial score plus that most cannot reach the ``limit``-th best. The
+    make the cut; the memories seen so far are completed best first (the remaining terms
+    walked too, or, past the postings budget, looked up), and the completion stops at the
+    first memory whose partial score plus that most cannot reach the ``limit``-th best. The
     result is exactly what scoring every memory would give.
 
     Scores accumulate in an array over slots; ``seen`` lists the slots in the order they
     were first reached, which is the order ties are met in.
     """
-    bounds = [weight * float(index.max_impact[tid]) for tid, weight in weighted]
+    tids = [tid for tid, _ in weighted]
+    highest = index.max_impact[tids].tolist() if tids else []
+    lengths = index.df[tids].tolist() if tids else []
+    bounds = [weight * most for (_, weight), most in zip(weighted, highest, strict=True)]
     remaining = sum(bounds)
     # Every weight and impact is > 0, so a memory has been reached iff its score is > 0.
     scores = np.zeros(index.slots, dtype=np.float64)
@@ -90,7 +119,7 @@ def top(
     visited = 0
     rest: list[tuple[int, float]] = []
     for position, (tid, weight) in enumerate(weighted):
-        length = int(index.df[tid])
+        length = lengths[position]
         over_budget = visited + length > POSTINGS_BUDGET
         if visited > limit and (remaining < check_below or over_budget):
             reached = scores[scores > 0]
@@ -105,7 +134,7 @@ def top(
         remaining -= bounds[position]
         slots, impacts = index.postings(tid)
         walked.append(slots)
-        scores[slots] += weight * impacts
+        np.add.at(scores, slots, weight * impacts)  # unbuffered: a fancy += costs twice as much
     # The order the memories were first reached in: by the first term reaching them, then
     # by slot (a posting's order). Ties are met in this order.
     first = np.zeros(index.slots, dtype=np.int32)
@@ -119,7 +148,10 @@ def top(
             kept = values >= np.partition(values, -CANDIDATES_CAP)[-CANDIDATES_CAP]
             seen, values = seen[kept], values[kept]
         order = np.lexsort((seen, first[seen], -values))[:CANDIDATES_CAP]
-        seen, values = _complete(index, seen[order], values[order], rest, remaining, limit)
+        if visited + sum(lengths[len(weighted) - len(rest) :]) <= POSTINGS_BUDGET:
+            seen, values = _walk_rest(index, scores, seen[order], rest, remaining, limit)
+        else:
+            seen, values = _complete(index, seen[order], values[order], rest, remaining, limit)
         first = np.zeros(index.slots, dtype=np.int32)  # now in the order of ``seen``
         first[seen] = np.arange(len(seen))
 
@@ -134,20 +166,24 @@ def top(
         return {m: s for m, s in met(slice(None)) if s > 0}
     # The best ``limit``; among memories tied at the cut, those the tie-break prefers.
     cut = float(np.partition(values, -limit)[-limit])
-    above = met(values > cut + TIE)
-    tied = met((values >= cut - TIE) & (values <= cut + TIE))
-    if len(above) + len(tied) > limit:
-        tied = heapq.nlargest(limit - len(above), tied, key=sort_key(memories))
-    return {m: s for m, s in above + tied if s > 0}
+    reaching = met(values >= cut - TIE)
+    if len(reaching) > limit:
+        above = [pair for pair in reaching if pair[1] > cut + TIE]
+        tied = [pair for pair in reaching if pair[1] <= cut + TIE]
+        reaching = above + heapq.nlargest(limit - len(above), tied, key=sort_key(memories))
+    return {m: s for m, s in reaching if s > 0}
 
 
-def lookup(index: TermIndex, slots: Slots, start: Floats, terms: list[tuple[int, float]]) -> Floats:
-    """``start`` plus, for each of ``slots``, the weighted impacts of the ``terms`` (term id,
-    weight) its memory has, added term by term in ``terms``' order (as a dict lookup per
-    term would add them), found from the memories' side."""
-    score = start.copy()
+def lookup(
+    index: TermIndex, slots: Slots, terms: list[tuple[int, float]]
+) -> tuple[Floats, Ints, Ints]:
+    """For each of ``slots``, the weighted impacts of the ``terms`` (term id, weight) its
+    memory has, added term by term in ``terms``' order (as a dict lookup per term would add
+    them), found from the memories' side; and which it has: the (place in ``slots``, place in
+    ``terms``) of each, as two arrays, ordered by the term's place."""
+    score = np.zeros(len(slots), dtype=np.float64)
     if not len(slots) or not terms:
-        return score
+        return score, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
     tids = np.array([tid for tid, _ in terms], dtype=np.int64)
     weights = np.array([weight for _, weight in terms], dtype=np.float64)
     by_tid = np.argsort(tids)
@@ -155,17 +191,18 @@ def lookup(index: TermIndex, slots: Slots, start: Floats, terms: list[tuple[int,
     counts = index.counts[slots]
     take = ranges(index.starts[slots], counts)
     entry_tids = index.fwd_tids[take]
-    where = np.minimum(np.searchsorted(sorted_tids, entry_tids), len(tids) - 1)
-    hit = sorted_tids[where] == entry_tids
+    where = np.searchsorted(sorted_tids, entry_tids)
+    np.minimum(where, len(tids) - 1, out=where)
+    hit = np.flatnonzero(sorted_tids[where] == entry_tids)
     position = by_tid[where[hit]]
-    row = np.repeat(np.arange(len(slots)), counts)[hit]
-    tfs = index.fwd_tfs[take[hit]]
-    impacts = weights[position] * (tfs / (tfs + index.norms[slots][row]))
-    matrix = np.zeros((len(terms), len(slots)), dtype=np.float64)
-    matrix[position, row] = impacts
-    for term in np.unique(position).tolist():
-        score += matrix[term]  # adding the zero of a memory without the term changes nothing
-    return score
+    # The entries in their term's order (stably: a memory holds a term once), so that the
+    # unbuffered ``add.at`` adds each memory's impacts one by one in ``terms``' order.
+    by_term = np.argsort(position, kind="stable")
+    entries, position = hit[by_term], position[by_term]
+    row = np.repeat(np.arange(len(slots)), counts)[entries]
+    tfs = index.fwd_tfs[take[entries]]
+    np.add.at(score, row, weights[position] * (tfs / (tfs + index.norms[slots][row])))
+    return score, row, position
 
 
 def _complete(
@@ -179,25 +216,70 @@ def _complete(
     """Add the ``rest`` terms to the partially scored memories that can still make it.
 
     Looked up in growing batches, since the walk usually stops after a few dozen; in the
-    terms' postings (``_listed``), which are few (the common terms left) and sorted.
+    terms' postings (``_listed``), which are few (the common terms left) and sorted. The
+    memories come best partial score first, and the completion stops at the first of them,
+    past the first ``limit``, whose partial score plus ``remaining`` cannot reach the
+    ``limit``-th best complete score of those before it (``_stops``).
     """
-    best: list[float] = []  # a min-heap of the ``limit`` best complete scores
-    done: list[float] = []
     postings = [(*index.postings(tid), weight) for tid, weight in rest]
+    completed: list[Floats] = []
     start, size = 0, 32
     while start < len(slots):
-        batch = slice(start, start + size)
-        completed = _listed(slots[batch], partial[batch], postings)
-        for score, complete in zip(partial[batch].tolist(), completed.tolist(), strict=True):
-            if len(best) == limit and score + remaining < best[0] - TIE:
-                return slots[: len(done)], np.array(done, dtype=np.float64)
-            done.append(complete)
-            if len(best) < limit:
-                heapq.heappush(best, complete)
-            elif complete > best[0]:
-                heapq.heapreplace(best, complete)
-        start, size = start + size, size * 4
-    return slots[: len(done)], np.array(done, dtype=np.float64)
+        completed.append(
+            _listed(slots[start : start + size], partial[start : start + size], postings)
+        )
+        done = np.concatenate(completed) if len(completed) > 1 else completed[0]
+        stop = _stops(partial, done, start, remaining, limit)
+        if stop is not None:
+            return slots[:stop], done[:stop]
+        start, size = len(done), size * 4
+    return slots, np.concatenate(completed) if completed else np.zeros(0, dtype=np.float64)
+
+
+def _stops(partial: Floats, done: Floats, start: int, remaining: float, limit: int) -> int | None:
+    """Where the completion stops among ``done[start:]`` (None: not there): the first memory
+    i, past the first ``limit``, whose ``partial[i] + remaining`` is below the ``limit``-th
+    best of ``done[:i]``, less ``TIE``.
+
+    Partial scores fall and that ``limit``-th best only rises as i grows, so once a memory
+    stops the completion every later one would: the batch's last memory says whether it
+    stops in the batch, and a binary search where (the same comparisons as a heap of the
+    ``limit`` best, memory by memory, in a few numpy calls)."""
+
+    def stops(i: int) -> bool:
+        best = float(np.partition(done[:i], i - limit)[i - limit])
+        return float(partial[i]) + remaining < best - TIE
+
+    low, high = max(start, limit), len(done) - 1
+    if low > high or not stops(high):
+        return None
+    while low < high:
+        middle = (low + high) // 2
+        if stops(middle):
+            high = middle
+        else:
+            low = middle + 1
+    return low
+
+
+def _walk_rest(
+    index: TermIndex,
+    scores: Floats,
+    slots: Slots,
+    rest: list[tuple[int, float]],
+    remaining: float,
+    limit: int,
+) -> tuple[Slots, Floats]:
+    """``_complete``'s answer when the ``rest`` terms' postings are short: walked in full
+    on a copy of the partial ``scores`` (each memory's sum made in the same order), which
+    at such sizes costs less than looking each memory up in them."""
+    complete = scores.copy()
+    for tid, weight in rest:
+        listed, impacts = index.postings(tid)
+        np.add.at(complete, listed, weight * impacts)
+    done = complete[slots]
+    stop = _stops(scores[slots], done, 0, remaining, limit)
+    return (slots, done) if stop is None else (slots[:stop], done[:stop])
 
 
 def _listed(slots: Slots, start: Floats, postings: list[tuple[Slots, Floats, float]]) -> Floats:

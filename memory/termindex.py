@@ -147,6 +147,19 @@ class TermIndex:
             slots, impacts = slots[keep], impacts[keep]
         return slots, impacts
 
+    def bags(self, slots: list[int]) -> dict[int, set[int]]:
+        """The term ids of each of ``slots``' bags, gathered at once (a search's few hits)."""
+        if not slots:
+            return {}
+        rows = np.array(slots, dtype=np.int64)
+        counts = self.counts[rows]
+        tids = self.fwd_tids[ranges(self.starts[rows], counts)].tolist()
+        ends = np.cumsum(counts).tolist()
+        return {
+            slot: set(tids[end - count : end])
+            for slot, end, count in zip(slots, ends, counts.tolist(), strict=True)
+        }
+
     def bag(self, slot: int) -> tuple[list[int], list[float]]:
         """A slot's term ids and frequencies, in the order its bag had them."""
         start = int(self.starts[slot])

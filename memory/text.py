@@ -140,6 +140,7 @@ _ISO_DATE = re.compile(r"\b(\d{4})[-/.](\d{1,2})[-/.](\d{1,2})\b")
 _ZH_DATE = re.compile(r"(?:(\d{4})\s*年\s*)?(\d{1,2})\s*月\s*(\d{1,2})\s*[日号號]")
 _ZH_MONTH = re.compile(r"(\d{4})\s*年\s*(\d{1,2})\s*月")
 _ZH_MONTH_ALONE = re.compile(r"(?<![\d年])(\d{1,2})\s*月份?(?!\s*\d)")
+_DIGIT = re.compile(r"\d")  # every pattern above but ``_MONTH_ALONE`` needs one
 
 
 @lru_cache(maxsize=1)
@@ -211,11 +212,12 @@ def terms(text: str, *, characters: bool = True) -> list[str]:
     """
     out: list[str] = []
     for run in _TERM_RUN.findall(fold(text)):
-        if _IS_CJK.match(run):
+        plain = run.isascii()  # a word: CJK characters and emoji never are (no regex asked)
+        if not plain and _IS_CJK.match(run):
             out.extend(run[i : i + 2] for i in range(len(run) - 1))
             if characters or len(run) == 1:
                 out.extend(run)
-        elif _IS_EMOJI.match(run):
+        elif not plain and _IS_EMOJI.match(run):
             out.append(run)
         else:
             term = word_term(run)
@@ -261,6 +263,8 @@ def date_terms(text: str) -> list[str]:
     the month term; failing that, a month alone ("in June", "6月") the month-of-any-year term.
     """
     text = unicodedata.normalize("NFKC", text)
+    if not _DIGIT.search(text):  # most questions: every form but a month named alone has one
+        return [f"@m{_MONTH_NUMBER[m[1].lower()]:02d}" for m in _MONTH_ALONE.finditer(text)]
     out: list[str] = []
     for match in _MONTH_DAY.finditer(text):
         _day_month(out, _MONTH_NUMBER[match[1].lower()], int(match[2]), match[3])

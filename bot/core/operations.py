@@ -233,12 +233,10 @@ def answer_of(query: str, hits: Sequence[Hit], *, statement: bool = False) -> An
     answers (stored that day, or speaking of it). A ``statement`` (a message that asks
     nothing, searched for what it touches) shows only a clear match: its best must score
     ``STATEMENT_MARGIN`` above the threshold (log-odds: about ninety times the odds), so that
-    "my bike is blue" does not answer with "my passport is in the blue folder" (3.0, twenty
-    times, was enough until the calibration weighed how far the best stands out, which makes
-    its log-odds steeper: a clear match now reaches 6, the blue folder 3.5); but a memory the
-    statement gives a new value ("the cabin wifi password is now pinecone43", a memory
-    ``memory.updates`` would replace or ask about) is what it touches, and is its answer,
-    first: the 💾 under it then replaces it (``bot.core.adding``)."""
+    "my bike is blue" does not answer with "my passport is in the blue folder" (a clear match
+    reaches 6, the blue folder 3.5); but a memory the statement gives a new value ("the cabin
+    wifi password is now pinecone43": ``memory.updates`` would replace or ask) is what it
+    touches, and is its answer, first: the 💾 under it then replaces it (``bot.core.adding``)."""
     answer = decide(query, hits, margin=STATEMENT_MARGIN if statement else 0.0)
     if statement and (updated := _updated(query, hits)) is not None:
         rest = [hit for hit in (*answer.shown, *answer.weaker) if hit is not updated]

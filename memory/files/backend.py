@@ -222,16 +222,14 @@ class FileBackend:
                 self._last_used = time.monotonic()
             if write:
                 self._files.ensure_folder()
-            elif not self.path.exists():
-                yield False
-                return
             try:
                 self._files.lock.acquire()
             except OSError as e:
                 if write:
                     path = self._files.lock.path
                     raise MemorySaveFailed(f"could not lock {path}: {e.strerror}", path=path) from e
-                self._sync(compact=False)
+                if self.path.exists():  # asked only now: a stat an operation saved
+                    self._sync(compact=False)
                 yield False
                 return
             try:

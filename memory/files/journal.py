@@ -166,8 +166,7 @@ class Journal:
         )
         try:
             if self._fd is None:
-                make_folder(self.folder)
-                self._fd = os.open(self.path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o644)
+                self._fd = self._open()
                 st = os.fstat(self._fd)
                 if self.ino != st.st_ino:  # we just created it
                     self.ino = st.st_ino
@@ -182,6 +181,19 @@ class Journal:
             ) from e
         self.offset += len(data)
         self.lines += len(entries)
+
+    def _open(self) -> int:
+        """The journal opened for appending, created (and its folder) if missing.
+
+        The folder is made only when the open finds it gone: the descriptor is reopened at
+        every append after an idle (a search's touch), and a ``mkdir`` that finds the folder
+        there costs as much as the append itself."""
+        flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
+        try:
+            return os.open(self.path, flags, 0o644)
+        except FileNotFoundError:
+            make_folder(self.folder)
+            return os.open(self.path, flags, 0o644)
 
     def since(self, offset: int) -> bytes:
         """The bytes appended from ``offset`` to what has been read (for compaction)."""

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pytest
 
-from memory import bm25
+from memory import bm25, maxscore
 from memory.bm25 import Bm25Ranker
 from memory.model import Memory
 
@@ -207,6 +207,41 @@ def test_pruning_skips_nothing_that_would_rank(monkeypatch: pytest.MonkeyPatch) 
         full = ranker.rank(query, memories, 1500)
         for limit in (1, 3, 10):
             assert ids(ranker.rank(query, memories, limit)) == ids(full)[:limit], query
+
+
+def test_looking_memories_up_past_the_postings_budget_ranks_as_walking_does(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The terms left when the first pass stops are walked in full within the postings budget,
+    # and past it only looked up for the memories that can still make the cut: both exact.
+    # (Fewer memories than ``CANDIDATES_CAP``, which binds only past the budget.)
+    monkeypatch.setattr(bm25, "FEEDBACK_DOCS", 0)
+    ranker, memories, queries = zipf_corpus(random.Random(5), 900)
+    walked = {query: ranker.rank(query, memories, 10) for query in queries}
+    monkeypatch.setattr(maxscore, "POSTINGS_BUDGET", 300)
+    for query in queries:
+        assert ranker.rank(query, memories, 10) == walked[query], query
+
+
+def test_a_ranking_with_coverage_is_the_ranking_and_the_coverage_of_its_hits(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # ``rank_with_coverage`` reads which query terms each hit holds from the feedback round's
+    # look-up: it must say what ``coverage`` says of the same hits, with words that frame the
+    # question, words no memory holds, and without a feedback round (nothing looked up).
+    ranker, memories, queries = zipf_corpus(random.Random(11), 800)
+    for i in range(5):
+        said = memory(5000 + i, f"I remember what she said about w{i} and w{i + 7}")
+        ranker.index(said)
+        memories[said.id] = said
+    asked = queries + [f"do you remember what I said about {q} and zzz" for q in queries[:10]]
+    for feedback in (bm25.FEEDBACK_DOCS, 0):
+        monkeypatch.setattr(bm25, "FEEDBACK_DOCS", feedback)
+        for query in asked:
+            for limit in (1, 3, 10):
+                found, shares = ranker.rank_with_coverage(query, memories, limit)
+                assert found == ranker.rank(query, memories, limit), query
+                assert shares == ranker.coverage(query, ids(found)), query
 
 
 def test_after_many_removals_the_index_scores_like_a_fresh_one() -> None:
