@@ -33,7 +33,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from bench.replica_bench import ROOT, free_port
+from bench.replicas import ROOT, free_port
 from bot.deploy import COMMAND  # + the config file
 
 SECRET = "takeover-bench-secret"

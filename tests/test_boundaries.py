@@ -280,3 +280,24 @@ def test_the_doors_change_memories_only_through_bot_core() -> None:
             if node.func.attr in CHANGES_MEMORIES and _A_NAMESPACE.search(receiver):
                 wrong.append(f"{path.name}:{node.lineno} {receiver}.{node.func.attr}()")
     assert wrong == []
+
+
+# A module a newcomer can read in one sitting (issue 25): none longer than this, and only the
+# few that are already past the second mark may stay there.
+MOST_LINES = 600
+LONG_LINES = 450
+LONG_ALLOWED = 3
+
+
+def test_no_module_is_too_long_to_read() -> None:
+    root = Path(__file__).resolve().parent.parent
+    lengths = {
+        str(path.relative_to(root)): len(path.read_text(encoding="utf-8").splitlines())
+        for package in ("bot", "memory", "bench")
+        for path in (root / package).rglob("*.py")
+    }
+    assert {name: n for name, n in lengths.items() if n > MOST_LINES} == {}
+    long = {
+        name: n for name, n in lengths.items() if n > LONG_LINES and name.split("/")[0] != "bench"
+    }
+    assert len(long) <= LONG_ALLOWED, long

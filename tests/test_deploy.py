@@ -131,9 +131,9 @@ def test_caddy_balances_the_replicas_with_health_checks_and_forwards_the_webhook
 
 
 def test_the_replica_benchmark_starts_the_same_command() -> None:
-    from bench import replica_bench
+    from bench import replicas
 
-    assert tuple(replica_bench.COMMAND) == deploy.COMMAND
+    assert tuple(replicas.COMMAND) == deploy.COMMAND
 
 
 def test_the_deploy_constants_are_the_webhook_server_s() -> None:
