@@ -387,10 +387,11 @@ def test_each_step_of_the_queue_is_one_round_trip(pg_server: Server, pg_url: str
 
 def _killed(pg_url: str, identity: str) -> int:
     """The sessions of the replica ``identity`` ended by the server, as when its process dies
-    (its kernel closes the connection); how many."""
+    (its kernel closes the connection); how many. Each is waited for (up to 30 s) until it has
+    exited, and so let go of its locks: a loaded machine took longer than the next statement."""
     with psycopg.connect(pg_url, autocommit=True) as admin:
         rows = admin.execute(
-            "SELECT pg_terminate_backend(pid) FROM pg_stat_activity"
+            "SELECT pg_terminate_backend(pid, 30000) FROM pg_stat_activity"
             " WHERE application_name LIKE %s AND pid <> pg_backend_pid()",
             (f"cogito {identity}#%",),
         ).fetchall()
