@@ -569,15 +569,27 @@ def digest_file(bot_data: Path, name: str) -> dict[str, Any]:
     return dict(json.loads((bot_data / name / SETTINGS_FILE).read_text("utf-8")))
 
 
+def next_monday_nine(zone: ZoneInfo) -> str:
+    """The next Monday 09:00 in ``zone`` from the clock's now, as the digest names it."""
+    now = datetime.now(zone)
+    day = now + timedelta(days=(0 - now.weekday()) % 7)
+    at = day.replace(hour=9, minute=0, second=0, microsecond=0)
+    if at <= now:
+        at += timedelta(days=7)
+    return at.strftime("%Y-%m-%d (%a) %H:%M")
+
+
 async def test_digest_command_in_a_private_chat(start_bot: StartBot, tmp_path: Path) -> None:
     data = tmp_path / "data"
     async with start_bot(sections=SHANGHAI_DIGEST) as bot:
+        # Was a date written the day the test was (it failed once that Monday 09:00 passed).
+        monday = next_monday_nine(ZoneInfo("Asia/Shanghai"))
         [status] = await bot.say("/digest", user=ALICE_USER)
         assert "The digest is off here" in status.text
-        assert "(next: 2026-12-07 (Mon) 09:00 Asia/Shanghai)" in status.text
+        assert f"(next: {monday} Asia/Shanghai)" in status.text
 
         [switched] = await bot.say("/digest on", user=ALICE_USER)
-        assert switched.text.startswith("✅ Digest on. Next report: 2026-12-07 (Mon) 09:00 ")
+        assert switched.text.startswith(f"✅ Digest on. Next report: {monday} ")
         assert digest_file(data, "users/42")["enabled"] is True
         assert digest_file(data, "users/42")["language"] == "en"
         [status] = await bot.say("/digest", user=ALICE_USER)
