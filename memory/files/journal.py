@@ -25,6 +25,7 @@ reader without it may be looking at another process's append in progress.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
 import os
@@ -46,6 +47,8 @@ from memory.jsontext import parse_json
 log = logging.getLogger(__name__)
 
 JOURNAL = "memory.journal"
+# One line a change: the layout's encoder made once (``json.dumps`` with options makes one a call).
+_LINE = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"))
 
 
 class Journal:
@@ -160,17 +163,10 @@ class Journal:
         On failure the journal is cut back to its previous length, so a half-written line
         never precedes the next append, and ``MemorySaveFailed`` is raised.
         """
-        data = b"".join(
-            json.dumps(e, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
-            for e in entries
-        )
+        data = b"".join(_LINE.encode(e).encode() + b"\n" for e in entries)
         try:
             if self._fd is None:
                 self._fd = self._open()
-                st = os.fstat(self._fd)
-                if self.ino != st.st_ino:  # we just created it
-                    self.ino = st.st_ino
-                    fsync_dir(self.folder)
             append_bytes(self._fd, data, durable=durable)
         except OSError as e:
             if self._fd is not None:
@@ -185,15 +181,29 @@ class Journal:
     def _open(self) -> int:
         """The journal opened for appending, created (and its folder) if missing.
 
-        The folder is made only when the open finds it gone: the descriptor is reopened at
-        every append after an idle (a search's touch), and a ``mkdir`` that finds the folder
-        there costs as much as the append itself."""
+        The descriptor is reopened at every append after an idle (a search's touch), so the
+        common case costs one system call: a journal read under the lock held now (``ino``;
+        only compaction replaces it, under that lock) is opened as it is. Only an open that
+        finds it gone creates it, ``fstat``s it and makes it durable in its folder; and makes
+        the folder only if that is gone too (a ``mkdir`` costs as much as the append)."""
+        if self.ino is not None:
+            with contextlib.suppress(FileNotFoundError):  # removed by hand: created below
+                return os.open(self.path, os.O_WRONLY | os.O_APPEND)
         flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT
         try:
-            return os.open(self.path, flags, 0o644)
+            fd = os.open(self.path, flags, 0o644)
         except FileNotFoundError:
             make_folder(self.folder)
-            return os.open(self.path, flags, 0o644)
+            fd = os.open(self.path, flags, 0o644)
+        try:
+            ino = os.fstat(fd).st_ino
+            if self.ino != ino:  # we just created it
+                self.ino = ino
+                fsync_dir(self.folder)
+        except OSError:
+            os.close(fd)
+            raise
+        return fd
 
     def since(self, offset: int) -> bytes:
         """The bytes appended from ``offset`` to what has been read (for compaction)."""
