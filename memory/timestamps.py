@@ -16,8 +16,12 @@ from memory.errors import MemoryInvalid
 
 
 def now_iso() -> str:
-    """The current time as the article writes it: ISO-8601 UTC with milliseconds and ``Z``."""
-    return format_time(datetime.now(UTC))
+    """The current time as the article writes it: ISO-8601 UTC with milliseconds and ``Z``.
+
+    ``format_time``'s text (milliseconds cut, not rounded) from ``isoformat``, which formats in
+    C: ``strftime`` goes through the ``time`` module, several times the cost, and every search
+    asks for the time once (its touch)."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")[:-6] + "Z"
 
 
 def format_time(moment: datetime) -> str:
