@@ -7,7 +7,7 @@ updates in the ``inbox`` log instead.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -43,12 +43,14 @@ class Turn:
     ``released`` (none waits: the lane was given back), ``lost`` (the lease is another
     replica's now: nothing was started), or neither (the lane is this replica's but what it
     looked at was finished meanwhile, or an update was kept for it as it would have been given
-    back: advance again)."""
+    back: advance again). ``more``: other updates of the lane waited behind ``delivery`` as it
+    was started (the next ``advance`` has one to start)."""
 
     lane: Lane
     delivery: Delivery | None = None
     released: bool = False
     lost: bool = False
+    more: bool = False
 
 
 @dataclass(frozen=True)
@@ -60,6 +62,38 @@ class Received:
     turn: Turn | None = None
 
 
+@dataclass(frozen=True)
+class Receive:
+    """An update to keep: ``UpdateQueue.receive``'s arguments, for ``UpdateQueue.send``."""
+
+    update: dict[str, Any]
+    lane: str
+    owner: str = ""
+    namespace: str | None = None
+
+    def __post_init__(self) -> None:
+        update_id = self.update.get("update_id")
+        if type(update_id) is not int or not -(2**63) <= update_id < 2**63:
+            raise ValueError(f"an update's id must be a 64-bit integer, not {update_id!r}")
+
+
+@dataclass(frozen=True)
+class Advance:
+    """``after`` handled in ``lane``: ``UpdateQueue.advance``'s arguments, for ``send``."""
+
+    lane: Lane
+    after: int | None
+
+
+@dataclass(frozen=True)
+class Sent:
+    """What ``UpdateQueue.send`` did: a turn for each advance, a ``Received`` for each
+    receive, in the order given."""
+
+    turns: list[Turn]
+    received: list[Received]
+
+
 class UpdateQueue(Protocol):
     """The updates received by any replica, each handled once, in order within a chat.
 
@@ -69,7 +103,9 @@ class UpdateQueue(Protocol):
     updates in id order: ``advance`` after each marks it done and starts the next (it counts
     a try and renews the lease; the lane is lost once the lease is no longer this replica's,
     which must then stop), or gives the lane back when none waits. Each of these is one round
-    trip: an update costs its receive and one advance. ``release`` gives a lane back before
+    trip, and ``send`` does several advances and receives in one: a replica under load sends an
+    update's advance with the next receive (``bot.chat.steps``), so that an update costs about
+    one round trip of the queue's. ``release`` gives a lane back before
     its end (a clean stop). A replica that dies holds its lanes until their leases run out;
     another replica then claims them and handles the unfinished update again. A replica that
     ``enter``s under a stable identity has its lanes back at once when it is restarted: its
@@ -118,6 +154,13 @@ class UpdateQueue(Protocol):
         """``after`` was handled: mark it done (unless it was set aside), and start the lane's
         next waiting update, renewing the lease; or give the lane back if none waits.
         ``after`` None: nothing was handled since the claim."""
+        ...
+
+    def send(self, advances: Sequence[Advance], receives: Sequence[Receive], lease: float) -> Sent:
+        """The ``advances`` and ``receives`` in one transaction (durable if it receives
+        anything) and one round trip: each as ``advance`` and ``receive`` would do it alone,
+        seeing the ones before it; those of one lane in the order given, its receives first (the
+        advance then starts the next update under the lease it holds)."""
         ...
 
     def set_aside(self, update_id: int, reason: str) -> None:

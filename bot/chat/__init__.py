@@ -18,8 +18,8 @@ other part of ``bot``; nothing imports it but ``bot.__main__``.
   (with one), ``media``, ``incoming``, ``attachments``, ``bursts``, ``edits``, ``imports``,
   ``inline``.
 - Updates in and out: ``inbox`` and ``updates`` (every update once, in order per chat),
-  ``deadlines`` (a hung handler cut short and set aside), ``lanes`` (shared by replicas),
-  ``webhook`` and ``connections`` (the HTTP server, its health checks), ``pacing``
-  (Telegram's limits).
+  ``deadlines`` (a hung handler cut short and set aside), ``lanes`` (shared by replicas) and
+  ``steps`` (their queue's statements sent together), ``webhook`` and ``connections`` (the
+  HTTP server, its health checks), ``pacing`` (Telegram's limits).
 - The console: ``console``, ``terminal``, ``local_api``.
 """

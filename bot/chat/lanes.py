@@ -9,12 +9,12 @@ one chat's waiting updates leased to one replica, and handles them one after ano
 ``bot.chat.updates`` does within one process. So a chat's updates run in order whichever
 replica received them, and two chats never wait for each other.
 
-Each step costs one round trip to the database (``memory.interface.UpdateQueue``): the
-replica that receives a chat's update claims the chat's lane in the same statement if no
-replica holds it (room permitting) and handles it at once; after each update, one ``advance``
-marks it done and starts the chat's next, or gives the lane back when none waits. So an update
-costs two round trips besides its handler's, however the lanes fall. Lanes that no receive
-claimed (their holder gave them up, died, or had no room) are claimed by polling. An update is
+The replica that receives a chat's update claims the chat's lane in the same statement if no
+replica holds it (room permitting) and handles it at once; after each update, an advance marks
+it done and starts the chat's next, or gives the lane back when none waits. Receives and
+advances go to the database together (``bot.chat.steps``): under load an update costs about one
+round trip of the queue's besides its handler's, two when alone. Lanes that no receive claimed
+(their holder gave them up, died, or had no room) are claimed by polling. An update is
 kept with the namespace it reads and changes (``namespace_of``, the chat's policy: its lane is
 its chat), and the statement that starts it also reads that namespace's version: its handlers'
 view of the store starts there (``memory.views``), so a replica that holds that version (the
@@ -46,10 +46,8 @@ makes ``start`` fail (``StoreInUse``, after ``ENTER_WAIT`` seconds for a dead on
 end). A replica checks every ``PRESENCE_EVERY`` seconds, before claiming, that it still is
 itself (``present``); if another process took the identity meanwhile (a second replica
 misconfigured with the same one, while this one's session was lost), it gives its lanes up and
-claims none until the identity is free again.
-
-Replicas learn of work they did not receive by polling the queue every ``poll`` seconds
-(cheap: one indexed query).
+claims none until the identity is free again. Replicas learn of work they did not receive by
+polling the queue every ``poll`` seconds (cheap: one indexed query).
 
 The database down. An update the queue cannot keep is not accepted, and Telegram keeps it: the
 webhook answers 503 (``accept`` raises the store's error) and Telegram posts it again later;
@@ -76,9 +74,10 @@ from telegram.ext import Application
 
 from bot.chat.deadlines import CANCEL_GRACE, reason, within
 from bot.chat.inbox import ALONE_AFTER, MAX_TRIES, Pending
+from bot.chat.steps import Steps
 from bot.chat.updates import lane_key
 from memory.errors import MemoryStoreError, StoreInUse
-from memory.queue import Delivery, Lane, Turn, UpdateQueue
+from memory.queue import Delivery, Lane, Receive, Turn, UpdateQueue
 from memory.views import one_view
 
 log = logging.getLogger(__name__)
@@ -147,11 +146,12 @@ class SharedUpdates(asyncio.Queue[object]):
         self._checked = 0.0  # loop time of that check
         self._overdue_at: dict[Lane, float] = {}  # lane -> when its handler's deadline passes
         self._renewed_at: dict[Lane, float] = {}  # lane -> when its lease was last renewed
-        self._handling = 0  # updates being handled now on this replica
+        self.handling = 0  # updates being handled now on this replica
         self._alone = asyncio.Lock()  # held while one update is handled alone
         self._failing = False
         self._refusal = ""  # why the queue last refused an update
         self._refuse_until = 0.0  # loop time until which updates are refused without trying
+        self.steps = Steps(queue, lease, self._taken)
 
     @property
     def running(self) -> bool:
@@ -174,11 +174,8 @@ class SharedUpdates(asyncio.Queue[object]):
             raise MemoryStoreError(f"not tried again so soon: {self._refusal}")
         # With room, the lane is claimed as the update is kept (if no replica holds it).
         owner = self.owner if self._has_room() else ""
-        asked = loop.time()
         try:
-            received = await asyncio.to_thread(
-                self.queue.receive, update, lane, owner=owner, lease=self.lease, namespace=namespace
-            )
+            received = await self.steps.receive(Receive(update, lane, owner, namespace))
         except MemoryStoreError as e:
             self._failed(e)
             self._refusal = e.message
@@ -187,11 +184,14 @@ class SharedUpdates(asyncio.Queue[object]):
         self._recovered()
         if not received.new:
             log.info("update %s delivered again; already received", update["update_id"])
-        if received.turn is not None:
-            if self._has_room():
-                self._serve_turn(received.turn, asked)
-            else:  # stopped (or replaced) meanwhile: give it back
-                await asyncio.to_thread(self.queue.release, received.turn.lane)
+
+    def _taken(self, turn: Turn, asked: float) -> bool:
+        """A receive leased ``turn``'s lane (asked at ``asked``): handled here, unless this
+        replica stopped (or was replaced) meanwhile (False: ``Steps`` gives it back)."""
+        room = self._has_room()
+        if room:
+            self._serve_turn(turn, asked)
+        return room
 
     async def put(self, item: object) -> None:
         """An update from polling: ``accept`` it, trying again while the database refuses
@@ -324,7 +324,7 @@ class SharedUpdates(asyncio.Queue[object]):
     async def _serve(self, turn: Turn) -> None:
         """Handle ``turn``'s lane, update after update, until none waits (one ``advance``
         after each: done, and the next started under a renewed lease)."""
-        lane, delivery = turn.lane, turn.delivery
+        lane, delivery, more = turn.lane, turn.delivery, turn.more
         heartbeat = asyncio.create_task(self._heartbeat(lane))
         keep_lease = False  # the database refused, or the lease is lost: no release
         released = False
@@ -334,7 +334,7 @@ class SharedUpdates(asyncio.Queue[object]):
             while True:
                 if delivery is None:
                     asked = loop.time()
-                    turn = await asyncio.to_thread(self.queue.advance, lane, after, self.lease)
+                    turn = await self.steps.advance(lane, after, more=more)
                     if turn.lost:
                         log.warning("lost the lease on lane %r; another replica has it", lane.key)
                         keep_lease = True
@@ -343,8 +343,9 @@ class SharedUpdates(asyncio.Queue[object]):
                         released = True
                         return
                     self._renewed_at[lane] = asked
-                    delivery = turn.delivery
+                    delivery, more = turn.delivery, turn.more
                     if delivery is None:  # what it looked at was finished meanwhile
+                        more = True  # (or one was kept for it): look again at once
                         continue
                 if delivery.tries >= MAX_TRIES:
                     await self._put_aside(delivery)
@@ -365,6 +366,7 @@ class SharedUpdates(asyncio.Queue[object]):
             self._renewed_at.pop(lane, None)
             if not keep_lease and not released:
                 # A clean stop: the lane back, and the try of the update it cut short.
+                await asyncio.shield(self.steps.flush())  # its last update marked done
                 with contextlib.suppress(MemoryStoreError):  # then the lease runs out instead
                     await asyncio.shield(asyncio.to_thread(self.queue.release, lane))
 
@@ -389,19 +391,19 @@ class SharedUpdates(asyncio.Queue[object]):
                 delivery.tries,
             )
             async with self._alone:
-                while self._handling:
+                while self.handling:
                     await asyncio.sleep(0.05)
-                self._handling += 1
+                self.handling += 1
                 try:
                     return await within(application.process_update(update), self.deadline, what)
                 finally:
-                    self._handling -= 1
+                    self.handling -= 1
         async with self._alone:  # not while an update is handled alone
-            self._handling += 1
+            self.handling += 1
         try:
             return await within(application.process_update(update), self.deadline, what)
         finally:
-            self._handling -= 1
+            self.handling -= 1
 
     async def _put_aside(self, delivery: Delivery, *, overdue: bool = False) -> None:
         """Set ``delivery`` aside (after crashes, or ``overdue``) and tell the admins."""

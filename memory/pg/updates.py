@@ -20,27 +20,31 @@ replica that stalled past its lease and wakes up cannot touch a lane another rep
 since.
 
 One round trip per step (issue 28: an update cost six transactions besides its handling). Each
-step is one statement whose parts (data-modifying ``WITH`` queries) commit together:
-``receive`` keeps the update and, for a replica with room, leases its lane if it is free and
-starts the lane's oldest waiting update (the chat's first message in a while is handled by the
-replica that received it, without a claim); ``claim`` leases the free lane and starts its first
-update; ``advance`` marks the update handled, then starts the next one and renews the lease, or
-deletes the lease when none waits. So an update costs two round trips: its receive, and the
-advance after it. Only the receive waits for the disk (the update is durable before its webhook
-answers 200); the advance commits without waiting (``synchronous_commit`` off): a crash of the
-server may lose its last fraction of a second of advances, and those updates are handled again,
-as after a replica's kill (the log is replayed in order, so what a later durable commit
-depends on is never lost while the commit stands). A lease remembers the update it started
-last (``started``), so that a clean stop (``release``) gives that try back. The parts of one
-statement share its snapshot: an update that another replica finished while the statement ran
-is seen as waiting, but starting it re-reads the row and skips it, and the turn then says that
-nothing was started (the replica advances again). Likewise an update kept for a chat whose
-lease is live, as its holder's advance finds none waiting in a snapshot taken just before: the
-receive moves the lease's ``kept``, and the advance gives the lane back only if ``kept`` is
-still what its snapshot read (its delete waits for the receive's lock and reads the row
-again), else it says that nothing was started and the holder looks again. Without that the
-lane was given back over the update, which waited for a poll (49 such races of 300 on a 2-core
-VM: ``tests/memory/test_pg_updates.py``).
+step is one statement whose parts (data-modifying ``WITH`` queries) commit together: ``receive``
+keeps the update and, for a replica with room, leases its lane if it is free and starts the
+lane's oldest waiting update (the chat's first message in a while is handled by the replica that
+received it, without a claim); ``claim`` leases the free lane and starts its first update;
+``advance`` marks the update handled, then starts the next one and renews the lease, or deletes
+the lease when none waits. ``send`` sends several advances and receives, each such a statement,
+in one transaction and one round trip (``Database.batch``), the advances first: a replica under
+load sends an update's advance with the next update it receives (``bot.chat.steps``), so that an
+update costs one round trip of the queue's, not two. Only a receive waits for the disk (the
+update is durable before its webhook answers 200); advances sent alone commit without waiting
+(``synchronous_commit`` off): a crash of the server may lose its last fraction of a second of
+advances, and those updates are handled again, as after a replica's kill (the log is replayed in
+order, so what a later durable commit depends on is never lost while the commit stands). A
+started update says whether others of its lane wait behind it (``Turn.more``), so that its
+advance need not wait for a receive to ride on. A lease remembers the update it started last
+(``started``), so that a clean stop (``release``) gives that try back. The parts of one
+statement share its snapshot: an update that another replica finished while the statement ran is
+seen as waiting, but starting it re-reads the row and skips it, and the turn then says that
+nothing was started (the replica advances again). Likewise an update kept for a chat whose lease
+is live, as its holder's advance finds none waiting in a snapshot taken just before: the receive
+moves the lease's ``kept``, and the advance gives the lane back only if ``kept`` is still what
+its snapshot read (its delete waits for the receive's lock and reads the row again), else it
+says that nothing was started and the holder looks again. Without that the lane was given back
+over the update, which waited for a poll (49 such races of 300 on a 2-core VM:
+``tests/memory/test_pg_updates.py``).
 
 An update is kept with the namespace it reads and changes (``namespace``, migration 5, named by
 the receiving replica), and the statement that starts it (``STARTED``, in ``receive``,
@@ -65,11 +69,12 @@ from __future__ import annotations
 
 import json
 import logging
+from collections.abc import Sequence
 from typing import Any
 
 from memory.pg.database import Database
 from memory.pg.identity import ReplicaIdentity
-from memory.queue import Delivery, Lane, Received, Turn
+from memory.queue import Advance, Delivery, Lane, Receive, Received, Sent, Turn
 
 log = logging.getLogger(__name__)
 
@@ -131,13 +136,17 @@ UNTIL = "now() + make_interval(secs => %(lease)s)"
 START = """
 UPDATE bot_updates u SET tries = u.tries + 1 FROM {lease} l
 WHERE u.update_id = l.started AND u.state = 'waiting'
-RETURNING u.update_id, u.body, u.tries - 1 AS tries, u.namespace
+RETURNING u.update_id, u.body, u.tries - 1 AS tries, u.namespace, u.lane
 """
 # The update a statement started (``s``): what ``_delivery`` reads, the version of its
 # namespace in the statement's snapshot last (NULL: never written, or no namespace named).
+# Whether other updates of its lane wait behind it (``Turn.more``), last.
 STARTED = (
     "s.update_id, s.body, s.tries, s.namespace,"
-    " (SELECT n.version FROM memory_namespaces n WHERE n.name = s.namespace)"
+    " (SELECT n.version FROM memory_namespaces n WHERE n.name = s.namespace),"
+    " (SELECT w.update_id FROM bot_updates w"
+    "  WHERE w.lane = s.lane AND w.state = 'waiting' AND w.update_id > s.update_id"
+    "  ORDER BY w.lane, w.update_id LIMIT 1) IS NOT NULL"
 )
 
 # The lane's oldest waiting update (an index probe of ``bot_updates_lane``).
@@ -179,14 +188,14 @@ kept AS (
     VALUES (%(id)s, %(lane)s, %(body)s, (SELECT count(*) FROM leased WHERE started = %(id)s),
         %(namespace)s)
     ON CONFLICT (update_id) DO NOTHING
-    RETURNING update_id, body, tries - 1 AS tries, namespace
+    RETURNING update_id, body, tries - 1 AS tries, namespace, lane
 ),
 nudged AS (
     UPDATE bot_lanes SET kept = kept + 1
     WHERE lane = %(lane)s AND (SELECT new FROM fresh) AND NOT EXISTS (SELECT 1 FROM leased)
 ),
 started AS ({START.format(lease="leased")})
-SELECT (SELECT count(*) FROM kept), l.lane, l.token, {STARTED}
+SELECT (SELECT count(*) FROM kept), l.lane, l.token, {STARTED}, s.update_id <> %(id)s
 FROM (SELECT 1) AS one
 LEFT JOIN leased l ON true
 LEFT JOIN (
@@ -268,15 +277,8 @@ class PgUpdateQueue:
     ) -> Received:
         """Keep ``update`` in ``lane``, durably, unless its id was received before; with
         ``owner``, lease the lane if it is free and start its oldest waiting update."""
-        body = json.dumps(update, ensure_ascii=False, separators=(",", ":"))
-        params = {"id": int(update["update_id"]), "lane": lane, "body": body, "owner": owner}
-        params |= {"lease": lease, "namespace": namespace}
-        row = self._db.run(RECEIVE, params, write=True).one()
-        assert row is not None
-        new, leased, token, *started = row
-        if leased is None:
-            return Received(bool(new))
-        return Received(bool(new), Turn(Lane(leased, int(token)), _delivery(started)))
+        (received,) = self.send([], [Receive(update, lane, owner, namespace)], lease).received
+        return received
 
     def claim(self, owner: str, lease: float) -> Turn | None:
         """Lease the free lane whose oldest waiting update is the oldest, that update
@@ -284,30 +286,45 @@ class PgUpdateQueue:
         row = self._db.run(CLAIM, {"owner": owner, "lease": lease}, write=True).one()
         if row is None:
             return None
-        return Turn(Lane(row[0], int(row[1])), _delivery(row[2:]))
+        delivery, more = _delivery(row[2:])
+        return Turn(Lane(row[0], int(row[1])), delivery, more=more)
 
     def advance(self, lane: Lane, after: int | None, lease: float) -> Turn:
         """``after`` handled (unless set aside), the lane's next waiting update started under
         a renewed lease; or the lane given back when none waits."""
-        params = {
-            "after": after,
-            "from": FIRST if after is None else after,
-            "lane": lane.key,
-            "token": lane.token,
-            "lease": lease,
-        }
-        # Not waiting for the disk: lost in a crash of the server, the update is handled
-        # again (as after a replica's kill); a later durable commit makes it durable too.
-        row = self._db.run(ADVANCE, params, write=True, durable=False).one()
-        assert row is not None
-        waits, renewed, released, mine, *started = row
-        if released:
-            return Turn(lane, released=True)
-        if not mine or (waits and not renewed):
-            return Turn(lane, lost=True)
-        if not waits:  # an update of the chat was kept as the lane was given back: look again
-            return Turn(lane)
-        return Turn(lane, _delivery(started))
+        (turn,) = self.send([Advance(lane, after)], [], lease).turns
+        return turn
+
+    def send(self, advances: Sequence[Advance], receives: Sequence[Receive], lease: float) -> Sent:
+        """The ``advances`` and ``receives`` in one transaction and one round trip
+        (``UpdateQueue.send``), lane by lane in the order of their keys, a lane's receives
+        before its advances (a chat's next update is kept, then started by the advance, its
+        lease held): each statement locks rows of its own lane only, so two replicas'
+        transactions lock in the same order and never wait for each other in a circle. Only
+        receives wait for the disk: lost in a crash of the server, an advance's update is
+        handled again (as after a replica's kill); a later durable commit makes it durable
+        too."""
+        steps: list[tuple[str, int, int, str, dict[str, Any]]] = [
+            (step.lane.key, 1, n, ADVANCE, _advancing(step, lease))
+            for n, step in enumerate(advances)
+        ]
+        steps += [
+            (step.lane, 0, n, RECEIVE, _receiving(step, lease)) for n, step in enumerate(receives)
+        ]
+        if not steps:
+            return Sent([], [])
+        steps.sort(key=lambda step: step[:3])
+        results = self._db.batch(
+            [(sql, params) for *_, sql, params in steps], write=True, durable=bool(receives)
+        )
+        turns: list[Turn] = [Turn(Lane("", 0))] * len(advances)
+        received: list[Received] = [Received(False)] * len(receives)
+        for (_, kind, n, _, _), rows in zip(steps, results, strict=True):
+            if kind == 0:
+                received[n] = _received(rows.one())
+            else:
+                turns[n] = _advanced(advances[n].lane, rows.one())
+        return Sent(turns, received)
 
     def set_aside(self, update_id: int, reason: str) -> None:
         """Never hand ``update_id`` out again; keep it, with ``reason``, for a person."""
@@ -353,11 +370,46 @@ class PgUpdateQueue:
         return int(row[0]) if row else 0
 
 
-def _delivery(row: list[Any] | tuple[Any, ...]) -> Delivery | None:
+def _receiving(step: Receive, lease: float) -> dict[str, Any]:
+    update_id = step.update["update_id"]  # an integer of 64 bits (``Receive``)
+    body = json.dumps(step.update, ensure_ascii=False, separators=(",", ":"))
+    params = {"id": update_id, "lane": step.lane, "body": body, "owner": step.owner}
+    return params | {"lease": lease, "namespace": step.namespace}
+
+
+def _received(row: tuple[Any, ...] | None) -> Received:
+    assert row is not None
+    new, leased, token, *started, behind = row
+    if leased is None:
+        return Received(bool(new))
+    delivery, more = _delivery(started)
+    return Received(bool(new), Turn(Lane(leased, int(token)), delivery, more=more or bool(behind)))
+
+
+def _advancing(step: Advance, lease: float) -> dict[str, Any]:
+    after = step.after
+    params = {"after": after, "from": FIRST if after is None else after, "lease": lease}
+    return params | {"lane": step.lane.key, "token": step.lane.token}
+
+
+def _advanced(lane: Lane, row: tuple[Any, ...] | None) -> Turn:
+    assert row is not None
+    waits, renewed, released, mine, *started = row
+    if released:
+        return Turn(lane, released=True)
+    if not mine or (waits and not renewed):
+        return Turn(lane, lost=True)
+    if not waits:  # an update of the chat was kept as the lane was given back: look again
+        return Turn(lane)
+    delivery, more = _delivery(started)
+    return Turn(lane, delivery, more=more)
+
+
+def _delivery(row: list[Any] | tuple[Any, ...]) -> tuple[Delivery | None, bool]:
     """The update a statement started (``STARTED``: id, body, tries before this one, its
-    namespace and that one's version), if it did."""
-    update_id, body, tries, namespace, version = row
+    namespace and that one's version, whether others wait behind it), if it did."""
+    update_id, body, tries, namespace, version, more = row
     if update_id is None:
-        return None
+        return None, False
     versions = {} if namespace is None else {namespace: int(version or 0)}
-    return Delivery(int(update_id), json.loads(body), int(tries), versions)
+    return Delivery(int(update_id), json.loads(body), int(tries), versions), bool(more)

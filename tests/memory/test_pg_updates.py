@@ -22,7 +22,7 @@ from memory.errors import MemoryInvalid, StoreInUse
 from memory.pg import PgStore
 from memory.pg.database import Database
 from memory.pg.updates import PgUpdateQueue
-from memory.queue import Received, Turn
+from memory.queue import Advance, Receive, Received, Turn
 
 LEASE = 30.0  # long enough that no lease runs out unless a test wants it to
 
@@ -383,6 +383,42 @@ def test_each_step_of_the_queue_is_one_round_trip(pg_server: Server, pg_url: str
         assert trips(lambda: claimed.append(queue.claim("a", LEASE))) == 1
         assert claimed[0] is not None and started(claimed[0]) == 100
         assert trips(lambda: queue.release(claimed[0].lane)) == 1
+
+
+def test_steps_sent_together_are_one_round_trip_each_as_if_alone(
+    pg_server: Server, pg_url: str
+) -> None:
+    """A replica under load sends advances with receives (``bot.chat.steps``): one round trip,
+    each step as it would be alone; a lane's receives go first, so a chat's next update kept
+    with its previous one's advance is started by that advance, under the lease it holds."""
+    with counting(pg_server.folder) as counter, open_store(counter.url(pg_url)) as store:
+        queue = store.updates()
+        assert isinstance(queue, PgUpdateQueue)
+        two = queue.receive(update(201, 2), "2", owner="a", lease=LEASE).turn
+        three = queue.receive(update(301, 3), "3", owner="a", lease=LEASE).turn
+        assert two is not None and three is not None
+        assert queue.receive(update(202, 2), "2", owner="a", lease=LEASE).turn is None  # kept
+        before = counter.counts()["queue"]
+        sent = queue.send(
+            [Advance(two.lane, 201), Advance(three.lane, 301)],
+            [Receive(update(401, 4), "4", "a"), Receive(update(203, 2), "2", "a")],
+            LEASE,
+        )
+        assert counter.counts()["queue"] - before == 1
+        after_two, after_three = sent.turns
+        assert started(after_two) == 202 and after_two.more  # 203 behind it
+        assert after_three == Turn(three.lane, released=True)
+        four, behind = sent.received
+        assert four.new and four.turn is not None and started(four.turn) == 401
+        assert not four.turn.more
+        assert behind == Received(new=True)  # kept: lane 2 is held, its advance starts 202
+        assert finish(queue, after_two, 201) == [202, 203]
+        assert finish(queue, four.turn, None) == [401]
+        assert queue.waiting_count() == 0
+    with pytest.raises(ValueError, match="64-bit"):
+        Receive({"update_id": 2**64}, "1")
+    with pytest.raises(ValueError, match="64-bit"):
+        Receive({"message": {}}, "1")
 
 
 def _killed(pg_url: str, identity: str) -> int:
