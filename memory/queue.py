@@ -97,20 +97,19 @@ class Sent:
 class UpdateQueue(Protocol):
     """The updates received by any replica, each handled once, in order within a chat.
 
-    ``receive`` keeps an update durably, once per update id, and can claim its chat's lane
-    at once. A replica claims a lane (the chat whose oldest waiting update is the oldest,
-    among chats no live lease holds) with its first update started, and handles the lane's
-    updates in id order: ``advance`` after each marks it done and starts the next (it counts
-    a try and renews the lease; the lane is lost once the lease is no longer this replica's,
-    which must then stop), or gives the lane back when none waits. Each of these is one round
-    trip, and ``send`` does several advances and receives in one: a replica under load sends an
-    update's advance with the next receive (``bot.chat.steps``), so that an update costs about
-    one round trip of the queue's. ``release`` gives a lane back before
-    its end (a clean stop). A replica that dies holds its lanes until their leases run out;
-    another replica then claims them and handles the unfinished update again. A replica that
-    ``enter``s under a stable identity has its lanes back at once when it is restarted: its
-    new incarnation gives up the dead one's leases. Failures are ``MemoryLoadFailed`` and
-    ``MemorySaveFailed``.
+    ``receive`` keeps an update durably, once per update id, and can claim its chat's lane at
+    once. A replica claims a lane (the chat whose oldest waiting update is the oldest, among
+    chats no live lease holds) with its first update started, and handles the lane's updates in
+    id order: ``advance`` after each marks it done and starts the next (it counts a try and
+    renews the lease; the lane is lost once the lease is no longer this replica's, which must
+    then stop), or gives the lane back when none waits. Each of these is one round trip, and
+    ``send`` does several advances and receives in one: a replica under load sends an update's
+    advance with the next receive (``bot.chat.steps``), so that an update costs about one round
+    trip of the queue's. ``release`` gives a lane back before its end (a clean stop). A replica
+    that dies holds its lanes until their leases run out; another replica then claims them and
+    handles the unfinished update again. A replica that ``enter``s under a stable identity has
+    its lanes back at once when it is restarted: its new incarnation gives up the dead one's
+    leases. Failures are ``MemoryLoadFailed`` and ``MemorySaveFailed``.
     """
 
     def enter(self, identity: str) -> str:
