@@ -18,7 +18,7 @@ import pytest
 from bench.pg_server import Server
 from bench.pg_trips import counting
 from memory import open_store
-from memory.errors import MemoryInvalid, StoreInUse
+from memory.errors import MemoryInvalid, MemoryStoreError, StoreInUse
 from memory.pg import PgStore
 from memory.pg.database import Database
 from memory.pg.updates import PgUpdateQueue
@@ -419,6 +419,35 @@ def test_steps_sent_together_are_one_round_trip_each_as_if_alone(
         Receive({"update_id": 2**64}, "1")
     with pytest.raises(ValueError, match="64-bit"):
         Receive({"message": {}}, "1")
+
+
+def test_two_replicas_sending_steps_for_each_other_s_lanes_never_wait_in_a_circle(
+    replicas: tuple[PgStore, PgStore],
+) -> None:
+    """Each replica advances its own lane and keeps an update for the other's, at the same
+    moment. Sent in the order given, one transaction would lock its lane and wait for the
+    other's, the other the reverse, and PostgreSQL would abort one after a second (its steps
+    failed: a receive refused, a lane stalled for a lease); lane by lane in key order both
+    lock the same lane first."""
+    one, two = (store.updates() for store in replicas)
+
+    def step(queue: PgUpdateQueue, held: Turn, lane: str, update_id: int) -> object:
+        try:
+            advance = [Advance(held.lane, started(held))]
+            return queue.send(advance, [Receive(update(update_id, 3), lane, "x")], LEASE)
+        except MemoryStoreError as e:
+            return e
+
+    for i in range(20):
+        a, b = f"a{i}", f"b{i}"
+        mine = one.receive(update(4 * i + 1, 1), a, owner="one", lease=LEASE).turn
+        theirs = two.receive(update(4 * i + 2, 2), b, owner="two", lease=LEASE).turn
+        assert mine is not None and theirs is not None
+        results = at_once(
+            partial(step, one, mine, b, 4 * i + 3), partial(step, two, theirs, a, 4 * i + 4)
+        )
+        failed = [r for r in results if isinstance(r, MemoryStoreError)]
+        assert not failed, f"round {i}: {failed}"
 
 
 def _killed(pg_url: str, identity: str) -> int:
