@@ -75,7 +75,7 @@ import numpy as np
 import memory.termindex as termindex_module
 import memory.text as text_module
 from memory.errors import MemorySaveFailed
-from memory.indexfile import IndexCache, Ints, analysis_fingerprint, load
+from memory.indexfile import IndexCache, Slots, analysis_fingerprint, load
 from memory.maxscore import lookup, ordered, top
 from memory.model import Memory
 from memory.termindex import TermIndex, fingerprint
@@ -139,8 +139,8 @@ class _LookedUp:
 
     weights: list[tuple[int, float]]
     ids: list[int]
-    rows: Ints
-    places: Ints
+    rows: Slots
+    places: Slots
 
 
 def _shares(weight: dict[int, float], total: float, bags: list[set[int] | None]) -> list[float]:

@@ -24,7 +24,6 @@ meet few memories).
 
 from __future__ import annotations
 
-import heapq
 from collections.abc import Callable, Mapping
 from itertools import pairwise
 from operator import itemgetter
@@ -33,7 +32,7 @@ from typing import Any
 import numpy as np
 import numpy.typing as npt
 
-from memory.indexfile import Floats, Ints, Slots, ranges
+from memory.indexfile import Floats, Slots
 from memory.model import Memory
 from memory.termindex import TermIndex
 
@@ -43,11 +42,18 @@ TIE = 1e-9
 
 
 def sort_key(memories: Mapping[int, Memory]) -> Callable[[tuple[int, float]], tuple[Any, ...]]:
-    """The sort key of a scored memory: score, then accessCount, then the newer one."""
+    """The sort key of a scored memory: score, then accessCount, then the newer one.
+
+    Memories sorted by it are mostly tied at a few equal scores, so each distinct score is
+    rounded once (``round`` to places is a decimal conversion, several dict look-ups' cost)."""
+    rounded: dict[float, float] = {}
 
     def key(pair: tuple[int, float]) -> tuple[Any, ...]:
-        memory = memories[pair[0]]
-        return (round(pair[1], 9), memory.access_count, memory.created_at, memory.id)
+        memory, score = memories[pair[0]], pair[1]
+        near = rounded.get(score)
+        if near is None:
+            near = rounded[score] = round(score, 9)
+        return (near, memory.access_count, memory.created_at, memory.id)
 
     return key
 
@@ -156,27 +162,33 @@ def top(
         first[seen] = np.arange(len(seen))
 
     def met(mask: npt.NDArray[np.bool_] | slice) -> list[tuple[int, float]]:
-        """The (id, score) of the memories in ``mask``, in the order met, if in memories."""
+        """The (id, score > 0) of the memories in ``mask``, in the order met, if in memories.
+
+        By slot among memories first met by the same term: ``seen`` is in slot order, or
+        (completed) each has a place of its own, so a stable sort of the places is enough."""
         chosen, scored = seen[mask], values[mask]
-        order = np.lexsort((chosen, first[chosen]))
+        order = np.argsort(first[chosen], kind="stable")
         pairs = zip(index.ids[chosen[order]].tolist(), scored[order].tolist(), strict=True)
-        return [(m, s) for m, s in pairs if m in memories]
+        return [(m, s) for m, s in pairs if s > 0 and m in memories]
 
     if len(seen) <= limit:
-        return {m: s for m, s in met(slice(None)) if s > 0}
+        return dict(met(slice(None)))
     # The best ``limit``; among memories tied at the cut, those the tie-break prefers.
     cut = float(np.partition(values, -limit)[-limit])
     reaching = met(values >= cut - TIE)
     if len(reaching) > limit:
-        above = [pair for pair in reaching if pair[1] > cut + TIE]
-        tied = [pair for pair in reaching if pair[1] <= cut + TIE]
-        reaching = above + heapq.nlargest(limit - len(above), tied, key=sort_key(memories))
-    return {m: s for m, s in reaching if s > 0}
+        high = cut + TIE
+        above = [pair for pair in reaching if pair[1] > high]
+        tied = [pair for pair in reaching if pair[1] <= high]
+        # ``heapq.nlargest`` is documented to equal this; on a few dozen the C sort is faster.
+        tied.sort(key=sort_key(memories), reverse=True)
+        reaching = above + tied[: limit - len(above)]
+    return dict(reaching)
 
 
 def lookup(
     index: TermIndex, slots: Slots, terms: list[tuple[int, float]]
-) -> tuple[Floats, Ints, Ints]:
+) -> tuple[Floats, Slots, Slots]:
     """For each of ``slots``, the weighted impacts of the ``terms`` (term id, weight) its
     memory has, added term by term in ``terms``' order (as a dict lookup per term would add
     them), found from the memories' side; and which it has: the (place in ``slots``, place in
@@ -184,22 +196,18 @@ def lookup(
     score = np.zeros(len(slots), dtype=np.float64)
     if not len(slots) or not terms:
         return score, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64)
-    tids = np.array([tid for tid, _ in terms], dtype=np.int64)
     weights = np.array([weight for _, weight in terms], dtype=np.float64)
-    by_tid = np.argsort(tids)
-    sorted_tids = tids[by_tid]
     counts = index.counts[slots]
-    take = ranges(index.starts[slots], counts)
-    entry_tids = index.fwd_tids[take]
-    where = np.searchsorted(sorted_tids, entry_tids)
-    np.minimum(where, len(tids) - 1, out=where)
-    hit = np.flatnonzero(sorted_tids[where] == entry_tids)
-    position = by_tid[where[hit]]
+    ends = np.cumsum(counts)  # ``ranges``, its ends kept to find each entry's row
+    take = np.repeat(index.starts[slots] - (ends - counts), counts) + np.arange(int(ends[-1]))
+    place = index.places([tid for tid, _ in terms], index.fwd_tids[take])
+    hit = np.flatnonzero(place >= 0)
+    position = place[hit]
     # The entries in their term's order (stably: a memory holds a term once), so that the
     # unbuffered ``add.at`` adds each memory's impacts one by one in ``terms``' order.
     by_term = np.argsort(position, kind="stable")
     entries, position = hit[by_term], position[by_term]
-    row = np.repeat(np.arange(len(slots)), counts)[entries]
+    row = np.searchsorted(ends, entries, side="right")
     tfs = index.fwd_tfs[take[entries]]
     np.add.at(score, row, weights[position] * (tfs / (tfs + index.norms[slots][row])))
     return score, row, position

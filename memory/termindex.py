@@ -130,6 +130,7 @@ class TermIndex:
         self._post_slots: list[Slots] = []
         self._post_impacts: list[Floats] = []
         self._post_len: list[int] = []
+        self._place: npt.NDArray[np.int32] = np.zeros(0, dtype=np.int32)  # for ``places``
         self.dead = 0  # postings of dead slots, still in the posting arrays
         self.reused = 0  # memories ``build`` took from a file
 
@@ -165,6 +166,19 @@ class TermIndex:
         start = int(self.starts[slot])
         end = start + int(self.counts[slot])
         return self.fwd_tids[start:end].tolist(), self.fwd_tfs[start:end].tolist()
+
+    def places(self, tids: list[int], among: npt.NDArray[np.int32]) -> npt.NDArray[np.int32]:
+        """For each term id of ``among``, its place in ``tids`` (distinct), or -1: one gather
+        in an array over the vocabulary (-1 but for ``tids`` meanwhile), where a binary search
+        in ``tids`` costs several."""
+        if len(self._place) < len(self.terms):
+            self._place = np.full(max(16, 2 * len(self.terms)), -1, dtype=np.int32)
+        place = self._place
+        place[tids] = np.arange(len(tids), dtype=np.int32)
+        try:
+            return place[among]
+        finally:
+            place[tids] = -1
 
     # -- changing ------------------------------------------------------------------------
 
