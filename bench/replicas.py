@@ -144,6 +144,29 @@ class Replica:
             return cpu_seconds(self.process.pid)
         return 0.0
 
+    async def held_to(self, share: float, period: float = 0.1) -> None:
+        """Hold the process to ``share`` of one CPU until cancelled, as ``cpulimit`` does: every
+        ``period`` its CPU seconds are read, and once it has spent more than its share since
+        this began (no more than a period's share saved up while idle) it is stopped
+        (SIGSTOP) for as long as brings it back to its share, then continued."""
+        assert self.process is not None
+        process, loop = self.process, asyncio.get_running_loop()
+        credit, spent, at = 0.0, self.cpu(), loop.time()
+        try:
+            while True:
+                await asyncio.sleep(period)
+                now_spent, now = self.cpu(), loop.time()
+                credit = min(credit + share * (now - at) - (now_spent - spent), share * period)
+                spent, at = now_spent, now
+                if credit < 0:
+                    process.send_signal(signal.SIGSTOP)
+                    try:
+                        await asyncio.sleep(-credit / share)
+                    finally:
+                        process.send_signal(signal.SIGCONT)
+        except ProcessLookupError:
+            return  # it ended
+
     def kill(self) -> None:
         assert self.process is not None
         self.process.send_signal(signal.SIGKILL)
