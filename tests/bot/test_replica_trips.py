@@ -109,6 +109,16 @@ async def settled(pg_url: str) -> None:
     raise AssertionError("lanes still in progress")
 
 
+async def one_message(
+    telegram: FakeBotAPI, replica: SharedUpdates, user: dict[str, Any], note: str
+) -> None:
+    """``/remember note <note>`` from ``user``, received by ``replica``; back once answered."""
+    telegram.send(f"/remember note {note}", user=user)
+    (update,) = taken(telegram)
+    await replica.accept(update)
+    await telegram.wait("sendMessage", timeout=60, where=mentions(note))
+
+
 async def handled_all(replica: SharedUpdates) -> None:
     """Wait until no update is being handled: every advance is then with ``replica.steps``."""
     for _ in range(600):
@@ -137,10 +147,7 @@ async def test_a_remember_costs_two_round_trips_under_load_and_three_alone(
             before, all_before = counter.counts()["queue"], counter.counts()
             for i in range(3):
                 for user in users:
-                    telegram.send(f"/remember note {i} alone", user=user)
-                    (update,) = taken(telegram)
-                    await replica.accept(update)
-                    await telegram.wait("sendMessage", timeout=60, where=mentions(f"{i} alone"))
+                    await one_message(telegram, replica, user, f"{i} alone")
                     await settled(pg_url)
             alone = counter.counts()["queue"] - before - polls.count
             assert alone == 2 * 3 * len(users), f"{alone} round trips for {3 * len(users)}"
@@ -158,10 +165,7 @@ async def test_a_remember_costs_two_round_trips_under_load_and_three_alone(
             polls.count = 0
             for i in range(3):
                 for user in users:
-                    telegram.send(f"/remember note {i} busy", user=user)
-                    (update,) = taken(telegram)
-                    await replica.accept(update)
-                    await telegram.wait("sendMessage", timeout=60, where=mentions(f"{i} busy"))
+                    await one_message(telegram, replica, user, f"{i} busy")
             await handled_all(replica)
             await replica.steps.flush()  # the last advance: nothing comes to carry it
             await settled(pg_url)
