@@ -322,8 +322,13 @@ def bot_thread(tmp_path: Path) -> Iterator[BotThread]:
 
 
 WRITES = ("/remember", "/edit", "/forget", "/related", "/list")
-# Stored, changed, or (a near-duplicate) kept waiting for the person's choice.
-SUCCESS = ("✅ Remembered.", "✏️ Updated.", "🤔")
+# Stored, changed, or (a near-duplicate, a new value for a stored one) kept waiting for the
+# person's choice: those questions begin with their emoji.
+SUCCESS = (
+    "✅ Remembered.",
+    "✏️ Updated.",
+    *(t("en", key, content="").split(" ", 1)[0] for key in ("near_duplicate", "near_update")),
+)
 
 
 @pytest.mark.slow
