@@ -16,13 +16,18 @@ started or its lane given back). Sent one by one, each is a round trip to the da
 
 So under load an update costs about one round trip of the queue's, two when alone.
 
-A send that fails fails each of its steps with the store's error (a receive is refused, and
-Telegram sends the update again; an advance's lane stops and its lease runs out, as when an
-advance failed alone). A receive that leases a lane hands it to ``taken`` as the send returns,
-whether or not its caller still waits (a webhook request cut off), and gives it back if
-``taken`` cannot handle it (the replica stopped): a leased lane is never left with nobody to
-handle it. An advance is sent even if its caller stopped waiting, for its update
-was handled. ``flush`` sends what waits at once and waits for it (a clean stop).
+A send that fails fails each of its receives with the store's error (refused, Telegram sends
+the update again). Its advances are sent again, every ``RETRY_SECONDS``, for up to a third of a
+lease: their updates were handled, and marking one done twice changes nothing, so a connection
+lost for a moment (a flaky network, the server restarted) holds the chats up for that moment,
+not for their leases and a second handling of each. Past that, or for an error not the store's,
+the advance fails: its lane stops, and its lease runs out. (If a lost send had in fact been
+committed, the update its advance started is started again: one try more counted.) A receive
+that leases a lane hands it to ``taken`` as the send returns, whether or not its caller still
+waits (a webhook request cut off), and gives it back if ``taken`` cannot handle it (the replica
+stopped): a leased lane is never left with nobody to handle it. An advance is sent even if its
+caller stopped waiting, for its update was handled. ``flush`` sends what waits at once and
+waits for it (a clean stop).
 """
 
 from __future__ import annotations
@@ -39,6 +44,7 @@ from memory.queue import Advance, Lane, Receive, Received, Turn, UpdateQueue
 log = logging.getLogger(__name__)
 
 LINGER = 0.01  # seconds an advance with nothing behind it waits for a receive to ride on
+RETRY_SECONDS = 0.5  # between sends of advances the database refused
 
 
 class Steps:
@@ -54,7 +60,7 @@ class Steps:
     ) -> None:
         self._queue, self._lease, self._taken = queue, lease, taken
         self.linger = linger  # seconds
-        self._advances: list[tuple[Advance, asyncio.Future[Turn]]] = []
+        self._advances: list[tuple[Advance, asyncio.Future[Turn], float]] = []  # + give up at
         self._receives: list[tuple[Receive, asyncio.Future[Received], float]] = []
         self._sending: asyncio.Task[None] | None = None
         self._due: asyncio.TimerHandle | None = None  # when lingering advances go alone
@@ -77,8 +83,9 @@ class Steps:
     async def advance(self, lane: Lane, after: int | None, *, more: bool) -> Turn:
         """``after`` handled in ``lane``: the lane's next turn. ``more``: updates wait behind
         it, so the advance goes with the next send rather than lingering for a receive."""
-        future: asyncio.Future[Turn] = asyncio.get_running_loop().create_future()
-        self._advances.append((Advance(lane, after), future))
+        loop = asyncio.get_running_loop()
+        future: asyncio.Future[Turn] = loop.create_future()
+        self._advances.append((Advance(lane, after), future, loop.time() + self._lease / 3))
         self._now = self._now or more
         self._kick()
         return await future
@@ -108,6 +115,30 @@ class Steps:
         self._now = False
         self._sending = asyncio.create_task(self._send(advances, receives), name="queue steps")
 
+    def _again(
+        self, advances: list[tuple[Advance, asyncio.Future[Turn], float]], error: Exception
+    ) -> None:
+        """Send ``advances`` again in ``RETRY_SECONDS``, but for those past their time, which
+        fail with ``error`` (all of them, for an error not the store's)."""
+        loop = asyncio.get_running_loop()
+        due = loop.time() + RETRY_SECONDS
+        retry = isinstance(error, MemoryStoreError)
+        again: list[tuple[Advance, asyncio.Future[Turn], float]] = []
+        failed: list[asyncio.Future[Turn]] = []
+        for step in advances:
+            if retry and due < step[2]:
+                again.append(step)
+            else:
+                failed.append(step[1])
+        _fail(failed, error)
+        if not again:
+            return
+        log.warning("the update queue refused %d advances (%s); trying again", len(again), error)
+        self._advances[:0] = again
+        if self._due is not None:
+            self._due.cancel()
+        self._due = loop.call_later(RETRY_SECONDS, self._expired)
+
     def _give_back(self, lane: Lane) -> None:
         task = asyncio.create_task(self._release(lane), name=f"give back {lane.key}")
         self._giving_back.add(task)
@@ -124,19 +155,20 @@ class Steps:
 
     async def _send(
         self,
-        advances: list[tuple[Advance, asyncio.Future[Turn]]],
+        advances: list[tuple[Advance, asyncio.Future[Turn], float]],
         receives: list[tuple[Receive, asyncio.Future[Received], float]],
     ) -> None:
         try:
             sent = await asyncio.to_thread(
-                self._queue.send, [a for a, _ in advances], [r for r, *_ in receives], self._lease
+                self._queue.send, [a for a, *_ in advances], [r for r, *_ in receives], self._lease
             )
         except Exception as e:  # every step's caller is told, whatever it was
             if not isinstance(e, MemoryStoreError):
                 log.exception("the update queue failed its steps")
-            _fail([f for _, f in advances] + [f for _, f, _ in receives], e)
+            _fail([f for _, f, _ in receives], e)
+            self._again(advances, e)
         else:
-            for (_, waiter), turn in zip(advances, sent.turns, strict=True):
+            for (_, waiter, _), turn in zip(advances, sent.turns, strict=True):
                 _settle(waiter, turn)
             for (_, caller, asked), received in zip(receives, sent.received, strict=True):
                 if received.turn is not None and not self._taken(received.turn, asked):

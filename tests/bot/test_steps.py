@@ -84,22 +84,55 @@ async def test_a_step_whose_caller_stopped_waiting_is_still_done(pg_url: str) ->
         assert queue.waiting_count() == 0
 
 
-async def test_a_send_that_fails_fails_every_step_it_carried(pg_url: str) -> None:
+async def test_a_send_that_fails_refuses_its_receives_and_tries_its_advances_again(
+    pg_url: str,
+) -> None:
+    """The database gone for good (the store closed): a receive is refused at once (Telegram
+    sends it again); an advance, whose update was handled, is tried again until a third of a
+    lease has passed, and only then fails."""
     store = open_store(pg_url)
     queue = store.updates()
     assert isinstance(queue, PgUpdateQueue)
     turn = queue.receive(update(1, 1), "1", owner="a", lease=LEASE).turn
     assert turn is not None
-    steps = Steps(queue, LEASE, lambda turn, asked: True)
+    steps = Steps(queue, 3.0, lambda turn, asked: True)  # tried again for a second
     steps.linger = 60.0
-    store.close()  # the database gone
+    store.close()
     advancing = asyncio.ensure_future(steps.advance(turn.lane, 1, more=False))
     await asyncio.sleep(0)
     with pytest.raises(MemoryStoreError):
         await steps.receive(Receive(update(2, 2), "2", "a"))
+    assert not advancing.done() and steps.pending == 1  # to be sent again
     with pytest.raises(MemoryStoreError):
-        await advancing
+        await asyncio.wait_for(advancing, 30)
     assert steps.pending == 0
+
+
+async def test_an_advance_refused_while_the_server_restarts_goes_once_it_is_back(
+    pg_server: Server, pg_url: str
+) -> None:
+    """A flaky database: the advance is sent again until it answers, and the chat goes on
+    (before, its lane stopped and waited out its lease, and the update was handled twice)."""
+    with open_store(pg_url, timeout=1) as store:
+        queue = store.updates()
+        assert isinstance(queue, PgUpdateQueue)
+        turn = queue.receive(update(1, 1), "1", owner="a", lease=LEASE).turn
+        queue.receive(update(2, 1), "1")
+        assert turn is not None
+        steps = Steps(queue, LEASE, lambda turn, asked: True)
+        pg_server.stop()
+        try:
+            advancing = asyncio.ensure_future(steps.advance(turn.lane, 1, more=True))
+            for _ in range(100):  # refused once at least: sent again later
+                await asyncio.sleep(0.1)
+                if steps.pending:
+                    break
+            assert steps.pending == 1 and not advancing.done()
+        finally:
+            pg_server.start()
+        after = await asyncio.wait_for(advancing, 30)
+        assert started(after) == 2 and after.lane == turn.lane
+        assert after.delivery is not None and after.delivery.tries == 0
 
 
 def started(turn: Turn) -> int:
